@@ -1,0 +1,313 @@
+"""Attention in every form: softmax, causal linear attention (the conditioning circuit) and the delta rule.
+
+Notation follows the paper (arXiv:2508.08289): keys are conditioned stimuli (CS), values are
+unconditioned stimuli (US), queries are test stimuli. Shapes: ``q, k: (..., T, d_k)``,
+``v: (..., T, d_v)``; any leading dims (batch, heads) broadcast. The memory (state) is the paper's
+matrix ``S = Σ v kᵀ`` of shape ``(..., d_v, d_k)``, read as ``S q``.
+
+Each algorithm comes in forms that compute the same numbers, side by side:
+``"parallel"`` (one masked matrix product), ``"recurrent"`` (the explicit loop over time that
+updates ``S``: the circuit as written in the paper) and ``"chunk"`` (chunkwise: masked products
+inside chunks of ``chunk_size`` tokens plus a state carried from chunk to chunk).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Union
+
+import torch
+import torch.nn.functional as F
+
+from ._checks import (broadcast_lead, check_choice, check_dim, check_int, check_real, check_real_tensor,
+                      check_same_kind, check_tensor)
+
+FeatureMap = Union[str, Callable[[torch.Tensor], torch.Tensor]]
+EPS = 1e-6
+"""Added to the normaliser ``φ(q)·z`` of normalised linear attention."""
+
+FEATURE_MAPS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "identity": lambda x: x,
+    "elu1": lambda x: F.elu(x) + 1.0,
+    "relu": F.relu,
+}
+LINEAR_MODES = ("parallel", "recurrent", "chunk")
+DELTA_MODES = ("recurrent", "chunk")
+
+
+def _check_qkv(q: object, k: object, v: object, *, same_length: bool = True) -> torch.Size:
+    """Validate q, k, v and return the broadcast leading shape."""
+    check_tensor("q", q, min_rank=2)
+    check_tensor("k", k, min_rank=2)
+    check_tensor("v", v, min_rank=2)
+    check_same_kind(q=q, k=k, v=v)
+    check_dim("k", k.shape[-1], q.shape[-1], "key dimension d_k (last dim of q)")
+    check_dim("v", v.shape[-2], k.shape[-2], "sequence length T (dim -2 of k)")
+    if same_length:
+        check_dim("q", q.shape[-2], k.shape[-2], "sequence length T (dim -2 of k), as attention is causal")
+    return broadcast_lead(q=q.shape[:-2], k=k.shape[:-2], v=v.shape[:-2])
+
+
+def _check_state(name: str, state: object, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
+    check_tensor(name, state, min_rank=len(shape))
+    check_same_kind(q=like, **{name: state})
+    if tuple(state.shape[-len(shape):]) != shape:
+        raise ValueError(f"{name}: expected trailing shape {shape}, got shape {tuple(state.shape)}")
+    return state
+
+
+def _feature_map(feature_map: FeatureMap) -> Callable[[torch.Tensor], torch.Tensor]:
+    if callable(feature_map):
+        return feature_map
+    return FEATURE_MAPS[check_choice("feature_map", feature_map, FEATURE_MAPS)]
+
+
+def _decay_tensor(decay: object, lead: torch.Size, like: torch.Tensor) -> torch.Tensor | None:
+    """γ as a tensor of shape ``lead + (1, 1)`` (or None for no decay), checked to lie in [0, 1]."""
+    if decay is None:
+        return None
+    if isinstance(decay, torch.Tensor):
+        gamma = decay.to(dtype=like.dtype, device=like.device)
+        check_real_tensor("decay", gamma, low=0.0, high=1.0)
+        try:
+            gamma = gamma.expand(lead) if gamma.dim() <= len(lead) else None
+        except RuntimeError:
+            gamma = None
+        if gamma is None:
+            raise ValueError(f"decay: expected a float or a tensor that broadcasts to the leading dims "
+                             f"{tuple(lead)}, got shape {tuple(decay.shape)}")
+    else:
+        gamma = torch.full(lead, check_real("decay", decay, low=0.0, high=1.0), dtype=like.dtype, device=like.device)
+    return gamma[..., None, None]
+
+
+def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = True,
+                      scale: float | None = None) -> torch.Tensor:
+    """Softmax attention ``o_t = Σ_s softmax_s(scale · q_t·k_s) v_s`` (``s ≤ t`` when causal).
+
+    q: (..., T_q, d_k), k: (..., T, d_k), v: (..., T, d_v) -> (..., T_q, d_v). ``scale`` defaults to
+    ``1/√d_k``. Causal attention needs ``T_q = T``. Cost O(T² d): every query scores every key.
+    """
+    _check_qkv(q, k, v, same_length=causal)
+    scale = q.shape[-1] ** -0.5 if scale is None else check_real("scale", scale, low=0.0, low_open=True)
+    scores = (q @ k.mT) * scale
+    if causal:
+        T = k.shape[-2]
+        mask = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+        scores = scores.masked_fill(mask, float("-inf"))
+    return scores.softmax(dim=-1) @ v
+
+
+def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, feature_map: FeatureMap = "identity",
+                     normalize: bool = False, decay: float | torch.Tensor | None = None, mode: str = "chunk",
+                     chunk_size: int = 64, initial_state: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None = None,
+                     return_state: bool = False):
+    """Causal linear attention: the Pavlovian conditioning circuit.
+
+    With φ the feature map and γ the decay (None: γ = 1)::
+
+        S_t = γ S_{t-1} + v_t φ(k_t)ᵀ          (write: the CS–US association, Hebb's rule)
+        o_t = S_t φ(q_t)                       (read: the test stimulus probes the memory)
+
+    so that ``o_t = Σ_{s≤t} γ^{t-s} (φ(q_t)·φ(k_s)) v_s``: softmax attention with the exponential
+    replaced by a dot product. With ``normalize=True`` the output is divided by ``φ(q_t)·z_t + EPS``
+    with ``z_t = γ z_{t-1} + φ(k_t)``.
+
+    Args:
+        q, k: (..., T, d_k); v: (..., T, d_v); leading dims broadcast.
+        feature_map: ``"identity"``, ``"elu1"`` (elu(x)+1), ``"relu"`` or a callable applied to q and k.
+        decay: γ in [0, 1], a float or a tensor broadcasting to the leading dims (one γ per head).
+        mode: ``"parallel"`` (masked ``(φ(Q)φ(K)ᵀ ⊙ D) V`` with ``D_ts = γ^(t−s)``), ``"recurrent"``
+            (a loop over t updating S) or ``"chunk"`` (chunkwise, ``chunk_size`` tokens per chunk).
+        initial_state: S_0 of shape (..., d_v, d_k), or the pair (S_0, z_0) with z_0: (..., d_k) when
+            normalising; a state returned earlier resumes the sequence.
+        return_state: also return the final state.
+
+    Returns:
+        o: (..., T, d_v); with ``return_state``: ``(o, S_T)``, or ``(o, S_T, z_T)`` when normalising.
+
+    >>> o = linear_attention(q, k, v, mode="parallel")  # same numbers as mode="recurrent"
+    """
+    lead = _check_qkv(q, k, v)
+    mode = check_choice("mode", mode, LINEAR_MODES)
+    check_int("chunk_size", chunk_size, low=1)
+    phi = _feature_map(feature_map)
+    fq, fk = phi(q), phi(k)
+    if fq.shape != q.shape or fk.shape != k.shape:
+        raise ValueError(f"feature_map: expected a map that keeps the shape {tuple(q.shape)}, got {tuple(fq.shape)}")
+    d_k, d_v = q.shape[-1], v.shape[-1]
+    gamma = _decay_tensor(decay, lead, q)
+    S0 = z0 = None
+    if initial_state is not None:
+        if normalize:
+            if not (isinstance(initial_state, tuple) and len(initial_state) == 2):
+                raise TypeError("initial_state: expected the pair (S_0, z_0) when normalize=True, "
+                                f"got {type(initial_state).__name__}")
+            S0 = _check_state("initial_state[0]", initial_state[0], (d_v, d_k), q)
+            z0 = _check_state("initial_state[1]", initial_state[1], (d_k,), q)
+        else:
+            S0 = _check_state("initial_state", initial_state, (d_v, d_k), q)
+    fq, fk, v = (x.expand(*lead, *x.shape[-2:]) for x in (fq, fk, v))
+    S0 = q.new_zeros(*lead, d_v, d_k) if S0 is None else S0.expand(*lead, d_v, d_k)
+    if normalize:
+        z0 = q.new_zeros(*lead, d_k) if z0 is None else z0.expand(*lead, d_k)
+        v = torch.cat([v, torch.ones_like(v[..., :1])], dim=-1)  # z rides along as an extra value row
+        S0 = torch.cat([S0, z0[..., None, :]], dim=-2)
+    form = {"parallel": _linear_parallel, "recurrent": _linear_recurrent, "chunk": _linear_chunk}[mode]
+    o, S = form(fq, fk, v, gamma, S0, chunk_size)
+    if normalize:
+        o = o[..., :d_v] / (o[..., d_v:] + EPS)
+        S, z = S[..., :d_v, :], S[..., d_v, :]
+        return (o, S, z) if return_state else o
+    return (o, S) if return_state else o
+
+
+def _powers(gamma: torch.Tensor, exponents: torch.Tensor) -> torch.Tensor:
+    """γ^e for γ of shape (..., 1, 1) and integer exponents (m, n) -> (..., m, n); 0^0 = 1."""
+    return torch.pow(gamma, exponents.to(gamma.dtype))
+
+
+def _linear_parallel(fq, fk, v, gamma, S0, chunk_size):
+    T = fq.shape[-2]
+    t = torch.arange(T, device=fq.device)
+    lag = t[:, None] - t[None, :]
+    scores = fq @ fk.mT
+    if gamma is None:
+        weights = scores.tril()
+        o = weights @ v + fq @ S0.mT
+        S = S0 + v.mT @ fk
+    else:
+        D = torch.where(lag >= 0, _powers(gamma, lag.clamp(min=0)), 0.0)
+        o = (scores * D) @ v + _powers(gamma, (t + 1)[:, None]) * (fq @ S0.mT)
+        S = _powers(gamma, torch.tensor([[T]], device=fq.device)) * S0 + (v * _powers(gamma, (T - 1 - t)[:, None])).mT @ fk
+    return o, S
+
+
+def _linear_recurrent(fq, fk, v, gamma, S0, chunk_size):
+    S = S0
+    outputs = []
+    for t in range(fq.shape[-2]):
+        write = v[..., t, :, None] * fk[..., t, None, :]          # v_t φ(k_t)ᵀ: (..., d_v, d_k)
+        S = write + (S if gamma is None else gamma * S)
+        outputs.append((S @ fq[..., t, :, None])[..., 0])          # S_t φ(q_t)
+    return torch.stack(outputs, dim=-2), S
+
+
+def _linear_chunk(fq, fk, v, gamma, S0, C):
+    *lead, T, d_k = fq.shape
+    n = -(-T // C)
+    pad = n * C - T
+
+    def chunks(x):  # (..., T, d) -> (..., n, C, d), zero-padded at the end (zero keys write nothing)
+        return F.pad(x, (0, 0, 0, pad)).unflatten(-2, (n, C))
+
+    qc, kc, vc = chunks(fq), chunks(fk), chunks(v)
+    i = torch.arange(C, device=fq.device)
+    scores = qc @ kc.mT                                              # (..., n, C, C)
+    if gamma is None:
+        intra = scores.tril() @ vc
+        deltas = vc.mT @ kc                                          # each chunk's writes: (..., n, d_v, d_k)
+        starts = torch.cumsum(deltas, dim=-3) - deltas + S0[..., None, :, :]
+        o = intra + qc @ starts.mT
+        S = starts[..., -1, :, :] + deltas[..., -1, :, :]             # padded keys are zero: exact
+    else:
+        g = gamma[..., None, :, :]                                   # (..., 1, 1, 1) against the chunk axis
+        lag = i[:, None] - i[None, :]
+        intra = (scores * torch.where(lag >= 0, _powers(g, lag.clamp(min=0)), 0.0)) @ vc
+        deltas = (vc * _powers(g, (C - 1 - i)[:, None])).mT @ kc
+        g_chunk = _powers(gamma, torch.tensor([[C]], device=fq.device))
+        state, starts = S0, []
+        for c in range(n):                                           # carry the state across chunks
+            starts.append(state)
+            state = g_chunk * state + deltas[..., c, :, :]
+        starts = torch.stack(starts, dim=-3)
+        o = intra + _powers(g, (i + 1)[:, None]) * (qc @ starts.mT)
+        S = state
+        if pad:  # a partial last chunk: decay its start state and its real writes by their true lags
+            last = T - (n - 1) * C
+            j = torch.arange(last, device=fq.device)
+            S = _powers(gamma, torch.tensor([[last]], device=fq.device)) * starts[..., -1, :, :] \
+                + (v[..., T - last:, :] * _powers(gamma, (last - 1 - j)[:, None])).mT @ fk[..., T - last:, :]
+    return o.flatten(-3, -2)[..., :T, :], S
+
+
+def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: float | torch.Tensor, *,
+                         mode: str = "chunk", chunk_size: int = 64, initial_state: torch.Tensor | None = None,
+                         return_state: bool = False):
+    """Delta-rule attention (DeltaNet): the Rescorla–Wagner learner as a sequence layer.
+
+    ::
+
+        S_t = S_{t-1} + β_t (v_t − S_{t-1} k_t) k_tᵀ     (write only the prediction error)
+        o_t = S_t q_t
+
+    Unlike the Hebbian sum of linear attention, the write erases what the memory already predicts
+    for ``k_t``. Keys are used as given: with L2-normalised keys and ``0 ≤ β ≤ 1`` (stable up to
+    β < 2) every step is a contraction and the state stays bounded; unnormalised keys can diverge.
+
+    Args:
+        q, k: (..., T, d_k); v: (..., T, d_v); leading dims broadcast.
+        beta: learning rate β ≥ 0, a float or a tensor of shape (..., T) (one β per token).
+        mode: ``"recurrent"`` (a loop over t) or ``"chunk"`` (the WY/UT-transform chunkwise algorithm
+            of Yang et al. 2024: inside a chunk, the errors solve one triangular system).
+        initial_state: S_0 of shape (..., d_v, d_k).
+
+    Returns:
+        o: (..., T, d_v); with ``return_state``: ``(o, S_T)``.
+    """
+    lead = _check_qkv(q, k, v)
+    mode = check_choice("mode", mode, DELTA_MODES)
+    check_int("chunk_size", chunk_size, low=1)
+    T, d_k, d_v = q.shape[-2], q.shape[-1], v.shape[-1]
+    if isinstance(beta, torch.Tensor):
+        check_tensor("beta", beta, min_rank=1)
+        check_same_kind(q=q, beta=beta)
+        check_dim("beta", beta.shape[-1], T, "sequence length T (last dim of beta)")
+        check_real_tensor("beta", beta, low=0.0)
+        lead = broadcast_lead(qkv=lead, beta=beta.shape[:-1])
+    else:
+        beta = torch.full((T,), check_real("beta", beta, low=0.0), dtype=q.dtype, device=q.device)
+    beta = beta.expand(*lead, T)
+    q, k, v = (x.expand(*lead, *x.shape[-2:]) for x in (q, k, v))
+    S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
+        _check_state("initial_state", initial_state, (d_v, d_k), q).expand(*lead, d_v, d_k)
+    form = _delta_recurrent if mode == "recurrent" else _delta_chunk
+    o, S = form(q, k, v, beta, S0, chunk_size)
+    return (o, S) if return_state else o
+
+
+def _delta_recurrent(q, k, v, beta, S0, chunk_size):
+    S = S0
+    outputs = []
+    for t in range(q.shape[-2]):
+        k_t = k[..., t, :]
+        error = v[..., t, :] - (S @ k_t[..., None])[..., 0]             # US − prediction: (..., d_v)
+        S = S + beta[..., t, None, None] * error[..., :, None] * k_t[..., None, :]
+        outputs.append((S @ q[..., t, :, None])[..., 0])
+    return torch.stack(outputs, dim=-2), S
+
+
+def _delta_chunk(q, k, v, beta, S0, C):
+    """Inside a chunk with start state S_0 the errors e_t = β_t (v_t − S_{t−1} k_t) satisfy
+    (I + diag(β) tril(K Kᵀ, −1)) E = diag(β) (V − K S_0ᵀ), so E = U − W S_0ᵀ with U, W from one
+    triangular solve (the UT transform); then O = Q S_0ᵀ + tril(Q Kᵀ) E and S_end = S_0 + Eᵀ K."""
+    T = q.shape[-2]
+    n = -(-T // C)
+    pad = n * C - T
+
+    def chunks(x):  # zero-padding with β = 0 at the end writes nothing, so it is exact
+        return F.pad(x, (0, 0, 0, pad)).unflatten(-2, (n, C))
+
+    qc, kc, vc = chunks(q), chunks(k), chunks(v)
+    bc = F.pad(beta, (0, pad)).unflatten(-1, (n, C))[..., None]          # (..., n, C, 1)
+    eye = torch.eye(C, dtype=q.dtype, device=q.device)
+    system = eye + bc * (kc @ kc.mT).tril(-1)
+    UW = torch.linalg.solve_triangular(system, bc * torch.cat([vc, kc], dim=-1), upper=False, unitriangular=True)
+    U, W = UW[..., : v.shape[-1]], UW[..., v.shape[-1]:]
+    scores = (qc @ kc.mT).tril()
+    S, outputs = S0, []
+    for c in range(n):
+        E = U[..., c, :, :] - W[..., c, :, :] @ S.mT
+        outputs.append(qc[..., c, :, :] @ S.mT + scores[..., c, :, :] @ E)
+        S = S + E.mT @ kc[..., c, :, :]
+    return torch.cat(outputs, dim=-2)[..., :T, :], S

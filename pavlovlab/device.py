@@ -1,0 +1,26 @@
+"""Reproducibility and device helpers: the only global state the package touches is the RNGs."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import torch
+
+
+def seed_everything(seed: int = 0) -> torch.Generator:
+    """Seed Python's, NumPy's and torch's RNGs (CPU and CUDA) and return a fresh CPU generator.
+
+    >>> g = seed_everything(0)
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)  # also seeds every CUDA device
+    return torch.Generator().manual_seed(seed)
+
+
+def default_device() -> torch.device:
+    """``cuda`` when a GPU is available, else ``cpu``."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")

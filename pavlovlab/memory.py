@@ -1,0 +1,137 @@
+"""The associative memory: a matrix ``S`` of CS→US associations, written by a learning rule, read by ``S q``.
+
+This is the conditioning circuit of the paper written out step by step. Each pair is a key
+``k`` (the conditioned stimulus, CS: the bell) and a value ``v`` (the unconditioned stimulus, US:
+the food); a query ``q`` (the test stimulus) reads the memory back as ``S q``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+
+from ._checks import check_choice, check_dim, check_int, check_real, check_real_tensor, check_tensor
+
+Rule = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def hebbian_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Hebb's rule, "fire together, wire together": ``ΔS = v kᵀ``. S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v)."""
+    return v[..., :, None] * k[..., None, :]
+
+
+def delta_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """The delta rule (Rescorla–Wagner, Widrow–Hoff): write the prediction error, ``ΔS = (v − S k) kᵀ``."""
+    error = v - (S @ k[..., :, None])[..., 0]
+    return error[..., :, None] * k[..., None, :]
+
+
+def oja_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Oja-style homeostasis: ``ΔS = v kᵀ − diag(v∘v) S``; each output unit shrinks its incoming
+    weights in proportion to its squared activity, which bounds ‖S‖."""
+    return v[..., :, None] * k[..., None, :] - (v * v)[..., :, None] * S
+
+
+RULES: dict[str, Rule] = {"hebbian": hebbian_update, "delta": delta_update, "oja": oja_update}
+
+
+class AssociativeMemory:
+    """A batch of associative memories ``S: (*batch_shape, d_value, d_key)``.
+
+    Each write applies ``S ← decay·S + lr·ΔS(S, k, v)`` with the rule's ``ΔS``:
+
+    - ``"hebbian"``: ``v kᵀ`` (linear attention's write);
+    - ``"delta"``: ``(v − S k) kᵀ`` (Rescorla–Wagner; DeltaNet when ``lr = β``);
+    - ``"oja"``: ``v kᵀ − diag(v∘v) S`` (bounded norm);
+    - or any callable ``(S, k, v) -> ΔS``.
+
+    A read is ``S q``. Example::
+
+        mem = AssociativeMemory(8, 4)
+        mem.write(k, v)          # k: (8,), v: (4,)  or a sequence k: (T, 8), v: (T, 4)
+        mem.read(k)              # ≈ v when the keys are orthonormal
+    """
+
+    def __init__(self, d_key: int, d_value: int, *, rule: str | Rule = "hebbian", lr: float = 1.0,
+                 decay: float = 1.0, batch_shape: Sequence[int] = (), device: torch.device | str | None = None,
+                 dtype: torch.dtype = torch.float32) -> None:
+        self.d_key = check_int("d_key", d_key, low=1)
+        self.d_value = check_int("d_value", d_value, low=1)
+        if callable(rule):
+            self.rule_name, self.rule = getattr(rule, "__name__", "custom"), rule
+        else:
+            self.rule_name = check_choice("rule", rule, RULES)
+            self.rule = RULES[self.rule_name]
+        self.lr = check_real("lr", lr, low=0.0)
+        self.decay = check_real("decay", decay, low=0.0, high=1.0)
+        if not dtype.is_floating_point:
+            raise TypeError(f"dtype: expected a floating-point dtype, got {dtype}")
+        self.batch_shape = torch.Size(batch_shape)
+        self.S = torch.zeros(*self.batch_shape, d_value, d_key, device=device, dtype=dtype)
+
+    def __repr__(self) -> str:
+        return (f"AssociativeMemory(d_key={self.d_key}, d_value={self.d_value}, rule={self.rule_name!r}, "
+                f"lr={self.lr}, decay={self.decay}, batch_shape={tuple(self.batch_shape)})")
+
+    def reset(self) -> None:
+        """Forget everything: ``S ← 0``."""
+        self.S.zero_()
+
+    def _check(self, name: str, x: object, d: int, what: str) -> bool:
+        """Check a key/value/query tensor; return True for a sequence (..., T, d), False for one (..., d)."""
+        check_tensor(name, x, min_rank=1)
+        if x.dtype != self.S.dtype or x.device != self.S.device:
+            raise TypeError(f"{name}: expected dtype {self.S.dtype} on {self.S.device} (the memory's), "
+                            f"got {x.dtype} on {x.device}")
+        check_dim(name, x.shape[-1], d, what)
+        B = len(self.batch_shape)
+        if x.dim() not in (B + 1, B + 2):
+            raise ValueError(f"{name}: expected shape {(*self.batch_shape, d)} (one item) or "
+                             f"{(*self.batch_shape, 'T', d)} (a sequence), got {tuple(x.shape)}")
+        return x.dim() == B + 2
+
+    def _lr(self, lr: float | torch.Tensor | None, T: int) -> torch.Tensor | float:
+        if lr is None:
+            return self.lr
+        if isinstance(lr, torch.Tensor):
+            check_real_tensor("lr", lr, low=0.0)
+            return lr.to(self.S).expand(*self.batch_shape, T)
+        return check_real("lr", lr, low=0.0)
+
+    def write(self, k: torch.Tensor, v: torch.Tensor, *, lr: float | torch.Tensor | None = None) -> None:
+        """Store one pair (k: (*batch, d_key), v: (*batch, d_value)) or a sequence of pairs
+        ((*batch, T, d_key), (*batch, T, d_value)), written in order. ``lr`` overrides the memory's
+        learning rate for this call: a float, or a tensor (*batch, T) with one rate per pair."""
+        self.run(k, v, None, lr=lr)
+
+    def read(self, q: torch.Tensor) -> torch.Tensor:
+        """Recall ``S q``: q (*batch, d_key) -> (*batch, d_value), or (*batch, n, d_key) -> (*batch, n, d_value)."""
+        many = self._check("q", q, self.d_key, "key dimension d_key")
+        return q @ self.S.mT if many else (self.S @ q[..., :, None])[..., 0]
+
+    def run(self, k: torch.Tensor, v: torch.Tensor, q: torch.Tensor | None, *,
+            lr: float | torch.Tensor | None = None) -> torch.Tensor | None:
+        """The conditioning circuit over a sequence: for each t, write (k_t, v_t) then read ``S_t q_t``.
+
+        k: (*batch, T, d_key), v: (*batch, T, d_value), q: (*batch, T, d_key) or None.
+        Returns the reads (*batch, T, d_value), or None when ``q`` is None.
+        """
+        seq = self._check("k", k, self.d_key, "key dimension d_key")
+        if self._check("v", v, self.d_value, "value dimension d_value") != seq:
+            raise ValueError(f"v: expected the same layout as k {tuple(k.shape)}, got {tuple(v.shape)}")
+        if not seq:
+            k, v = k[..., None, :], v[..., None, :]
+        T = k.shape[-2]
+        check_dim("v", v.shape[-2], T, "sequence length T (dim -2 of k)")
+        if q is not None:
+            if not (self._check("q", q, self.d_key, "key dimension d_key") and q.shape[-2] == T):
+                raise ValueError(f"q: expected shape {(*self.batch_shape, T, self.d_key)}, got {tuple(q.shape)}")
+        rate = self._lr(lr, T)
+        reads = []
+        for t in range(T):  # the recurrence itself: each write depends on the state left by the last
+            r = rate[..., t, None, None] if isinstance(rate, torch.Tensor) else rate
+            self.S = self.decay * self.S + r * self.rule(self.S, k[..., t, :], v[..., t, :])
+            if q is not None:
+                reads.append((self.S @ q[..., t, :, None])[..., 0])
+        return torch.stack(reads, dim=-2) if q is not None else None
