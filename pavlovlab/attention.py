@@ -44,7 +44,7 @@ def _check_qkv(q: object, k: object, v: object, *, same_length: bool = True) -> 
     check_dim("k", k.shape[-1], q.shape[-1], "key dimension d_k (last dim of q)")
     check_dim("v", v.shape[-2], k.shape[-2], "sequence length T (dim -2 of k)")
     if same_length:
-        check_dim("q", q.shape[-2], k.shape[-2], "sequence length T (dim -2 of k), as attention is causal")
+        check_dim("q", q.shape[-2], k.shape[-2], "sequence length T (dim -2 of k, causal attention)")
     return broadcast_lead(q=q.shape[:-2], k=k.shape[:-2], v=v.shape[:-2])
 
 

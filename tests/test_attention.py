@@ -1,0 +1,213 @@
+"""The forms of each attention algorithm agree, states resume, and bad input is named clearly."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import TOL, rel_rms
+from pavlovlab import AssociativeMemory, delta_rule_attention, linear_attention, softmax_attention
+
+LEAD = (2, 3)  # batch, heads
+D_K, D_V = 5, 7  # not powers of two, d_k != d_v
+
+
+def qkv(T, dtype, device, gen, lead=LEAD, d_k=D_K, d_v=D_V, unit_keys=False):
+    q = torch.randn(*lead, T, d_k, generator=gen, dtype=dtype)
+    k = torch.randn(*lead, T, d_k, generator=gen, dtype=dtype)
+    v = torch.randn(*lead, T, d_v, generator=gen, dtype=dtype)
+    if unit_keys:
+        k = F.normalize(k, dim=-1)
+    return q.to(device), k.to(device), v.to(device)
+
+
+def assert_same(outs, ref, dtype):
+    for got, want in zip(outs, ref):
+        assert rel_rms(got, want) <= TOL[dtype]
+
+
+@pytest.mark.parametrize("T", [1, 7, 63, 100, 257])
+@pytest.mark.parametrize("chunk_size", [16, 64])
+@pytest.mark.parametrize("normalize", [False, True])
+@pytest.mark.parametrize("with_decay", [False, True])
+def test_linear_forms_agree(T, chunk_size, normalize, with_decay, dtype, device, gen):
+    q, k, v = qkv(T, dtype, device, gen)
+    decay = torch.tensor([0.9, 0.5, 1.0], dtype=dtype, device=device) if with_decay else None  # one γ per head
+    fmap = "elu1" if normalize else "identity"
+    S0 = torch.randn(*LEAD, D_V, D_K, generator=gen, dtype=dtype).to(device)
+    init = (S0, torch.rand(*LEAD, D_K, generator=gen, dtype=dtype).to(device)) if normalize else S0
+    outs = {m: linear_attention(q, k, v, feature_map=fmap, normalize=normalize, decay=decay, mode=m,
+                                chunk_size=chunk_size, initial_state=init, return_state=True)
+            for m in ("parallel", "recurrent", "chunk")}
+    assert outs["chunk"][0].shape == (*LEAD, T, D_V)
+    assert outs["chunk"][1].shape == (*LEAD, D_V, D_K)
+    assert len(outs["chunk"]) == (3 if normalize else 2)
+    assert_same(outs["parallel"], outs["recurrent"], dtype)
+    assert_same(outs["chunk"], outs["recurrent"], dtype)
+
+
+def test_linear_matches_the_explicit_sum(dtype, device, gen):
+    """o_t = Σ_{s≤t} γ^{t−s} (q_t·k_s) v_s, computed by hand for one head."""
+    q, k, v = qkv(9, dtype, device, gen, lead=())
+    gamma = 0.8
+    want = torch.stack([sum(gamma ** (t - s) * (q[t] @ k[s]) * v[s] for s in range(t + 1)) for t in range(9)])
+    for mode in ("parallel", "recurrent", "chunk"):
+        assert rel_rms(linear_attention(q, k, v, decay=gamma, mode=mode, chunk_size=4), want) <= TOL[dtype]
+
+
+@pytest.mark.parametrize("T", [1, 7, 63, 100, 257])
+@pytest.mark.parametrize("chunk_size", [16, 64])
+def test_delta_forms_agree(T, chunk_size, dtype, device, gen):
+    q, k, v = qkv(T, dtype, device, gen, unit_keys=True)
+    beta = torch.rand(*LEAD, T, generator=gen, dtype=dtype).to(device)
+    S0 = torch.randn(*LEAD, D_V, D_K, generator=gen, dtype=dtype).to(device)
+    rec = delta_rule_attention(q, k, v, beta, mode="recurrent", initial_state=S0, return_state=True)
+    chk = delta_rule_attention(q, k, v, beta, mode="chunk", chunk_size=chunk_size, initial_state=S0,
+                               return_state=True)
+    assert chk[0].shape == (*LEAD, T, D_V) and chk[1].shape == (*LEAD, D_V, D_K)
+    assert_same(chk, rec, dtype)
+
+
+@pytest.mark.parametrize("mode", ["parallel", "recurrent", "chunk"])
+@pytest.mark.parametrize("normalize", [False, True])
+def test_linear_two_halves_equal_whole(mode, normalize, dtype, device, gen):
+    q, k, v = qkv(100, dtype, device, gen)
+    kw = dict(mode=mode, chunk_size=16, normalize=normalize, feature_map="elu1" if normalize else "identity",
+              decay=torch.tensor([0.95, 0.9, 0.99], dtype=dtype, device=device))
+    whole = linear_attention(q, k, v, return_state=True, **kw)
+    first = linear_attention(q[..., :37, :], k[..., :37, :], v[..., :37, :], return_state=True, **kw)
+    state = tuple(first[1:]) if normalize else first[1]
+    second = linear_attention(q[..., 37:, :], k[..., 37:, :], v[..., 37:, :], initial_state=state,
+                              return_state=True, **kw)
+    assert rel_rms(torch.cat([first[0], second[0]], dim=-2), whole[0]) <= TOL[dtype]
+    assert_same(second[1:], whole[1:], dtype)
+
+
+@pytest.mark.parametrize("mode", ["recurrent", "chunk"])
+def test_delta_two_halves_equal_whole(mode, dtype, device, gen):
+    q, k, v = qkv(100, dtype, device, gen, unit_keys=True)
+    whole = delta_rule_attention(q, k, v, 0.7, mode=mode, chunk_size=16, return_state=True)
+    first = delta_rule_attention(q[..., :37, :], k[..., :37, :], v[..., :37, :], 0.7, mode=mode, chunk_size=16,
+                                 return_state=True)
+    second = delta_rule_attention(q[..., 37:, :], k[..., 37:, :], v[..., 37:, :], 0.7, mode=mode, chunk_size=16,
+                                  initial_state=first[1], return_state=True)
+    assert rel_rms(torch.cat([first[0], second[0]], dim=-2), whole[0]) <= TOL[dtype]
+    assert rel_rms(second[1], whole[1]) <= TOL[dtype]
+
+
+def test_paper_equivalence_hebbian_memory_is_linear_attention(dtype, device, gen):
+    """The conditioning circuit (write v kᵀ, then read S q) is causal linear attention."""
+    q, k, v = qkv(50, dtype, device, gen)
+    mem = AssociativeMemory(D_K, D_V, rule="hebbian", batch_shape=LEAD, device=device, dtype=dtype)
+    reads = mem.run(k, v, q)
+    o, S = linear_attention(q, k, v, mode="recurrent", return_state=True)
+    assert rel_rms(reads, o) <= TOL[dtype]
+    assert rel_rms(mem.S, S) <= TOL[dtype]
+
+
+def test_paper_equivalence_delta_memory_is_delta_attention(dtype, device, gen):
+    q, k, v = qkv(50, dtype, device, gen, unit_keys=True)
+    mem = AssociativeMemory(D_K, D_V, rule="delta", lr=0.6, batch_shape=LEAD, device=device, dtype=dtype)
+    assert rel_rms(mem.run(k, v, q), delta_rule_attention(q, k, v, 0.6, mode="chunk", chunk_size=16)) <= TOL[dtype]
+    beta = torch.rand(*LEAD, 50, generator=gen, dtype=dtype).to(device)
+    mem.reset()
+    assert rel_rms(mem.run(k, v, q, lr=beta), delta_rule_attention(q, k, v, beta)) <= TOL[dtype]
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_softmax_matches_a_plain_loop(causal, dtype, device, gen):
+    q, k, v = qkv(11, dtype, device, gen)
+    scale = 0.3
+    out = softmax_attention(q, k, v, causal=causal, scale=scale)
+    want = torch.empty_like(out)
+    for t in range(11):
+        s_max = t + 1 if causal else 11
+        w = torch.softmax(scale * (k[..., :s_max, :] @ q[..., t, :, None])[..., 0], dim=-1)
+        want[..., t, :] = (w[..., None] * v[..., :s_max, :]).sum(-2)
+    assert rel_rms(out, want) <= TOL[dtype]
+    default = softmax_attention(q, k, v, causal=causal)
+    assert rel_rms(default, softmax_attention(q, k, v, causal=causal, scale=1 / math.sqrt(D_K))) <= TOL[dtype]
+
+
+def test_leading_dims_broadcast(gen):
+    """One key/value sequence shared by every head; queries per head."""
+    q = torch.randn(3, 20, 4, generator=gen)
+    k, v = torch.randn(20, 4, generator=gen), torch.randn(20, 6, generator=gen)
+    out = linear_attention(q, k, v, mode="chunk", chunk_size=8)
+    assert out.shape == (3, 20, 6)
+    assert rel_rms(out[1], linear_attention(q[1], k, v, mode="recurrent")) < 1e-5
+
+
+def test_callable_feature_map_and_relu(gen):
+    q, k, v = qkv(30, torch.float64, "cpu", gen)
+    a = linear_attention(q, k, v, feature_map=lambda x: x.relu(), mode="parallel")
+    b = linear_attention(q, k, v, feature_map="relu", mode="chunk", chunk_size=8)
+    assert rel_rms(a, b) <= 1e-10
+
+
+def test_hebbian_norm_grows_while_oja_stays_bounded(gen):
+    keys = F.normalize(torch.randn(4000, 16, generator=gen, dtype=torch.float64), dim=-1)
+    values = torch.randn(4000, 8, generator=gen, dtype=torch.float64)
+    norms = {}
+    for rule in ("hebbian", "oja"):
+        mem = AssociativeMemory(16, 8, rule=rule, lr=0.1, dtype=torch.float64)
+        norms[rule] = []
+        for part in range(4):
+            mem.write(keys[part * 1000:(part + 1) * 1000], values[part * 1000:(part + 1) * 1000])
+            norms[rule].append(mem.S.norm().item())
+    hebb, oja = norms["hebbian"], norms["oja"]
+    assert hebb[-1] > 1.7 * hebb[0] and all(a < b for a, b in zip(hebb, hebb[1:]))  # grows like √t, unbounded
+    assert max(oja) < 5.0 and abs(oja[-1] - oja[1]) < 0.5 * oja[1]  # settles
+
+
+# --- bad input: a ValueError/TypeError that names the argument, the expected and the given value ---
+
+BAD_CASES = [
+    ("rank", dict(q=torch.randn(4)), ValueError, "q: expected a tensor of rank >= 2"),
+    ("d_k", dict(k=torch.randn(6, 3)), ValueError, "k: expected key dimension d_k (last dim of q) = 4, got 3"),
+    ("T", dict(v=torch.randn(5, 2)), ValueError, "v: expected sequence length T (dim -2 of k) = 6, got 5"),
+    ("dtype", dict(v=torch.randn(6, 2, dtype=torch.float64)), TypeError, "v: expected dtype torch.float32"),
+    ("integer", dict(k=torch.ones(6, 4, dtype=torch.long)), TypeError, "k: expected a floating-point tensor"),
+    ("mode", dict(mode="fast"), ValueError, "mode: expected one of ['parallel', 'recurrent', 'chunk'], got 'fast'"),
+    ("feature map", dict(feature_map="tanh"), ValueError, "feature_map: expected one of"),
+    ("chunk", dict(chunk_size=0), ValueError, "chunk_size: expected an integer >= 1, got 0"),
+    ("decay nan", dict(decay=float("nan")), ValueError, "decay: expected a finite number, got nan"),
+    ("decay neg", dict(decay=-0.1), ValueError, "decay: expected a number >= 0.0, got -0.1"),
+    ("decay shape", dict(decay=torch.ones(5)), ValueError, "decay: expected a float or a tensor that broadcasts"),
+    ("state", dict(initial_state=torch.zeros(3, 4)), ValueError, "initial_state: expected trailing shape (2, 4)"),
+]
+
+
+@pytest.mark.parametrize("name, change, error, message", BAD_CASES, ids=[c[0] for c in BAD_CASES])
+def test_linear_attention_rejects_bad_input(name, change, error, message):
+    args = dict(q=torch.randn(6, 4), k=torch.randn(6, 4), v=torch.randn(6, 2))
+    args.update(change)
+    with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
+                       .replace("]", r"\]").replace(".", r"\.")):
+        linear_attention(**args)
+
+
+def test_delta_and_softmax_reject_bad_input():
+    q, k, v = torch.randn(6, 4), torch.randn(6, 4), torch.randn(6, 2)
+    with pytest.raises(ValueError, match="beta: expected a number >= 0.0, got -1.0"):
+        delta_rule_attention(q, k, v, -1.0)
+    with pytest.raises(ValueError, match="beta: expected finite values"):
+        delta_rule_attention(q, k, v, torch.full((6,), float("inf")))
+    with pytest.raises(ValueError, match=r"beta: expected sequence length T \(last dim of beta\) = 6, got 5"):
+        delta_rule_attention(q, k, v, torch.ones(5))
+    with pytest.raises(ValueError, match="mode: expected one of \\['recurrent', 'chunk'\\], got 'parallel'"):
+        delta_rule_attention(q, k, v, 0.5, mode="parallel")
+    with pytest.raises(ValueError, match="scale: expected a number > 0.0, got 0.0"):
+        softmax_attention(q, k, v, scale=0.0)
+    with pytest.raises(ValueError, match=r"q: expected sequence length T \(dim -2 of k, causal attention\) = 6, got 3"):
+        softmax_attention(torch.randn(3, 4), k, v)
+    assert softmax_attention(torch.randn(3, 4), k, v, causal=False).shape == (3, 2)  # cross-attention is fine
+    with pytest.raises(ValueError, match="leading .* dims must broadcast"):
+        linear_attention(torch.randn(2, 6, 4), torch.randn(3, 6, 4), torch.randn(3, 6, 2))
+
+
+def test_mixed_devices_are_named():
+    other = "cuda" if torch.cuda.is_available() else "meta"  # a second device exists on every machine
+    with pytest.raises(ValueError, match="k: expected device cpu .the device of q., got"):
+        linear_attention(torch.randn(6, 4), torch.randn(6, 4, device=other), torch.randn(6, 2))

@@ -1,0 +1,84 @@
+"""AssociativeMemory: its rules, its shapes, and clear errors."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import TOL, rel_rms
+from pavlovlab import AssociativeMemory
+from pavlovlab.memory import delta_update, hebbian_update, oja_update
+
+
+def test_orthonormal_keys_recall_perfectly(dtype, device, gen):
+    keys = torch.linalg.qr(torch.randn(16, 16, generator=gen, dtype=dtype))[0][:10].to(device)  # 10 orthonormal rows
+    values = torch.randn(10, 3, generator=gen, dtype=dtype).to(device)
+    mem = AssociativeMemory(16, 3, device=device, dtype=dtype)
+    mem.write(keys, values)
+    assert rel_rms(mem.read(keys), values) <= TOL[dtype]
+    assert rel_rms(mem.S, values.mT @ keys) <= TOL[dtype]  # S = Σ v kᵀ
+
+
+def test_single_pair_and_batch_shapes(device, gen):
+    mem = AssociativeMemory(4, 2, batch_shape=(3,), device=device)
+    k, v = torch.randn(3, 4, generator=gen).to(device), torch.randn(3, 2, generator=gen).to(device)
+    mem.write(k, v)
+    assert mem.S.shape == (3, 2, 4)
+    assert torch.allclose(mem.S, v[:, :, None] * k[:, None, :])
+    assert mem.read(k).shape == (3, 2) and mem.read(k[:, None, :].expand(3, 5, 4)).shape == (3, 5, 2)
+    mem.reset()
+    assert mem.S.abs().sum() == 0
+
+
+def test_rules_and_decay(gen):
+    S = torch.randn(2, 3, generator=gen)
+    k, v = torch.randn(3, generator=gen), torch.randn(2, generator=gen)
+    assert torch.allclose(hebbian_update(S, k, v), torch.outer(v, k))
+    assert torch.allclose(delta_update(S, k, v), torch.outer(v - S @ k, k))
+    assert torch.allclose(oja_update(S, k, v), torch.outer(v, k) - torch.diag(v * v) @ S)
+    mem = AssociativeMemory(3, 2, rule="delta", lr=0.5, decay=0.9)
+    mem.S = S.clone()
+    mem.write(k, v)
+    assert torch.allclose(mem.S, 0.9 * S + 0.5 * torch.outer(v - S @ k, k))
+    custom = AssociativeMemory(3, 2, rule=lambda S, k, v: -S)
+    custom.S = S.clone()
+    custom.write(k, v)
+    assert torch.allclose(custom.S, torch.zeros_like(S))
+
+
+def test_delta_rule_learns_one_pair_exactly_with_unit_key(gen):
+    k = F.normalize(torch.randn(8, generator=gen), dim=0)
+    v = torch.randn(4, generator=gen)
+    mem = AssociativeMemory(8, 4, rule="delta")
+    mem.write(torch.stack([k, k, k]), torch.stack([v, v, v]))
+    assert torch.allclose(mem.read(k), v, atol=1e-6)  # β = 1: the error is erased in one step
+    heb = AssociativeMemory(8, 4)
+    heb.write(torch.stack([k, k, k]), torch.stack([v, v, v]))
+    assert torch.allclose(heb.read(k), 3 * v, atol=1e-5)  # Hebb keeps adding: the bell means 3× the food
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="rule: expected one of \\['hebbian', 'delta', 'oja'\\], got 'hopfield'"):
+        AssociativeMemory(4, 2, rule="hopfield")
+    with pytest.raises(ValueError, match="lr: expected a number >= 0.0, got -1.0"):
+        AssociativeMemory(4, 2, lr=-1)
+    with pytest.raises(ValueError, match="lr: expected a finite number, got inf"):
+        AssociativeMemory(4, 2, lr=float("inf"))
+    with pytest.raises(ValueError, match="decay: expected a number <= 1.0, got 1.5"):
+        AssociativeMemory(4, 2, decay=1.5)
+    with pytest.raises(ValueError, match="d_key: expected an integer >= 1, got 0"):
+        AssociativeMemory(0, 2)
+    with pytest.raises(TypeError, match="dtype: expected a floating-point dtype"):
+        AssociativeMemory(4, 2, dtype=torch.int64)
+    mem = AssociativeMemory(4, 2)
+    with pytest.raises(ValueError, match="k: expected key dimension d_key = 4, got 3"):
+        mem.write(torch.randn(3), torch.randn(2))
+    with pytest.raises(ValueError, match="v: expected value dimension d_value = 2, got 5"):
+        mem.write(torch.randn(4), torch.randn(5))
+    with pytest.raises(TypeError, match="k: expected dtype torch.float32 on cpu"):
+        mem.write(torch.randn(4, dtype=torch.float64), torch.randn(2))
+    with pytest.raises(ValueError, match="v: expected sequence length T"):
+        mem.write(torch.randn(6, 4), torch.randn(5, 2))
+    with pytest.raises(ValueError, match="q: expected key dimension d_key = 4, got 2"):
+        mem.read(torch.randn(2))
+    with pytest.raises(ValueError, match="k: expected shape"):
+        mem.write(torch.randn(2, 3, 4), torch.randn(2, 3, 2))
