@@ -1,0 +1,217 @@
+"""A tiny trainable Transformer whose attention is a conditioning circuit, and its training loop.
+
+``TinyTransformer`` = token embedding → L blocks (H heads of attention + a small MLP) → readout.
+The attention of every block is one of the package's forms, chosen by name:
+
+- ``"linear"``: :func:`pavlovlab.linear_attention`, the Hebbian memory ``S_t = S_{t-1} + v_t k_tᵀ``;
+- ``"delta"``: :func:`pavlovlab.delta_rule_attention`, the Rescorla–Wagner memory (β from the token);
+- ``"softmax"``: :func:`pavlovlab.softmax_attention`, the standard Transformer.
+
+Heads are a leading dimension ``(N, H, T, d_head)``: one call serves all heads, no loop over heads.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from ._checks import check_choice, check_int, check_real
+from .attention import delta_rule_attention, linear_attention, softmax_attention
+from .tasks import IGNORE, RecallBatch, associative_recall, vocab_size
+
+ATTENTIONS = ("linear", "delta", "softmax")
+
+
+def _shift(x: torch.Tensor) -> torch.Tensor:
+    """The previous token's vector at every position (zeros at t = 0): x (N, T, d) -> (N, T, d)."""
+    return F.pad(x, (0, 0, 1, 0))[:, :-1]
+
+
+class Block(nn.Module):
+    """One layer: ``x + Attn(LN(x))`` then ``x + MLP(LN(x))``, with H heads of size ``d_head``.
+
+    q, k, v and (for ``"delta"``) β are projected from ``[x_t, x_{t−1}]``, the token and its
+    predecessor (a causal convolution of width 2, the "token shift"). This is how a value token
+    learns which key came just before it: the write ``v_t k_tᵀ`` then binds the value to the key
+    that preceded it, and a later query of that key reads the value back — in one layer.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, d_head: int, attention: str, mlp: bool, mlp_ratio: int,
+                 feature_map: str) -> None:
+        super().__init__()
+        self.n_heads, self.d_head, self.attention, self.feature_map = n_heads, d_head, attention, feature_map
+        inner = n_heads * d_head
+        self.ln1 = nn.LayerNorm(d_model)
+        self.qkv = nn.Linear(2 * d_model, 3 * inner, bias=False)
+        self.beta = nn.Linear(2 * d_model, n_heads) if attention == "delta" else None
+        self.out_norm = nn.LayerNorm(d_head) if attention != "softmax" else None  # sums of T writes: rescale
+        self.out = nn.Linear(inner, d_model, bias=False)
+        self.mlp = nn.Sequential(nn.LayerNorm(d_model), nn.Linear(d_model, mlp_ratio * d_model), nn.GELU(),
+                                 nn.Linear(mlp_ratio * d_model, d_model)) if mlp else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        N, T, _ = x.shape
+        h = self.ln1(x)
+        h2 = torch.cat([h, _shift(h)], dim=-1)
+        q, k, v = self.qkv(h2).view(N, T, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)  # (N, H, T, d)
+        if self.attention == "softmax":
+            o = softmax_attention(q, k, v, causal=True)
+        else:
+            q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)   # unit keys: bounded writes
+            if self.attention == "linear":
+                o = linear_attention(q, k, v, feature_map=self.feature_map, mode="parallel")
+            else:
+                beta = torch.sigmoid(self.beta(h2)).transpose(1, 2)        # (N, H, T), in (0, 1)
+                o = delta_rule_attention(q, k, v, beta, mode="chunk", chunk_size=64)
+            o = self.out_norm(o)
+        x = x + self.out(o.transpose(1, 2).reshape(N, T, -1))
+        return x + self.mlp(x) if self.mlp is not None else x
+
+
+class TinyTransformer(nn.Module):
+    """A small causal Transformer: embedding → ``n_layers`` × (``n_heads`` heads of attention + MLP) → readout.
+
+    Args:
+        vocab_size: number of token ids (e.g. :func:`pavlovlab.tasks.vocab_size`).
+        d_model: width of the residual stream.
+        n_layers: L, the depth. n_heads: H, heads per layer. d_head: d_k = d_v of each head.
+        attention: ``"linear"`` (Hebbian), ``"delta"`` (Rescorla–Wagner) or ``"softmax"``.
+        mlp: add a two-layer MLP (width ``mlp_ratio · d_model``) after each attention.
+        feature_map: φ for linear attention (``"identity"``: the paper's circuit).
+        seed: if given, the initial weights are drawn from this seed (without touching the global RNG).
+
+    Position: linear attention sums over the past, so it is blind to order. No positional embedding
+    is used; instead each block sees ``[x_t, x_{t−1}]`` (a width-2 causal "token shift") so that a
+    value's write is keyed by the key just before it. In linear and delta blocks, q and k are
+    L2-normalised (unit keys keep the Hebbian sums bounded and the delta rule stable) and each head's
+    read-out passes a LayerNorm; softmax blocks use the usual ``1/√d_head`` scale.
+
+    ``forward(tokens (N, T) long) -> logits (N, T, vocab_size)``.
+    """
+
+    def __init__(self, vocab_size: int, *, d_model: int = 64, n_layers: int = 1, n_heads: int = 4, d_head: int = 16,
+                 attention: str = "linear", mlp: bool = True, mlp_ratio: int = 2, feature_map: str = "identity",
+                 seed: int | None = None) -> None:
+        super().__init__()
+        for name, value in (("vocab_size", vocab_size), ("d_model", d_model), ("n_layers", n_layers),
+                            ("n_heads", n_heads), ("d_head", d_head), ("mlp_ratio", mlp_ratio)):
+            check_int(name, value, low=1)
+        self.attention = check_choice("attention", attention, ATTENTIONS)
+        self.config = dict(vocab_size=vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads,
+                           d_head=d_head, attention=attention, mlp=mlp, mlp_ratio=mlp_ratio, feature_map=feature_map)
+        with torch.random.fork_rng(devices=[]):
+            if seed is not None:
+                torch.manual_seed(check_int("seed", seed, low=0))
+            self.embed = nn.Embedding(vocab_size, d_model)
+            self.blocks = nn.ModuleList(Block(d_model, n_heads, d_head, attention, mlp, mlp_ratio, feature_map)
+                                        for _ in range(n_layers))
+            self.ln_f = nn.LayerNorm(d_model)
+            self.readout = nn.Linear(d_model, vocab_size)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.long or tokens.dim() != 2:
+            raise TypeError(f"tokens: expected a (N, T) long tensor, got "
+                            f"{getattr(tokens, 'dtype', type(tokens).__name__)} of shape {tuple(getattr(tokens, 'shape', ()))}")
+        x = self.embed(tokens)
+        for block in self.blocks:
+            x = block(x)
+        return self.readout(self.ln_f(x))
+
+    def extra_repr(self) -> str:
+        c = self.config
+        return f"L={c['n_layers']}, H={c['n_heads']}, d_head={c['d_head']}, attention={c['attention']!r}"
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Number of trainable parameters."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def _loss(logits: torch.Tensor, batch: RecallBatch) -> torch.Tensor:
+    return F.cross_entropy(logits.flatten(0, 1), batch.targets.flatten(), ignore_index=IGNORE)
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, batch: RecallBatch) -> float:
+    """Accuracy on the answer positions: the fraction of queries whose argmax token is the right value."""
+    was_training = model.training
+    model.eval()
+    logits = model(batch.tokens)
+    model.train(was_training)
+    mask = batch.targets != IGNORE
+    return (logits.argmax(dim=-1)[mask] == batch.targets[mask]).float().mean().item()
+
+
+def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int = 1000, batch_size: int = 64,
+                 lr: float = 3e-3, target_accuracy: float | None = None, eval_every: int = 25,
+                 eval_size: int = 512, weight_decay: float = 0.0, warmup: int = 20, progress: bool = True,
+                 seed: int = 0, device: torch.device | str | None = None) -> dict[str, Any]:
+    """Train ``model`` on fresh associative-recall batches with AdamW (cross-entropy on the answers only).
+
+    Every step draws a new batch ``associative_recall(batch_size, **task_kwargs)`` from a generator
+    seeded with ``seed``; every ``eval_every`` steps the accuracy on a fixed held-out batch of
+    ``eval_size`` sequences (drawn from another seed) is recorded, and training stops as soon as it
+    reaches ``target_accuracy``. The learning rate warms up linearly over ``warmup`` steps then decays
+    along a cosine to 10 % at ``steps``.
+
+    Returns a history dict: ``step``, ``loss`` (mean training loss since the previous evaluation) and
+    ``accuracy`` (held-out) — lists of equal length, one entry per evaluation — plus ``final_accuracy``,
+    ``steps_run``, ``reached`` (target met), ``parameters`` and ``seconds`` (wall time).
+    """
+    check_int("steps", steps, low=1)
+    check_int("batch_size", batch_size, low=1)
+    check_int("eval_every", eval_every, low=1)
+    check_int("eval_size", eval_size, low=1)
+    check_int("warmup", warmup, low=0)
+    check_int("seed", seed, low=0)
+    check_real("lr", lr, low=0.0, low_open=True)
+    if target_accuracy is not None:
+        check_real("target_accuracy", target_accuracy, low=0.0, high=1.0)
+    if not isinstance(task_kwargs, Mapping):
+        raise TypeError(f"task_kwargs: expected a dict of associative_recall keywords, got {type(task_kwargs).__name__}")
+    from tqdm.auto import tqdm
+
+    device = next(model.parameters()).device if device is None else torch.device(device)
+    model.to(device).train()
+    train_gen = torch.Generator().manual_seed(seed)
+    held_out = associative_recall(eval_size, **task_kwargs, generator=torch.Generator().manual_seed(10_000 + seed),
+                                  device=device)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / (warmup + 1)) *
+                                                 (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps))))
+    history: dict[str, Any] = {"step": [], "loss": [], "accuracy": []}
+    start, running, count, acc = time.perf_counter(), 0.0, 0, 0.0
+    bar = tqdm(range(1, steps + 1), disable=not progress, desc="training", leave=False)
+    step = 0
+    for step in bar:
+        batch = associative_recall(batch_size, **task_kwargs, generator=train_gen, device=device)
+        loss = _loss(model(batch.tokens), batch)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        schedule.step()
+        running, count = running + loss.item(), count + 1
+        if step % eval_every == 0 or step == steps:
+            acc = evaluate(model, held_out)
+            history["step"].append(step)
+            history["loss"].append(running / count)
+            history["accuracy"].append(acc)
+            running, count = 0.0, 0
+            bar.set_postfix(loss=f"{history['loss'][-1]:.3f}", acc=f"{acc:.3f}")
+            if target_accuracy is not None and acc >= target_accuracy:
+                break
+    bar.close()
+    history.update(final_accuracy=acc, steps_run=step, parameters=count_parameters(model),
+                   reached=target_accuracy is not None and acc >= target_accuracy,
+                   seconds=time.perf_counter() - start)
+    return history
+
+
+__all__ = ["ATTENTIONS", "Block", "TinyTransformer", "count_parameters", "evaluate", "train_recall", "vocab_size"]

@@ -1,0 +1,102 @@
+"""Synthetic tasks for small trained models: multi-query associative recall.
+
+A context lists key–value token pairs (bell → food, whistle → water, ...), then asks for the values
+of some of its keys. A model solves it only by storing each association as it streams past and
+reading it back when its key returns: the conditioning circuit, trained end to end.
+
+Vocabulary (``vocab_size(n_keys, n_values) = n_keys + n_values`` tokens)::
+
+    0 .. n_keys-1                     key tokens   (conditioned stimuli: the bells)
+    n_keys .. n_keys+n_values-1       value tokens (unconditioned stimuli: the food)
+
+Layout of one sequence with S = ``n_pairs`` pairs and Q = ``n_queries`` queries (length 2S + Q)::
+
+    tokens:   k1 v1 k2 v2 ... kS vS  q1  q2  ...  qQ
+    targets:  -100 everywhere ...    a1  a2  ...  aQ      (a_j = the value paired with q_j)
+
+Keys are distinct within a context (so every key has one answer), values are drawn independently
+(repeats allowed), every query is one of the context's keys (distinct queries while Q ≤ S), and the
+loss is taken only at the query positions (``IGNORE = -100`` elsewhere, PyTorch's ignore index).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from ._checks import check_int
+
+IGNORE = -100
+"""Target value at positions without a loss (``torch.nn.functional.cross_entropy``'s ``ignore_index``)."""
+
+
+class RecallBatch(NamedTuple):
+    """A batch of recall sequences: ``tokens`` (N, L) long and ``targets`` (N, L) long, ``IGNORE`` off the queries."""
+
+    tokens: torch.Tensor
+    targets: torch.Tensor
+
+    @property
+    def answer_mask(self) -> torch.Tensor:
+        """(N, L) bool: True at the query positions, where the loss and the accuracy are taken."""
+        return self.targets != IGNORE
+
+    def to(self, device: torch.device | str) -> "RecallBatch":
+        """The same batch on another device."""
+        return RecallBatch(self.tokens.to(device), self.targets.to(device))
+
+
+def vocab_size(n_keys: int = 16, n_values: int = 16) -> int:
+    """Number of token ids used by :func:`associative_recall`: ``n_keys + n_values``."""
+    return check_int("n_keys", n_keys, low=1) + check_int("n_values", n_values, low=1)
+
+
+def sequence_length(n_pairs: int, n_queries: int = 1) -> int:
+    """Length of one recall sequence: ``2·n_pairs + n_queries``."""
+    return 2 * n_pairs + n_queries
+
+
+def associative_recall(n_samples: int, *, n_pairs: int, n_queries: int = 1, n_keys: int = 16, n_values: int = 16,
+                       generator: torch.Generator | None = None,
+                       device: torch.device | str | None = None) -> RecallBatch:
+    """Draw ``n_samples`` multi-query associative-recall sequences (see the module docstring for the layout).
+
+    Args:
+        n_samples: N, the batch size.
+        n_pairs: S, key–value pairs per context (needs ``S ≤ n_keys``: keys are distinct).
+        n_queries: Q, queries after the context (distinct keys while ``Q ≤ S``, else drawn with repeats).
+        n_keys, n_values: sizes of the key and value vocabularies (token ids ``[0, n_keys)`` and
+            ``[n_keys, n_keys + n_values)``).
+        generator: a CPU ``torch.Generator``; numbers are drawn on the CPU and then moved to ``device``,
+            so every device sees the same batch.
+
+    Returns:
+        ``RecallBatch(tokens, targets)``, both (N, 2S + Q) long; ``targets`` is ``IGNORE`` except at
+        the Q query positions, where it holds the value token paired with the queried key.
+
+    >>> batch = associative_recall(4, n_pairs=6, n_queries=2, generator=torch.Generator().manual_seed(0))
+    """
+    N = check_int("n_samples", n_samples, low=1)
+    S = check_int("n_pairs", n_pairs, low=1)
+    Q = check_int("n_queries", n_queries, low=1)
+    check_int("n_keys", n_keys, low=1)
+    check_int("n_values", n_values, low=1)
+    if S > n_keys:
+        raise ValueError(f"n_pairs: expected at most n_keys = {n_keys} (keys are distinct within a context), got {S}")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    keys = torch.rand(N, n_keys, generator=generator).argsort(dim=-1)[:, :S]         # distinct keys: (N, S)
+    values = n_keys + torch.randint(n_values, (N, S), generator=generator)           # (N, S)
+    if Q <= S:
+        which = torch.rand(N, S, generator=generator).argsort(dim=-1)[:, :Q]         # distinct pair indices
+    else:
+        which = torch.randint(S, (N, Q), generator=generator)
+    context = torch.stack([keys, values], dim=-1).flatten(-2)                         # k1 v1 k2 v2 ...
+    tokens = torch.cat([context, keys.gather(1, which)], dim=1)
+    targets = torch.full_like(tokens, IGNORE)
+    targets[:, 2 * S:] = values.gather(1, which)
+    return RecallBatch(tokens.to(device), targets.to(device))
+
+
+__all__ = ["IGNORE", "RecallBatch", "associative_recall", "sequence_length", "vocab_size"]

@@ -1,0 +1,75 @@
+"""The tiny Transformer: shapes, causality, seeding, and that it learns associative recall."""
+
+import pytest
+import torch
+
+from pavlovlab.models import ATTENTIONS, TinyTransformer, count_parameters, evaluate, train_recall
+from pavlovlab.tasks import associative_recall, vocab_size
+
+TASK = dict(n_pairs=4, n_queries=4, n_keys=16, n_values=16)
+
+
+@pytest.mark.parametrize("attention", ATTENTIONS)
+def test_forward_shape_and_causality(attention, device):
+    model = TinyTransformer(vocab_size(), d_model=16, n_layers=2, n_heads=3, d_head=5, attention=attention,
+                            seed=0).to(device)
+    b = associative_recall(3, **TASK, generator=torch.Generator().manual_seed(0), device=device)
+    logits = model(b.tokens)
+    assert logits.shape == (3, b.tokens.shape[1], vocab_size())
+    changed = b.tokens.clone()
+    changed[:, -1] = (changed[:, -1] + 1) % 16                 # change only the last token
+    assert torch.allclose(model(changed)[:, :-1], logits[:, :-1], atol=1e-5)
+    assert not torch.allclose(model(changed)[:, -1], logits[:, -1])
+
+
+def test_seeded_init_and_parameter_count():
+    a = TinyTransformer(32, d_model=16, n_layers=1, n_heads=2, d_head=8, seed=3)
+    b = TinyTransformer(32, d_model=16, n_layers=1, n_heads=2, d_head=8, seed=3)
+    c = TinyTransformer(32, d_model=16, n_layers=1, n_heads=2, d_head=8, seed=4)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    assert not all(torch.equal(p, q) for p, q in zip(a.parameters(), c.parameters()))
+    assert count_parameters(a) == sum(p.numel() for p in a.parameters())
+    deeper = TinyTransformer(32, d_model=16, n_layers=2, n_heads=2, d_head=8, seed=3)
+    assert count_parameters(deeper) > count_parameters(a)
+
+
+def test_evaluate_counts_only_answers():
+    class Oracle(torch.nn.Module):  # puts all the mass on the target token where there is one
+        def __init__(self, b):
+            super().__init__()
+            self.b = b
+            self.w = torch.nn.Parameter(torch.zeros(1))
+
+        def forward(self, tokens):
+            logits = torch.zeros(*tokens.shape, 32)
+            t = self.b.targets.clamp(min=0)
+            return logits.scatter(-1, t[..., None], 1.0)
+
+    b = associative_recall(50, **TASK, generator=torch.Generator().manual_seed(0))
+    assert evaluate(Oracle(b), b) == 1.0
+    wrong = b._replace(targets=torch.where(b.answer_mask, (b.targets - 16 + 1) % 16 + 16, b.targets))
+    assert evaluate(Oracle(b), wrong) == 0.0
+
+
+def test_small_linear_model_learns_recall():
+    torch.set_num_threads(min(torch.get_num_threads(), 2))
+    model = TinyTransformer(vocab_size(), d_model=32, n_layers=1, n_heads=2, d_head=16, attention="linear", seed=0)
+    hist = train_recall(model, task_kwargs=TASK, steps=400, batch_size=64, lr=3e-3, target_accuracy=0.97,
+                        eval_every=25, progress=False, seed=0)
+    assert len(hist["step"]) == len(hist["loss"]) == len(hist["accuracy"]) >= 1
+    assert hist["reached"] and hist["steps_run"] < 400
+    held_out = associative_recall(1000, **TASK, generator=torch.Generator().manual_seed(123))
+    assert evaluate(model, held_out) >= 0.95
+    assert hist["loss"][-1] < hist["loss"][0]
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="attention"):
+        TinyTransformer(32, attention="hopfield")
+    with pytest.raises(TypeError, match="n_heads"):
+        TinyTransformer(32, n_heads=2.0)
+    model = TinyTransformer(32, d_model=8, n_heads=1, d_head=4)
+    with pytest.raises(TypeError, match="tokens"):
+        model(torch.zeros(2, 5))
+    with pytest.raises(ValueError, match="lr"):
+        train_recall(model, task_kwargs=TASK, steps=1, lr=0.0)

@@ -1,0 +1,66 @@
+"""The associative-recall generator: layout, vocabulary, no leaks, no absent keys, seeding, devices."""
+
+import pytest
+import torch
+
+from pavlovlab.tasks import IGNORE, RecallBatch, associative_recall, sequence_length, vocab_size
+
+
+def _batch(device=None, **kw):
+    args = dict(n_pairs=6, n_queries=3, n_keys=10, n_values=7)
+    args.update(kw)
+    return associative_recall(500, **args, generator=torch.Generator().manual_seed(0), device=device), args
+
+
+def test_shapes_layout_and_vocabulary(device):
+    b, a = _batch(device)
+    S, Q, nk, nv = a["n_pairs"], a["n_queries"], a["n_keys"], a["n_values"]
+    assert isinstance(b, RecallBatch)
+    assert b.tokens.shape == b.targets.shape == (500, sequence_length(S, Q)) == (500, 2 * S + Q)
+    assert b.tokens.dtype == b.targets.dtype == torch.long and b.tokens.device.type == device.type
+    assert vocab_size(nk, nv) == nk + nv
+    keys, values = b.tokens[:, 0:2 * S:2], b.tokens[:, 1:2 * S:2]
+    assert bool(((keys >= 0) & (keys < nk)).all()) and bool(((values >= nk) & (values < nk + nv)).all())
+    assert bool((b.tokens[:, 2 * S:] < nk).all())            # queries are keys
+    assert bool((keys.sort(dim=1).values.diff(dim=1) > 0).all())   # keys distinct within a context
+
+
+def test_never_leaks_answers_and_never_asks_an_absent_key():
+    b, a = _batch()
+    S = a["n_pairs"]
+    mask = b.answer_mask
+    assert bool((mask[:, :2 * S] == 0).all()) and bool(mask[:, 2 * S:].all())  # targets only at queries
+    assert bool((b.targets[~mask] == IGNORE).all())
+    keys, values, queries = b.tokens[:, 0:2 * S:2], b.tokens[:, 1:2 * S:2], b.tokens[:, 2 * S:]
+    match = queries[:, :, None] == keys[:, None, :]          # (N, Q, S)
+    assert bool((match.sum(-1) == 1).all())                  # every query is exactly one context key
+    answers = (match * values[:, None, :]).sum(-1)
+    assert torch.equal(answers, b.targets[:, 2 * S:])        # the answer is that key's value
+    assert not bool((queries[:, :, None] == values[:, None, :]).any())   # no value at a query position
+    assert bool((queries.sort(dim=1).values.diff(dim=1) > 0).all())     # distinct queries when Q <= S
+
+
+def test_more_queries_than_pairs_and_all_answers_used():
+    b, a = _batch(n_pairs=2, n_queries=5)
+    keys, queries = b.tokens[:, 0:4:2], b.tokens[:, 4:]
+    assert bool((queries[:, :, None] == keys[:, None, :]).any(-1).all())
+    assert set(b.targets[b.answer_mask].unique().tolist()) == set(range(10, 17))   # every value appears
+
+
+def test_seeded_and_device_independent(device):
+    b1, _ = _batch()
+    b2, _ = _batch(device)
+    assert torch.equal(b1.tokens, b2.tokens.cpu()) and torch.equal(b1.targets, b2.targets.cpu())
+    b3 = associative_recall(500, n_pairs=6, n_queries=3, n_keys=10, n_values=7, generator=torch.Generator().manual_seed(1))
+    assert not torch.equal(b1.tokens, b3.tokens)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="n_pairs"):
+        associative_recall(4, n_pairs=20, n_keys=16)
+    with pytest.raises(ValueError, match="n_samples"):
+        associative_recall(0, n_pairs=2)
+    with pytest.raises(TypeError, match="n_queries"):
+        associative_recall(4, n_pairs=2, n_queries=1.5)
+    with pytest.raises(TypeError, match="generator"):
+        associative_recall(4, n_pairs=2, generator=0)
