@@ -305,9 +305,11 @@ def _delta_chunk(q, k, v, beta, S0, C):
     UW = torch.linalg.solve_triangular(system, bc * torch.cat([vc, kc], dim=-1), upper=False, unitriangular=True)
     U, W = UW[..., : v.shape[-1]], UW[..., v.shape[-1]:]
     scores = (qc @ kc.mT).tril()
+    WQ = torch.cat([W, qc], dim=-2)                                      # both read the start state S_0
     S, outputs = S0, []
-    for c in range(n):
-        E = U[..., c, :, :] - W[..., c, :, :] @ S.mT
-        outputs.append(qc[..., c, :, :] @ S.mT + scores[..., c, :, :] @ E)
+    for c in range(n):                                                   # carry the state across chunks
+        WQ_S = WQ[..., c, :, :] @ S.mT
+        E = U[..., c, :, :] - WQ_S[..., :C, :]
+        outputs.append(WQ_S[..., C:, :] + scores[..., c, :, :] @ E)
         S = S + E.mT @ kc[..., c, :, :]
     return torch.cat(outputs, dim=-2)[..., :T, :], S
