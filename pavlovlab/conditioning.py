@@ -1,0 +1,396 @@
+"""Classical (Pavlovian) conditioning: the Rescorla–Wagner model, a Hebbian contrast, and the classic designs.
+
+A dog hears a bell (the conditioned stimulus, CS) and then gets food (the unconditioned stimulus,
+US). Each CS ``i`` carries an associative strength ``V_i``: how much it predicts the US. On each
+trial the CSs present (``x_i`` = 1, or an intensity) predict ``Σ_j x_j V_j``, the US delivers
+``λ`` (0 when absent), and
+
+- Rescorla–Wagner (1972) learns from the surprise: ``ΔV_i = α_i β (λ − Σ_j x_j V_j) x_i``;
+- a plain Hebbian rule learns from co-occurrence: ``ΔV_i = α_i β λ x_i``.
+
+Rescorla–Wagner is the delta rule of ``pavlovlab.memory`` with the CS vector as key and the US as a
+one-dimensional value; the Hebbian rule is linear attention's write (arXiv:2508.08289).
+
+Designs (``acquisition``, ``blocking``, ...) return a :class:`Design` ``(cs, us, labels)``:
+``cs`` (trials, n_cs), ``us`` (trials,) and :class:`Labels` (CS names, phases, relative saliences).
+``DESIGNS`` maps a readable name to each design, and ``simulate(name, ...)`` runs one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import torch
+
+from ._checks import (broadcast_lead, check_choice, check_dim, check_int, check_real, check_real_tensor,
+                      check_same_kind, check_tensor)
+
+# --------------------------------------------------------------------------------------------------
+# The learning rules
+# --------------------------------------------------------------------------------------------------
+
+
+def _alpha(alpha: float | Sequence[float] | torch.Tensor, n_cs: int, like: torch.Tensor) -> torch.Tensor:
+    """Saliences as a tensor (..., n_cs) (or (..., 1)) on ``like``'s dtype and device."""
+    if isinstance(alpha, torch.Tensor):
+        if not alpha.is_floating_point():
+            raise TypeError(f"alpha: expected a float or a floating-point tensor, got dtype {alpha.dtype}")
+        a = alpha.detach().to(dtype=like.dtype, device=like.device)
+        if a.dim() == 0:
+            a = a[None]
+    elif isinstance(alpha, (list, tuple)):
+        a = torch.tensor([check_real(f"alpha[{i}]", v, low=0.0) for i, v in enumerate(alpha)],
+                         dtype=like.dtype, device=like.device)
+    else:
+        a = torch.tensor([check_real("alpha", alpha, low=0.0)], dtype=like.dtype, device=like.device)
+    if a.shape[-1] not in (1, n_cs):
+        raise ValueError(f"alpha: expected one salience per CS, shape (n_cs,) = ({n_cs},) or a float, "
+                         f"got shape {tuple(a.shape)}")
+    check_real_tensor("alpha", a, low=0.0)
+    return a
+
+
+def _conditioning(cs: torch.Tensor, us: torch.Tensor, alpha, beta: float, V0: torch.Tensor | None,
+                  error: bool) -> torch.Tensor:
+    check_tensor("cs", cs, min_rank=2)
+    check_tensor("us", us, min_rank=1)
+    check_same_kind(cs=cs, us=us)
+    T, n_cs = cs.shape[-2], cs.shape[-1]
+    if n_cs < 1:
+        raise ValueError(f"cs: expected at least one CS (last dim n_cs >= 1), got shape {tuple(cs.shape)}")
+    check_dim("us", us.shape[-1], T, "one US per trial, i.e. trials (dim -2 of cs)")
+    check_real_tensor("cs", cs)
+    check_real_tensor("us", us)
+    a = _alpha(alpha, n_cs, cs)
+    beta = check_real("beta", beta, low=0.0)
+    shapes = {"cs": cs.shape[:-2], "us": us.shape[:-1], "alpha": a.shape[:-1]}
+    if V0 is not None:
+        check_tensor("V0", V0, min_rank=1)
+        check_same_kind(cs=cs, V0=V0)
+        check_dim("V0", V0.shape[-1], n_cs, "one strength per CS, n_cs (last dim of cs)")
+        check_real_tensor("V0", V0)
+        shapes["V0"] = V0.shape[:-1]
+    lead = broadcast_lead(**shapes)
+    V = (torch.zeros(*lead, n_cs, dtype=cs.dtype, device=cs.device) if V0 is None
+         else V0.expand(*lead, n_cs).clone())
+    rate = a * beta
+    history = [V]
+    for t in range(T):  # the recurrence: each trial starts from the strengths the last one left
+        x, lam = cs[..., t, :], us[..., t]
+        teach = lam - (x * V).sum(-1) if error else lam  # prediction error, or the US alone
+        V = V + rate * teach[..., None] * x
+        history.append(V)
+    return torch.stack(history, dim=-2)
+
+
+def rescorla_wagner(cs: torch.Tensor, us: torch.Tensor, *, alpha: float | Sequence[float] | torch.Tensor = 0.3,
+                    beta: float = 1.0, V0: torch.Tensor | None = None) -> torch.Tensor:
+    """The Rescorla–Wagner model: ``ΔV_i = α_i β (λ − Σ_j x_j V_j) x_i`` on every trial.
+
+    Learning is driven by the prediction error (the surprise) ``λ − Σ_j x_j V_j``, which all the CSs
+    present share: this is what makes them compete (blocking, overshadowing).
+
+    Args:
+        cs: (..., trials, n_cs) presence (0/1) or intensity ``x`` of each CS on each trial.
+        us: (..., trials) the US magnitude ``λ`` on each trial (0 when the US is absent).
+        alpha: the CS saliences: a float, or one per CS (n_cs,) (a list or a tensor; a tensor may carry
+            leading dims (..., n_cs) or (..., 1) that broadcast, e.g. to sweep α).
+        beta: the learning rate set by the US.
+        V0: (..., n_cs) the strengths before trial 1 (default 0).
+
+    Returns:
+        V: (..., trials + 1, n_cs), ``V[..., 0, :]`` before trial 1 and ``V[..., t, :]`` after trial t.
+
+    Example::
+
+        cs, us, labels = acquisition(20)
+        V = rescorla_wagner(cs, us, alpha=0.3)      # V[-1] ≈ [1.0]
+    """
+    return _conditioning(cs, us, alpha, beta, V0, error=True)
+
+
+def hebbian_conditioning(cs: torch.Tensor, us: torch.Tensor, *,
+                         alpha: float | Sequence[float] | torch.Tensor = 0.3, beta: float = 1.0,
+                         V0: torch.Tensor | None = None) -> torch.Tensor:
+    """A pure "fire together, wire together" rule: ``ΔV_i = α_i β λ x_i`` (no prediction error).
+
+    Each CS grows with its own pairings with the US, whatever the other CSs already predict, so this
+    rule cannot block, does not extinguish (λ = 0 leaves V unchanged) and grows without bound.
+    Same arguments and return as :func:`rescorla_wagner`: cs (..., trials, n_cs), us (..., trials),
+    returns V (..., trials + 1, n_cs).
+    """
+    return _conditioning(cs, us, alpha, beta, V0, error=False)
+
+
+RULES: dict[str, Callable[..., torch.Tensor]] = {
+    "rescorla-wagner": rescorla_wagner, "hebbian": hebbian_conditioning,
+}
+"""The conditioning rules by name, for :func:`simulate`."""
+
+
+def prediction(V: torch.Tensor, cs: torch.Tensor) -> torch.Tensor:
+    """The US each trial predicts before it happens (the conditioned response): ``Σ_j x_j V_j``.
+
+    V: (..., trials + 1, n_cs) from :func:`rescorla_wagner`; cs: (..., trials, n_cs).
+    Returns (..., trials): on trial t, the CSs present times the strengths left by trial t − 1.
+    """
+    check_tensor("V", V, min_rank=2)
+    check_tensor("cs", cs, min_rank=2)
+    check_dim("V", V.shape[-2], cs.shape[-2] + 1, "trials + 1 (one more than dim -2 of cs)")
+    check_dim("V", V.shape[-1], cs.shape[-1], "n_cs (last dim of cs)")
+    return (V[..., :-1, :] * cs.to(V)).sum(-1)
+
+
+# --------------------------------------------------------------------------------------------------
+# Trial designs
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Labels:
+    """What a design's columns and trials mean.
+
+    cs: the name of each CS column; phases: ``(name, first, stop)`` trial ranges (trial t is row t of
+    ``cs``; ``stop`` is excluded); salience: relative saliences to multiply α by (all 1 unless the
+    design says otherwise, as in overshadowing); description: one sentence.
+    """
+
+    cs: tuple[str, ...]
+    phases: tuple[tuple[str, int, int], ...]
+    salience: tuple[float, ...]
+    description: str
+
+    @property
+    def boundaries(self) -> list[int]:
+        """Trial counts at which a new phase begins (for vertical lines on a plot of V)."""
+        return [first for _, first, _ in self.phases[1:]]
+
+
+class Design(NamedTuple):
+    """A trial design: ``cs`` (trials, n_cs), ``us`` (trials,), ``labels``. Unpacks as ``cs, us, labels``."""
+
+    cs: torch.Tensor
+    us: torch.Tensor
+    labels: Labels
+
+
+BELL, LIGHT, BUZZER = "bell (A)", "light (B)", "buzzer (X)"
+
+
+def _build(phases: Sequence[tuple[str, Sequence[tuple[Sequence[float], float]]]], names: Sequence[str],
+           description: str, *, lam: float, dtype: torch.dtype, device, salience: Sequence[float] | None = None
+           ) -> Design:
+    """Assemble a design from phases, each a list of trials ``(cs row, US present 0/1)``."""
+    lam = check_real("lam", lam, low=0.0)
+    if not dtype.is_floating_point:
+        raise TypeError(f"dtype: expected a floating-point dtype, got {dtype}")
+    rows, us, spans, t = [], [], [], 0
+    for name, trials in phases:
+        for x, present in trials:
+            rows.append(list(x))
+            us.append(lam * present)
+        spans.append((name, t, t + len(trials)))
+        t += len(trials)
+    n_cs = len(names)
+    cs = torch.tensor(rows, dtype=dtype).reshape(len(rows), n_cs).to(device)
+    labels = Labels(tuple(names), tuple(spans), tuple(salience or (1.0,) * n_cs), description)
+    return Design(cs, torch.tensor(us, dtype=dtype).to(device), labels)
+
+
+def _n(n_trials: object, name: str = "n_trials", low: int = 1) -> int:
+    return check_int(name, n_trials, low=low)
+
+
+def acquisition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
+                device=None) -> Design:
+    """Acquisition: ``n_trials`` bell → food trials (A+). One CS: ``cs`` (n_trials, 1)."""
+    n = _n(n_trials)
+    return _build([("acquisition A+", [((1,), 1)] * n)], [BELL],
+                  "the bell is always followed by food", lam=lam, dtype=dtype, device=device)
+
+
+def extinction(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
+               device=None) -> Design:
+    """Extinction after acquisition: ``n_trials`` A+ trials, then ``n_trials`` bell-alone trials (A−)."""
+    n = _n(n_trials)
+    return _build([("acquisition A+", [((1,), 1)] * n), ("extinction A−", [((1,), 0)] * n)], [BELL],
+                  "bell → food, then the bell alone", lam=lam, dtype=dtype, device=device)
+
+
+def reacquisition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
+                  device=None) -> Design:
+    """Acquisition (A+), extinction (A−), then reacquisition (A+): ``n_trials`` trials each."""
+    n = _n(n_trials)
+    return _build([("acquisition A+", [((1,), 1)] * n), ("extinction A−", [((1,), 0)] * n),
+                   ("reacquisition A+", [((1,), 1)] * n)], [BELL],
+                  "bell → food, bell alone, bell → food again", lam=lam, dtype=dtype, device=device)
+
+
+def partial_reinforcement(n_trials: int = 60, *, p: float = 0.5, lam: float = 1.0,
+                          batch_shape: Sequence[int] = (), generator: torch.Generator | None = None,
+                          dtype: torch.dtype = torch.float32, device=None) -> Design:
+    """Partial reinforcement: the bell on every trial, food on a random fraction ``p`` of them.
+
+    The food is drawn on the CPU ``generator`` (a fresh one seeded with 0 when None, so the design is
+    reproducible), then moved to ``device``. ``batch_shape`` draws independent animals: ``us`` is
+    (*batch_shape, n_trials) while ``cs`` stays (n_trials, 1) and broadcasts.
+    """
+    n = _n(n_trials)
+    p = check_real("p", p, low=0.0, high=1.0)
+    lam = check_real("lam", lam, low=0.0)
+    if generator is None:
+        generator = torch.Generator().manual_seed(0)
+    elif not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    batch = tuple(check_int(f"batch_shape[{i}]", b, low=1) for i, b in enumerate(batch_shape))
+    fed = (torch.rand(*batch, n, generator=generator, dtype=torch.float64) < p).to(dtype)
+    design = _build([(f"partial reinforcement A± (p = {p:g})", [((1,), 1)] * n)], [BELL],
+                    f"the bell is followed by food on a random {p:.0%} of trials", lam=lam, dtype=dtype,
+                    device=device)
+    return Design(design.cs, (lam * fed).to(device), design.labels)
+
+
+def blocking(n_trials: int = 30, *, n_compound: int | None = None, control: bool = False, lam: float = 1.0,
+             dtype: torch.dtype = torch.float32, device=None) -> Design:
+    """Blocking (Kamin, 1969): bell → food (A+) for ``n_trials``, then bell + light → food (AB+).
+
+    ``n_compound`` compound trials (default ``n_trials``). With ``control=True`` the first phase
+    shows the bell without food (A−), so the bell predicts nothing when the light arrives: the
+    light then learns its share. Two CSs: columns (bell A, light B).
+    """
+    n = _n(n_trials, low=0)
+    m = n if n_compound is None else _n(n_compound, "n_compound")
+    first = ("bell alone A− (control)", [((1, 0), 0)] * n) if control else ("pretraining A+", [((1, 0), 1)] * n)
+    return _build([first, ("compound AB+", [((1, 1), 1)] * m)], [BELL, LIGHT],
+                  ("control: the bell was not paired with food before the compound" if control else
+                   "the bell already predicts the food when the light is added"), lam=lam, dtype=dtype,
+                  device=device)
+
+
+def blocking_control(n_trials: int = 30, **kwargs) -> Design:
+    """The control group of :func:`blocking` (the bell shown without food in phase 1)."""
+    return blocking(n_trials, control=True, **kwargs)
+
+
+def overshadowing(n_trials: int = 30, *, salience: Sequence[float] = (1.0, 0.25), lam: float = 1.0,
+                  dtype: torch.dtype = torch.float32, device=None) -> Design:
+    """Overshadowing (Pavlov, 1927): a loud bell and a dim light always together with food (AB+).
+
+    ``labels.salience`` holds the relative saliences (bell, light): multiply α by them. Rescorla–Wagner
+    then shares λ in proportion to salience, ``V_i → λ α_i / Σ_j α_j``.
+    """
+    n = _n(n_trials)
+    if len(salience) != 2:
+        raise ValueError(f"salience: expected two saliences (bell, light), got {len(salience)}")
+    sal = [check_real(f"salience[{i}]", s, low=0.0, low_open=True) for i, s in enumerate(salience)]
+    return _build([("compound AB+", [((1, 1), 1)] * n)], [BELL, LIGHT],
+                  "a salient bell and a faint light, always together", lam=lam, dtype=dtype, device=device,
+                  salience=sal)
+
+
+def conditioned_inhibition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
+                           device=None) -> Design:
+    """Conditioned inhibition: A+ for ``n_trials``, then ``n_trials`` trials alternating A+ and AX−.
+
+    The buzzer X comes only when the food expected from the bell fails: X becomes an inhibitor,
+    ``V_X → −λ``. Two CSs: columns (bell A, buzzer X).
+    """
+    n = _n(n_trials)
+    mixed = [((1, 0), 1) if t % 2 == 0 else ((1, 1), 0) for t in range(n)]
+    return _build([("acquisition A+", [((1, 0), 1)] * n), ("A+ / AX− alternating", mixed)], [BELL, BUZZER],
+                  "the buzzer announces that the bell's food will not come", lam=lam, dtype=dtype,
+                  device=device)
+
+
+def overexpectation(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
+                    device=None) -> Design:
+    """Overexpectation: A+ and B+ alternating for ``n_trials``, then the compound AB+ for ``n_trials``.
+
+    Together the two trained CSs predict 2λ but get λ: both lose strength although every compound
+    trial is rewarded (``V_A, V_B → λ/2``). Two CSs: columns (bell A, light B).
+    """
+    n = _n(n_trials)
+    alt = [((1, 0), 1) if t % 2 == 0 else ((0, 1), 1) for t in range(n)]
+    return _build([("A+ / B+ alternating", alt), ("compound AB+", [((1, 1), 1)] * n)], [BELL, LIGHT],
+                  "two separately trained signals are then presented together", lam=lam, dtype=dtype,
+                  device=device)
+
+
+DESIGNS: dict[str, Callable[..., Design]] = {
+    "acquisition": acquisition,
+    "extinction": extinction,
+    "reacquisition": reacquisition,
+    "partial reinforcement": partial_reinforcement,
+    "blocking": blocking,
+    "blocking control": blocking_control,
+    "overshadowing": overshadowing,
+    "conditioned inhibition": conditioned_inhibition,
+    "overexpectation": overexpectation,
+}
+"""Every design by a readable name (the widget's drop-down); each takes ``n_trials`` (per phase) and ``lam``."""
+
+
+def simulate(design: str, *, n_trials: int = 30, alpha: float = 0.3, beta: float = 1.0, lam: float = 1.0,
+             rule: str = "rescorla-wagner", dtype: torch.dtype = torch.float32, device=None,
+             **design_kwargs) -> tuple[torch.Tensor, Design]:
+    """Build the named design and run a rule on it, with α scaled by the design's relative saliences.
+
+    Returns ``(V, design)``: V (trials + 1, n_cs) (with the design's leading dims, if any).
+    Example: ``V, (cs, us, labels) = simulate("blocking", alpha=0.3)``.
+    """
+    check_choice("design", design, DESIGNS)
+    check_choice("rule", rule, RULES)
+    alpha = check_real("alpha", alpha, low=0.0)
+    d = DESIGNS[design](n_trials, lam=lam, dtype=dtype, device=device, **design_kwargs)
+    saliences = torch.tensor(d.labels.salience, dtype=dtype, device=d.cs.device)
+    return RULES[rule](d.cs, d.us, alpha=alpha * saliences, beta=beta), d
+
+
+# --------------------------------------------------------------------------------------------------
+# Plots
+# --------------------------------------------------------------------------------------------------
+
+
+CS_COLORS = ("#1f78b4", "#e6ab02", "#7570b3")
+"""One colour per CS column (bell, light/buzzer, ...), the same in every plot of this module."""
+
+
+def plot_strengths(ax, V: torch.Tensor, labels: Labels, *, title: str | None = None, ls: str = "-",
+                   suffix: str = "", phases: bool = True, legend: bool = True) -> None:
+    """Plot V (trials + 1, n_cs) against the trial number, one line per CS, phase changes dotted."""
+    from .plotting import labels as set_labels
+    from .plotting import mark_times
+
+    v = V.detach().cpu()
+    x = torch.arange(v.shape[-2])
+    for i, name in enumerate(labels.cs):
+        ax.plot(x, v[..., i], ls=ls, color=CS_COLORS[i % len(CS_COLORS)], label=f"V {name}{suffix}")
+    if phases and labels.boundaries:
+        mark_times(ax, labels.boundaries)
+    ax.axhline(0.0, color="#999999", lw=0.8)
+    set_labels(ax, title or labels.description, "trial", "associative strength V", legend=legend)
+
+
+def plot_design(ax, cs: torch.Tensor, us: torch.Tensor, labels: Labels, *, title: str | None = None) -> None:
+    """Draw a design as a raster: one row per CS and one for the food, one column per trial."""
+    x = cs.detach().cpu().float()
+    food = us.detach().cpu().float().reshape(-1, us.shape[-1])[0]
+    rows = torch.cat([x.T, (food > 0).float()[None]])
+    ax.imshow(rows.numpy(), aspect="auto", cmap="Greys", vmin=0, vmax=1.5, interpolation="nearest",
+              extent=(0.5, rows.shape[1] + 0.5, rows.shape[0] - 0.5, -0.5))
+    ax.set_yticks(range(rows.shape[0]), [*labels.cs, "food (US)"])
+    ax.grid(False)
+    for _, first, _ in labels.phases[1:]:
+        ax.axvline(first + 0.5, color="#d95f02", lw=1.5)
+    ax.set_xlabel("trial")
+    ax.set_title(title or labels.description)
+
+
+__all__ = [
+    "DESIGNS", "Design", "Labels", "RULES", "acquisition", "blocking", "blocking_control",
+    "conditioned_inhibition", "extinction", "hebbian_conditioning", "overexpectation", "overshadowing",
+    "partial_reinforcement", "plot_design", "plot_strengths", "prediction", "reacquisition",
+    "rescorla_wagner", "simulate",
+]

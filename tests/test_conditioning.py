@@ -1,0 +1,217 @@
+"""Rescorla–Wagner and its Hebbian contrast: the classic phenomena, the equivalence with the delta-rule
+memory, vectorisation, devices, dtypes and bad inputs."""
+
+import pytest
+import torch
+
+from pavlovlab import AssociativeMemory
+from pavlovlab import conditioning as C
+
+
+def _to(design, device, dtype):
+    return design.cs.to(device, dtype), design.us.to(device, dtype)
+
+
+# ---------------------------------------------------------------- the phenomena
+
+
+def test_acquisition_approaches_lambda_as_theory(device, dtype):
+    cs, us, labels = C.acquisition(25, lam=0.8, dtype=dtype, device=device)
+    V = C.rescorla_wagner(cs, us, alpha=0.2, beta=0.5)
+    assert V.shape == (26, 1) and V.device.type == device.type and V.dtype == dtype
+    n = torch.arange(26, dtype=torch.float64)
+    theory = 0.8 * (1 - (1 - 0.2 * 0.5) ** n)
+    torch.testing.assert_close(V[:, 0].cpu().double(), theory, rtol=1e-5, atol=1e-6)
+    assert abs(V[-1, 0].item() - 0.8) < 0.06
+    assert bool((V[1:, 0] > V[:-1, 0]).all())  # monotone increase
+    assert labels.cs == (C.BELL,)
+
+
+def test_extinction_returns_toward_zero(device):
+    cs, us, labels = C.extinction(30, device=device)
+    V = C.rescorla_wagner(cs, us, alpha=0.3)
+    assert V[30, 0].item() > 0.99
+    assert V[-1, 0].item() < 0.01
+    assert bool((V[31:, 0] < V[30:-1, 0]).all())
+    assert labels.boundaries == [30]
+    # the plain Hebbian rule does not extinguish: λ = 0 changes nothing
+    H = C.hebbian_conditioning(cs, us, alpha=0.3)
+    assert H[-1, 0].item() == pytest.approx(H[30, 0].item())
+
+
+def test_reacquisition_and_partial_reinforcement():
+    cs, us, labels = C.reacquisition(20)
+    V = C.rescorla_wagner(cs, us)
+    assert [p[0] for p in labels.phases] == ["acquisition A+", "extinction A−", "reacquisition A+"]
+    assert V[-1, 0].item() > 0.99 and V[40, 0].item() < 0.01
+    g = torch.Generator().manual_seed(1)
+    cs, us, _ = C.partial_reinforcement(200, p=0.3, batch_shape=(500,), generator=g)
+    assert cs.shape == (200, 1) and us.shape == (500, 200)
+    assert set(us.unique().tolist()) <= {0.0, 1.0}
+    V = C.rescorla_wagner(cs, us, alpha=0.1)
+    assert V.shape == (500, 201, 1)
+    assert abs(V[:, 100:, 0].mean().item() - 0.3) < 0.02  # V hovers around p λ
+    # the same seed gives the same design
+    a = C.partial_reinforcement(50, generator=torch.Generator().manual_seed(3)).us
+    b = C.partial_reinforcement(50, generator=torch.Generator().manual_seed(3)).us
+    assert torch.equal(a, b) and torch.equal(C.partial_reinforcement(50).us, C.partial_reinforcement(50).us)
+
+
+def test_blocking_and_its_control(device, dtype):
+    cs, us = _to(C.blocking(30), device, dtype)
+    V_block = C.rescorla_wagner(cs, us, alpha=0.3)
+    cs, us = _to(C.blocking_control(30), device, dtype)
+    V_ctrl = C.rescorla_wagner(cs, us, alpha=0.3)
+    assert V_block[-1, 1].item() < 0.05
+    assert V_ctrl[-1, 1].item() > 0.4
+
+
+def test_hebbian_cannot_block():
+    block, ctrl = C.blocking(30), C.blocking_control(30)
+    H_block = C.hebbian_conditioning(block.cs, block.us, alpha=0.3)
+    H_ctrl = C.hebbian_conditioning(ctrl.cs, ctrl.us, alpha=0.3)
+    assert H_block[-1, 1].item() == pytest.approx(H_ctrl[-1, 1].item())  # the light learns the same
+    assert H_block[-1, 1].item() == pytest.approx(0.3 * 30)  # ΔV = αβλ per pairing
+    assert H_block[-1, 0].item() > 1.0  # and grows without bound
+
+
+def test_overshadowing_splits_by_salience(dtype):
+    V, (cs, us, labels) = C.simulate("overshadowing", n_trials=60, alpha=0.4, salience=(1.0, 0.25), dtype=dtype)
+    a = torch.tensor([0.4, 0.1], dtype=torch.float64)
+    expected = a / a.sum()
+    torch.testing.assert_close(V[-1].double(), expected, rtol=1e-4, atol=1e-4)
+    # ratio holds on every trial (both see the same error)
+    torch.testing.assert_close(V[1:, 0] / V[1:, 1], torch.full((60,), 4.0, dtype=dtype), rtol=1e-4, atol=1e-4)
+    # the bell alone would have reached λ: the light overshadows it
+    V_alone, _ = C.simulate("acquisition", n_trials=60, alpha=0.4)
+    assert V[-1, 0].item() < V_alone[-1, 0].item() - 0.1
+
+
+def test_conditioned_inhibition_and_overexpectation():
+    V, _ = C.simulate("conditioned inhibition", n_trials=80, alpha=0.3)
+    assert V[-1, 0].item() > 0.9 and V[-1, 1].item() < -0.8
+    V, _ = C.simulate("overexpectation", n_trials=40, alpha=0.3)
+    assert V[40, 0].item() > 0.95 and V[40, 1].item() > 0.95
+    torch.testing.assert_close(V[-1], torch.tensor([0.5, 0.5]), rtol=0, atol=1e-3)
+
+
+# ---------------------------------------------------------------- the same thing as the delta-rule memory
+
+
+def _memory_trace(cs, us, rule, lr):
+    mem = AssociativeMemory(cs.shape[-1], 1, rule=rule, lr=lr, batch_shape=cs.shape[:-2], dtype=cs.dtype,
+                            device=cs.device)
+    trace = [mem.S[..., 0, :].clone()]
+    for t in range(cs.shape[-2]):
+        mem.write(cs[..., t, :], us[..., t, None])
+        trace.append(mem.S[..., 0, :].clone())
+    return torch.stack(trace, dim=-2)
+
+
+def test_rescorla_wagner_is_the_delta_rule_memory(device, dtype, gen):
+    tol = 1e-5 if dtype == torch.float32 else 1e-12
+    for design in (C.blocking(10), C.conditioned_inhibition(8), C.overexpectation(7)):
+        cs, us = _to(design, device, dtype)
+        V = C.rescorla_wagner(cs, us, alpha=0.3, beta=0.5)
+        S = _memory_trace(cs, us, "delta", lr=0.3 * 0.5)
+        assert (V - S).abs().max().item() < tol
+    # random intensities and US magnitudes, with batch dims
+    cs = (torch.rand(2, 3, 17, 4, generator=gen, dtype=torch.float64) * 0.8).to(device, dtype)
+    us = torch.rand(2, 3, 17, generator=gen, dtype=torch.float64).to(device, dtype)
+    V = C.rescorla_wagner(cs, us, alpha=0.4)
+    assert (V - _memory_trace(cs, us, "delta", 0.4)).abs().max().item() < tol
+    H = C.hebbian_conditioning(cs, us, alpha=0.4)
+    assert (H - _memory_trace(cs, us, "hebbian", 0.4)).abs().max().item() < tol
+
+
+def test_per_cs_alpha_matches_a_custom_memory_rule(gen):
+    alpha = torch.tensor([0.5, 0.1, 0.3], dtype=torch.float64)
+    cs = (torch.rand(25, 3, generator=gen, dtype=torch.float64) > 0.4).double()
+    us = torch.rand(25, generator=gen, dtype=torch.float64)
+
+    def salient_delta(S, k, v):
+        return alpha * (v - S @ k)[:, None] * k[None, :]
+
+    V = C.rescorla_wagner(cs, us, alpha=alpha, beta=0.7)
+    S = _memory_trace(cs, us, salient_delta, lr=0.7)
+    assert (V - S).abs().max().item() < 1e-12
+
+
+# ---------------------------------------------------------------- shapes, broadcasting, V0, prediction
+
+
+def test_vectorised_over_leading_dims_and_alpha_sweep(gen):
+    cs = (torch.rand(5, 12, 2, generator=gen) > 0.5).float()
+    us = torch.rand(5, 12, generator=gen)
+    V = C.rescorla_wagner(cs, us, alpha=[0.2, 0.4])
+    for b in range(5):
+        torch.testing.assert_close(V[b], C.rescorla_wagner(cs[b], us[b], alpha=[0.2, 0.4]))
+    alphas = torch.tensor([0.1, 0.3, 0.6])[:, None, None]  # (3, 1, 1): broadcast against (5,)
+    W = C.rescorla_wagner(cs, us, alpha=alphas)
+    assert W.shape == (3, 5, 13, 2)
+    torch.testing.assert_close(W[1], C.rescorla_wagner(cs, us, alpha=0.3))
+    # a design without batch dims broadcasts against a batch of US sequences
+    one = C.rescorla_wagner(cs[0], us, alpha=0.3)
+    assert one.shape == (5, 13, 2)
+
+
+def test_v0_zero_trials_and_prediction():
+    cs, us, _ = C.extinction(10)
+    V0 = torch.tensor([1.0])
+    V = C.rescorla_wagner(cs[10:], us[10:], V0=V0)
+    torch.testing.assert_close(V[0], V0)
+    torch.testing.assert_close(V[-1], torch.tensor([0.7 ** 10]))
+    empty = C.rescorla_wagner(torch.zeros(0, 2), torch.zeros(0), V0=torch.tensor([0.1, 0.2]))
+    torch.testing.assert_close(empty, torch.tensor([[0.1, 0.2]]))
+    V = C.rescorla_wagner(cs, us)
+    pred = C.prediction(V, cs)
+    assert pred.shape == (20,)
+    assert pred[0].item() == 0.0 and pred[10].item() == pytest.approx(V[10, 0].item())
+
+
+def test_designs_and_simulate():
+    for name, make in C.DESIGNS.items():
+        cs, us, labels = make(6, lam=2.0, dtype=torch.float64)
+        assert cs.dtype == us.dtype == torch.float64
+        assert cs.shape[-1] == len(labels.cs) == len(labels.salience)
+        assert us.shape[-1] == cs.shape[-2] == labels.phases[-1][2]
+        assert set(us.unique().tolist()) <= {0.0, 2.0}, name
+        V, d = C.simulate(name, n_trials=6, rule="hebbian")
+        assert V.shape[-2:] == (d.cs.shape[0] + 1, d.cs.shape[1])
+    cs, us, labels = C.blocking(5, n_compound=7)
+    assert cs.shape == (12, 2) and labels.boundaries == [5]
+    assert C.blocking(0, n_compound=4).cs.shape == (4, 2)
+
+
+# ---------------------------------------------------------------- bad inputs
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: C.rescorla_wagner([[1.0]], torch.ones(1)), TypeError, "cs: expected a torch.Tensor"),
+    (lambda: C.rescorla_wagner(torch.ones(3), torch.ones(3)), ValueError, "cs: expected a tensor of rank >= 2"),
+    (lambda: C.rescorla_wagner(torch.ones(3, 2, dtype=torch.long), torch.ones(3)), TypeError, "floating-point"),
+    (lambda: C.rescorla_wagner(torch.ones(3, 2), torch.ones(4)), ValueError, "us: expected one US per trial"),
+    (lambda: C.rescorla_wagner(torch.ones(3, 2), torch.ones(3, dtype=torch.float64)), TypeError, "us: expected dtype"),
+    (lambda: C.rescorla_wagner(torch.ones(3, 2), torch.ones(3), alpha=[0.1, 0.2, 0.3]), ValueError,
+     "alpha: expected one salience per CS"),
+    (lambda: C.rescorla_wagner(torch.ones(3, 2), torch.ones(3), alpha=-0.1), ValueError, "alpha: expected a number >= 0"),
+    (lambda: C.rescorla_wagner(torch.ones(3, 2), torch.ones(3), alpha="big"), TypeError, "alpha: expected a real number"),
+    (lambda: C.rescorla_wagner(torch.ones(3, 2), torch.ones(3), beta=float("nan")), ValueError, "beta: expected a finite"),
+    (lambda: C.rescorla_wagner(torch.ones(3, 2), torch.ones(3), V0=torch.zeros(3)), ValueError, "V0: expected one strength per CS"),
+    (lambda: C.rescorla_wagner(torch.ones(4, 3, 2), torch.ones(5, 3)), ValueError, "leading (batch/head) dims must broadcast"),
+    (lambda: C.rescorla_wagner(torch.full((3, 2), float("inf")), torch.ones(3)), ValueError, "cs: expected finite"),
+    (lambda: C.hebbian_conditioning(torch.ones(3, 0), torch.ones(3)), ValueError, "cs: expected at least one CS"),
+    (lambda: C.acquisition(0), ValueError, "n_trials: expected an integer >= 1"),
+    (lambda: C.acquisition(2.5), TypeError, "n_trials: expected an integer"),
+    (lambda: C.partial_reinforcement(10, p=1.5), ValueError, "p: expected a number <= 1.0"),
+    (lambda: C.partial_reinforcement(10, generator=0), TypeError, "generator: expected a torch.Generator"),
+    (lambda: C.overshadowing(10, salience=(1.0,)), ValueError, "salience: expected two saliences"),
+    (lambda: C.blocking(10, lam=-1.0), ValueError, "lam: expected a number >= 0"),
+    (lambda: C.simulate("second-order"), ValueError, "design: expected one of"),
+    (lambda: C.simulate("blocking", rule="oja"), ValueError, "rule: expected one of"),
+    (lambda: C.prediction(torch.zeros(4, 2), torch.zeros(4, 2)), ValueError, "V: expected trials + 1"),
+])
+def test_bad_inputs_are_rejected_clearly(call, error, words):
+    with pytest.raises(error, match=None) as info:
+        call()
+    assert words in str(info.value)
