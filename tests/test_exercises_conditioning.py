@@ -1,0 +1,70 @@
+"""The notebook-01 checkers: a correct answer passes, a wrong one fails, a stub is "not yet implemented",
+and nothing the learner does makes a checker raise."""
+
+import torch
+
+from pavlovlab.conditioning import rescorla_wagner
+from pavlovlab.exercises import conditioning as E
+
+
+def good_update(V, x, lam, alpha=0.3, beta=1.0):
+    return V + alpha * beta * (lam - (x * V).sum()) * x
+
+
+def in_place_update(V, x, lam, alpha=0.3, beta=1.0):
+    V += alpha * beta * (lam - (x * V).sum()) * x
+    return V
+
+
+def hebbian_update(V, x, lam, alpha=0.3, beta=1.0):  # the classic mistake: no prediction error
+    return V + alpha * beta * lam * x
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError("Exercise: to do")
+
+
+def good_blocking(n_pretrain, n_compound, alpha):
+    cs = torch.cat([torch.tensor([[1.0, 0.0]]).repeat(n_pretrain, 1), torch.tensor([[1.0, 1.0]]).repeat(n_compound, 1)])
+    return rescorla_wagner(cs, torch.ones(n_pretrain + n_compound), alpha=alpha)[-1, 1]
+
+
+def test_rw_update_checker(capsys):
+    assert E.check_rw_update(good_update) is True
+    assert "✅" in capsys.readouterr().out
+    assert E.check_rw_update(in_place_update) is True  # copies are passed: in-place is fine
+    capsys.readouterr()
+    assert E.check_rw_update(hebbian_update) is False
+    out = capsys.readouterr().out
+    assert "❌" in out and "Hint" in out
+    assert E.check_rw_update(stub) is False
+    assert "not yet implemented" in capsys.readouterr().out
+
+
+def test_blocking_checker(capsys):
+    assert E.check_blocked_strength(good_blocking) is True
+    assert "✅" in capsys.readouterr().out
+    assert E.check_blocked_strength(lambda n_pre, n_comp, alpha: 0.0) is False  # "blocking is total": no
+    assert "❌" in capsys.readouterr().out
+    assert E.check_blocked_strength(lambda n_pre, n_comp, alpha: float(good_blocking(n_comp, n_pre, alpha))) is False
+    capsys.readouterr()
+    assert E.check_blocked_strength(stub) is False
+    assert "not yet implemented" in capsys.readouterr().out
+
+
+def test_checkers_never_raise(capsys):
+    def broken(*args, **kwargs):
+        return torch.zeros(3, 3) @ torch.zeros(2, 2)
+
+    for bad in (broken, None, 42, lambda *a, **k: "text", lambda *a, **k: None, lambda *a, **k: torch.zeros(7)):
+        assert E.check_rw_update(bad) is False
+        assert E.check_blocked_strength(bad) is False
+    out = capsys.readouterr().out
+    assert "Traceback" not in out and out.count("❌") == 12
+
+
+def test_references_agree_with_hand_computation():
+    V, x = torch.tensor([0.2, -0.1]), torch.tensor([1.0, 1.0])
+    torch.testing.assert_close(E.reference_rw_update(V, x, 1.0, alpha=0.5), torch.tensor([0.65, 0.35]))
+    assert E.reference_blocked_strength(0, 40, 0.3) > 0.49
+    assert E.reference_blocked_strength(40, 10, 0.3) < 0.01
