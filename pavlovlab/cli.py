@@ -1,0 +1,322 @@
+"""The ``pavlovlab`` command: ``doctor``, ``student`` and ``reproduce``.
+
+Each subcommand is a small function taking parsed arguments and returning an exit status, so the
+tests call ``main([...])`` directly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as md
+import io
+import platform
+import re
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+MIN_PYTHON = (3, 11)
+REPO_ROOT = Path(__file__).resolve().parent.parent
+"""The repository root when the package is used from a checkout (editable install, Binder)."""
+
+WIDGETS_LABEXTENSION = ("@jupyter-widgets", "jupyterlab-manager")
+CI_ONLY = frozenset({"playwright", "jupyter-repo2docker"})
+"""Pinned in requirements.txt for the course's own tests only; learners (and Binder) do not need them."""
+
+
+# ----------------------------------------------------------------------------------------- doctor
+@dataclass
+class Check:
+    """One doctor line: OK or FAIL, what was checked, and what was found (or how to fix it)."""
+
+    ok: bool
+    name: str
+    detail: str
+
+    def line(self) -> str:
+        return f"{'OK  ' if self.ok else 'FAIL'}  {self.name:<22} {self.detail}"
+
+
+def requirements_file() -> Path | None:
+    """The course's ``requirements.txt`` next to the package (a checkout), or None if absent."""
+    path = REPO_ROOT / "requirements.txt"
+    return path if path.is_file() else None
+
+
+def parse_pins(text: str) -> dict[str, str]:
+    """``{name: version}`` for every ``name==version`` line of a requirements file (names normalised)."""
+    pins = {}
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        m = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*==\s*([^\s;]+).*", line)
+        if m:
+            pins[normalise(m.group(1))] = m.group(2)
+    return pins
+
+
+def normalise(name: str) -> str:
+    """PEP 503 name normalisation: ``jupyterlab_widgets`` and ``JupyterLab-Widgets`` are one package."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def public_version(version: str) -> str:
+    """A version without its local label: ``2.13.0+cpu`` -> ``2.13.0`` (a CPU wheel satisfies the pin)."""
+    return version.split("+", 1)[0]
+
+
+def installed_version(name: str) -> str | None:
+    """The installed version of distribution ``name``, or None when it is not installed."""
+    try:
+        return md.version(name)
+    except md.PackageNotFoundError:
+        return None
+
+
+def package_lower_bounds() -> dict[str, str]:
+    """``{name: minimum}`` from the installed package's own metadata (used when requirements.txt is absent)."""
+    bounds = {}
+    try:
+        requires = md.requires("pavlovlab") or []
+    except md.PackageNotFoundError:
+        requires = []
+    for req in requires:
+        m = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*>=\s*([^\s,;]+).*", req.strip())
+        if m:
+            bounds[normalise(m.group(1))] = m.group(2)
+    return bounds
+
+
+def _version_tuple(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", public_version(v))[:3])
+
+
+def check_python() -> Check:
+    v = sys.version_info
+    ok = (v.major, v.minor) >= MIN_PYTHON
+    want = ".".join(map(str, MIN_PYTHON))
+    return Check(ok, "python", f"{platform.python_version()} (need >= {want})"
+                 + ("" if ok else f": install Python {want} or newer"))
+
+
+def check_packages() -> list[Check]:
+    """One line per pinned package: the installed version against requirements.txt's pin.
+
+    Without a requirements.txt (the package installed on its own), the package's lower bounds
+    from its metadata are checked instead.
+    """
+    req = requirements_file()
+    checks = []
+    if req is not None:
+        for name, pin in parse_pins(req.read_text(encoding="utf-8")).items():
+            got = installed_version(name)
+            if got is None and name in CI_ONLY:
+                checks.append(Check(True, name, "not installed (only the course's own tests use it)"))
+            elif got is None:
+                checks.append(Check(False, name, f"not installed (pinned {pin}): pip install -r {req}"))
+            elif public_version(got) != public_version(pin):
+                checks.append(Check(False, name, f"{got} installed, {pin} pinned: pip install -r {req}"))
+            else:
+                checks.append(Check(True, name, got))
+        return checks
+    for name, low in package_lower_bounds().items():
+        got = installed_version(name)
+        if got is None:
+            checks.append(Check(False, name, f"not installed (need >= {low})"))
+        elif _version_tuple(got) < _version_tuple(low):
+            checks.append(Check(False, name, f"{got} installed, need >= {low}"))
+        else:
+            checks.append(Check(True, name, f"{got} (>= {low}; no requirements.txt found, lower bounds checked)"))
+    return checks
+
+
+def check_torch() -> Check:
+    try:
+        import torch
+
+        from .device import default_device
+
+        device = default_device()
+        x = torch.ones(4, 4, device=device)
+        ok = float((x @ x).sum()) == 64.0
+        what = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU (enough for this course)"
+        return Check(ok, "torch device", f"{device} - {what}" + ("" if ok else ": a small matmul gave a wrong result"))
+    except Exception as e:  # noqa: BLE001 - doctor reports every problem as a line
+        return Check(False, "torch device", f"{type(e).__name__}: {e}")
+
+
+def labextension_dirs() -> list[Path]:
+    """Folders where JupyterLab looks for prebuilt extensions."""
+    try:
+        from jupyter_core.paths import jupyter_path
+
+        return [Path(p) for p in jupyter_path("labextensions")]
+    except Exception:  # noqa: BLE001
+        return [Path(sys.prefix) / "share" / "jupyter" / "labextensions"]
+
+
+def check_widgets() -> Check:
+    try:
+        import jupyterlab_widgets  # noqa: F401
+    except ImportError:
+        return Check(False, "jupyterlab widgets", "jupyterlab_widgets not installed: sliders will show as text")
+    found = [d for d in labextension_dirs() if (d.joinpath(*WIDGETS_LABEXTENSION) / "package.json").is_file()]
+    if not found:
+        return Check(False, "jupyterlab widgets", "the @jupyter-widgets/jupyterlab-manager extension is missing: "
+                     "pip install --force-reinstall jupyterlab_widgets")
+    return Check(True, "jupyterlab widgets", f"{'/'.join(WIDGETS_LABEXTENSION)} in {found[0]}")
+
+
+def check_matplotlib() -> Check:
+    try:
+        import matplotlib
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(1, 1))
+        fig.add_subplot().plot([0, 1], [0, 1])
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        ok = buf.getvalue()[:4] == b"\x89PNG"
+        return Check(ok, "matplotlib backend", f"{matplotlib.get_backend()} (PNG rendering "
+                     f"{'works' if ok else 'FAILED'}; notebooks use the inline backend)")
+    except Exception as e:  # noqa: BLE001
+        return Check(False, "matplotlib backend", f"{type(e).__name__}: {e}")
+
+
+def course_dir() -> Path:
+    """The course folder of this checkout, or the current folder when the course is not next to the package."""
+    here = REPO_ROOT / "course"
+    return here if here.is_dir() else Path.cwd()
+
+
+def check_write_access(folder: Path | None = None) -> Check:
+    folder = folder or course_dir()
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".pavlovlab-doctor-"):
+            pass
+        return Check(True, "write access", str(folder))
+    except OSError as e:
+        return Check(False, "write access", f"cannot write in {folder} ({e.strerror}): copy the course to a "
+                     "folder of yours, e.g. `pavlovlab student ~/pavlovlab`")
+
+
+def doctor_checks() -> list[Check]:
+    """Every doctor check, in the order printed."""
+    return [check_python(), *check_packages(), check_torch(), check_widgets(), check_matplotlib(),
+            check_write_access()]
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from . import __version__
+
+    print(f"pavlovlab {__version__} on {platform.platform()} (python {sys.executable})")
+    checks = doctor_checks()
+    for c in checks:
+        print(c.line())
+    failed = [c for c in checks if not c.ok]
+    print(f"{len(checks) - len(failed)}/{len(checks)} checks OK" + (": ready for the course." if not failed
+          else f"; {len(failed)} FAIL: fix these first (each line says how)."))
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------------------------------- student
+def cmd_student(args: argparse.Namespace) -> int:
+    from .student import make_student_copies
+
+    src = Path(args.course) if args.course else REPO_ROOT / "course"
+    if not src.is_dir():
+        return _fail(f"student: course folder {str(src)!r} not found; pass --course PATH to the course's notebooks")
+    try:
+        report = make_student_copies(src, args.outdir, force=args.force)
+    except ValueError as e:
+        return _fail(f"student: {e}")
+    out = Path(args.outdir)
+    for p in report.written:
+        print(f"wrote    {p}")
+    for p in report.skipped:
+        print(f"skipped  {p} (already there: kept as is)")
+    print(f"{len(report.written)} file(s) written to {out}", end="")
+    if report.skipped:
+        print(f"; {len(report.skipped)} existing file(s) kept. To replace them with fresh copies (losing the "
+              f"changes in them), run: pavlovlab student {out} --force")
+    else:
+        print(".")
+    return 0
+
+
+# -------------------------------------------------------------------------------------- reproduce
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from . import reproduce
+
+    names = [e.name for e in reproduce.EXPERIMENTS]
+    if args.list:
+        for e in reproduce.EXPERIMENTS:
+            print(f"{e.name:<22} {e.notebook:<28} {e.title}")
+        return 0
+    unknown = [n for n in (args.only or []) if n not in names]
+    if unknown:
+        return _fail(f"reproduce: unknown experiment(s) {', '.join(unknown)}; choose from {', '.join(names)}")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        return _fail(f"reproduce: --out {str(out)!r} is a file, expected a folder")
+    summary = reproduce.run_all(out, quick=args.quick, only=args.only, progress=not args.no_progress)
+    for name, res in summary["experiments"].items():
+        status = res["status"]
+        extra = f" ({res['seconds']:.1f} s)" if "seconds" in res else ""
+        print(f"{status.upper():<8} {name}{extra}" + (f": {res['reason']}" if "reason" in res else ""))
+    print(f"figures and {reproduce.SUMMARY_NAME} in {out}")
+    return 1 if any(r["status"] == "failed" for r in summary["experiments"].values()) else 0
+
+
+# --------------------------------------------------------------------------------------- the parser
+def _fail(message: str) -> int:
+    print(f"pavlovlab {message}", file=sys.stderr)
+    return 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pavlovlab",
+        description="Companion command of the course 'Transformers through the lens of Pavlovian conditioning'.",
+    )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"pavlovlab {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("doctor", help="check that this machine is ready for the course (exit 1 on a FAIL)",
+                       description="Print one OK/FAIL line per check: Python, every pinned package, the torch "
+                       "device, the JupyterLab widgets extension, matplotlib, write access to the course folder. "
+                       "Exit status 1 if any check fails. Paste the output when asking for help.")
+    p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser("student", help="write learner copies of the notebooks (solutions removed)",
+                       description="Write learner copies of every course notebook into OUTDIR: cells tagged "
+                       "'solution' removed, outputs cleared, exercise checkers kept. Existing files are never "
+                       "overwritten unless --force is given.")
+    p.add_argument("outdir", metavar="OUTDIR", help="folder for the copies (created if needed)")
+    p.add_argument("--force", action="store_true", help="replace files that already exist in OUTDIR")
+    p.add_argument("--course", metavar="PATH", help="folder of the course notebooks (default: this checkout's course/)")
+    p.set_defaults(func=cmd_student)
+
+    p = sub.add_parser("reproduce", help="re-run the course's figure experiments and save PNGs + JSON",
+                       description="Re-run each notebook's figure experiments from the package (not from the "
+                       "notebooks), with progress bars, and save one PNG per figure plus a JSON of the headline "
+                       "numbers.")
+    p.add_argument("--out", default="reproduce", metavar="DIR", help="output folder (default: ./reproduce)")
+    p.add_argument("--quick", action="store_true", help="smaller sizes and fewer trials (about a minute on a laptop)")
+    p.add_argument("--only", nargs="+", metavar="NAME", help="run only these experiments (see --list)")
+    p.add_argument("--list", action="store_true", help="list the experiments and exit")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_reproduce)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``pavlovlab`` and ``python -m pavlovlab``; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+__all__ = ["Check", "build_parser", "doctor_checks", "main", "parse_pins"]
