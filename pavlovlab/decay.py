@@ -1,0 +1,237 @@
+"""Forgetting on purpose: decay, its memory horizon, multi-scale heads (RetNet) and gated decay.
+
+A Hebbian memory never forgets: every bell it ever heard still rings in ``S``. Multiplying the
+memory by ``γ < 1`` before each write makes old associations fade::
+
+    S_t = γ S_{t-1} + v_t k_tᵀ     ⇒     an association written ℓ steps ago is read with weight γ^ℓ
+
+so its read-out halves after ``ℓ½ = ln 2 / (−ln γ)`` steps (the half-life, our "memory horizon").
+RetNet (Sun et al. 2023) gives each head its own γ_h = 1 − 2^(−5−h): short and long memories side
+by side. Gated decay makes γ depend on the token, ``S_t = g_t S_{t-1} + v_t k_tᵀ``, so the model
+itself decides when to forget (a context boundary wipes the slate; quiet stretches keep it).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._checks import (broadcast_lead, check_choice, check_dim, check_int, check_real, check_real_tensor,
+                      check_same_kind, check_tensor)
+from .attention import linear_attention
+
+GATED_MODES = ("parallel", "recurrent")
+
+
+def _as_gamma(gamma: float | torch.Tensor, name: str = "gamma", *, high_open: bool = False) -> torch.Tensor:
+    """γ as a float64 CPU-or-device tensor checked to lie in (0, 1] (or (0, 1) when ``high_open``)."""
+    if isinstance(gamma, torch.Tensor):
+        check_tensor(name, gamma, min_rank=0)
+        check_real_tensor(name, gamma, high=1.0)
+        if bool((gamma <= 0).any()):
+            raise ValueError(f"{name}: expected values in (0, 1], got a minimum of {gamma.min().item():.4g}")
+        g = gamma
+    else:
+        g = torch.tensor(check_real(name, gamma, low=0.0, low_open=True, high=1.0), dtype=torch.float64)
+    if high_open and bool((g >= 1).any()):
+        raise ValueError(f"{name}: expected values in (0, 1) (γ = 1 never forgets), got {g.max().item():.4g}")
+    return g
+
+
+def retnet_decays(n_heads: int, *, first: int = 5, device: torch.device | str | None = None,
+                  dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """RetNet's multi-scale decays ``γ_h = 1 − 2^(−first−h)`` for h = 0..n_heads−1 (``first = 5``).
+
+    Returns a tensor (n_heads,): 0.96875, 0.984375, 0.9921875, ... each head remembers twice as long
+    as the one before. >>> retnet_decays(4)
+    """
+    check_int("n_heads", n_heads, low=1)
+    check_int("first", first, low=1)
+    h = torch.arange(n_heads, dtype=torch.float64)
+    return (1.0 - 2.0 ** (-first - h)).to(device=device, dtype=dtype)
+
+
+def half_life(gamma: float | torch.Tensor) -> float | torch.Tensor:
+    """The memory horizon ``ℓ½ = ln 2 / (−ln γ)``: after ℓ½ writes an association is read at half strength.
+
+    gamma: a float or a tensor (...) in (0, 1]; γ = 1 gives ``inf`` (a Hebbian memory never fades).
+    Returns the same kind (float or tensor of the same shape). For γ close to 1, ℓ½ ≈ 0.69 / (1 − γ).
+    """
+    g = _as_gamma(gamma)
+    out = torch.where(g >= 1, math.inf, math.log(2.0) / -torch.log(g.clamp(max=1)))
+    return out if isinstance(gamma, torch.Tensor) else float(out)
+
+
+def effective_window(gamma: float | torch.Tensor) -> float | torch.Tensor:
+    """The total weight ``Σ_ℓ γ^ℓ = 1 / (1 − γ)``: how many recent writes the memory effectively sums.
+
+    gamma: a float or a tensor in (0, 1]; γ = 1 gives ``inf``.
+    """
+    g = _as_gamma(gamma)
+    out = torch.where(g >= 1, math.inf, 1.0 / (1.0 - g))
+    return out if isinstance(gamma, torch.Tensor) else float(out)
+
+
+def retention(gamma: float | torch.Tensor, lags: torch.Tensor) -> torch.Tensor:
+    """Theory: the read-out of an association written ℓ steps back, relative to a fresh one: ``γ^ℓ``.
+
+    gamma: float or tensor (...); lags: (L,) non-negative -> (..., L).
+    """
+    g = _as_gamma(gamma)
+    if not isinstance(lags, torch.Tensor):
+        raise TypeError(f"lags: expected a torch.Tensor of lags (L,), got {type(lags).__name__}")
+    if lags.dim() != 1:
+        raise ValueError(f"lags: expected a tensor of rank 1 (L,), got shape {tuple(lags.shape)}")
+    if bool((lags < 0).any()):
+        raise ValueError(f"lags: expected non-negative lags, got a minimum of {lags.min().item()}")
+    g = g.to(device=lags.device)
+    return g[..., None] ** lags.to(g.dtype if g.is_floating_point() else torch.float64)
+
+
+def unit_vectors(*shape: int, generator: torch.Generator | None = None, device: torch.device | str | None = None,
+                 dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Random directions: Gaussian draws (on the CPU generator, then moved) normalised along the last dim."""
+    x = torch.randn(*shape, generator=generator, dtype=torch.float64)
+    return (x / x.norm(dim=-1, keepdim=True)).to(device=device, dtype=dtype)
+
+
+def recall_vs_lag(gamma: float | torch.Tensor, max_lag: int, *, d_k: int = 64, d_v: int = 64, n_trials: int = 64,
+                  orthogonal: bool = False, chunk_size: int = 64, generator: torch.Generator | None = None,
+                  device: torch.device | str | None = None, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Measured recall of one association as a function of its age, for each decay γ (each head).
+
+    Each trial writes a target pair (k₀, v₀) (unit vectors), then ``max_lag`` distractor pairs, all
+    through ``linear_attention(..., decay=γ)`` with the heads as a leading dim, and queries with k₀
+    at every step. The read-out at lag ℓ, projected on the target value::
+
+        r(ℓ) = v₀ · S_ℓ k₀ = γ^ℓ + Σ_{s=1..ℓ} γ^(ℓ−s) (k₀·k_s)(v_s·v₀)     (mean γ^ℓ, plus crosstalk)
+
+    With ``orthogonal=True`` the distractor keys are orthogonal to k₀, so the crosstalk vanishes.
+    Every head sees the same draws (drawn on the CPU ``generator``, then moved).
+
+    Args:
+        gamma: float or tensor (...,) of decays in (0, 1], e.g. ``retnet_decays(H)``.
+        max_lag: the oldest lag measured; lags are ``0..max_lag``.
+    Returns:
+        r: (..., n_trials, max_lag + 1), the target's read-out strength per trial and lag.
+    """
+    check_int("max_lag", max_lag, low=0)
+    check_int("d_k", d_k, low=2 if orthogonal else 1)
+    check_int("d_v", d_v, low=1)
+    check_int("n_trials", n_trials, low=1)
+    g = _as_gamma(gamma)
+    T = max_lag + 1
+    k = unit_vectors(n_trials, T, d_k, generator=generator, dtype=torch.float64)
+    v = unit_vectors(n_trials, T, d_v, generator=generator, dtype=torch.float64)
+    if orthogonal:  # remove each distractor key's component along k₀, then renormalise
+        k0 = k[:, :1]
+        rest = k[:, 1:] - (k[:, 1:] * k0).sum(-1, keepdim=True) * k0
+        k = torch.cat([k0, rest / rest.norm(dim=-1, keepdim=True)], dim=1)
+    k, v = k.to(device=device, dtype=dtype), v.to(device=device, dtype=dtype)
+    q = k[:, :1].expand(*g.shape, n_trials, T, d_k)                 # heads as leading dims
+    decay = g.to(device=device, dtype=dtype)[..., None].expand(*g.shape, n_trials)
+    o = linear_attention(q, k, v, decay=decay, mode="chunk", chunk_size=chunk_size)   # (..., n_trials, T, d_v)
+    return (o * v[:, :1]).sum(-1)
+
+
+def measured_half_life(strength: torch.Tensor, *, level: float = 0.5) -> torch.Tensor:
+    """The first lag at which a recall curve falls to ``level`` (linear interpolation between lags).
+
+    strength: (..., L) a curve over lags 0..L−1 (e.g. the mean of ``recall_vs_lag`` over trials).
+    Returns (...) lags as floats; ``inf`` where the curve never falls that low.
+    """
+    check_tensor("strength", strength, min_rank=1)
+    level = check_real("level", level)
+    below = strength < level
+    found = below.any(-1)
+    i = below.to(torch.int64).argmax(-1).clamp(min=1)        # first index below the level
+    hi = strength.gather(-1, i[..., None])[..., 0]
+    lo = strength.gather(-1, (i - 1)[..., None])[..., 0]
+    frac = (lo - level) / (lo - hi).clamp(min=torch.finfo(strength.dtype).tiny)
+    lag = (i - 1).to(strength.dtype) + frac
+    lag = torch.where(below[..., 0], torch.zeros_like(lag), lag)
+    return torch.where(found, lag, torch.full_like(lag, math.inf))
+
+
+def gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, *,
+                           mode: str = "parallel", initial_state: torch.Tensor | None = None,
+                           return_state: bool = False):
+    """Linear attention with a data-dependent decay (a forget gate per token)::
+
+        S_t = g_t S_{t-1} + v_t k_tᵀ,      o_t = S_t q_t,      g_t in (0, 1]
+
+    so ``o_t = Σ_{s≤t} (Π_{r=s+1..t} g_r) (q_t·k_s) v_s``. A constant gate g_t = γ is the fixed decay of
+    ``linear_attention(..., decay=γ)``; a gate near 0 at a token wipes the memory there.
+
+    Args:
+        q, k: (..., T, d_k); v: (..., T, d_v); g: (..., T); leading dims broadcast.
+        mode: ``"parallel"`` (cumulative log-gates b_t = Σ_{r≤t} ln g_r give the mask
+            ``D_ts = exp(b_t − b_s)`` for s ≤ t, then ``(QKᵀ ⊙ D) V``) or ``"recurrent"`` (a loop over t).
+        initial_state: S_0 of shape (..., d_v, d_k).
+    Returns:
+        o: (..., T, d_v); with ``return_state``: ``(o, S_T)``.
+    """
+    check_tensor("q", q, min_rank=2)
+    check_tensor("k", k, min_rank=2)
+    check_tensor("v", v, min_rank=2)
+    check_tensor("g", g, min_rank=1)
+    check_same_kind(q=q, k=k, v=v, g=g)
+    check_dim("k", k.shape[-1], q.shape[-1], "key dimension d_k (last dim of q)")
+    T = k.shape[-2]
+    check_dim("q", q.shape[-2], T, "sequence length T (dim -2 of k)")
+    check_dim("v", v.shape[-2], T, "sequence length T (dim -2 of k)")
+    check_dim("g", g.shape[-1], T, "sequence length T (last dim of g)")
+    check_real_tensor("g", g, high=1.0)
+    if bool((g <= 0).any()):
+        raise ValueError(f"g: expected gates in (0, 1], got a minimum of {g.min().item():.4g}")
+    mode = check_choice("mode", mode, GATED_MODES)
+    lead = broadcast_lead(q=q.shape[:-2], k=k.shape[:-2], v=v.shape[:-2], g=g.shape[:-1])
+    d_k, d_v = q.shape[-1], v.shape[-1]
+    q, k, v = (x.expand(*lead, *x.shape[-2:]) for x in (q, k, v))
+    g = g.expand(*lead, T)
+    if initial_state is None:
+        S0 = q.new_zeros(*lead, d_v, d_k)
+    else:
+        check_tensor("initial_state", initial_state, min_rank=2)
+        check_same_kind(q=q, initial_state=initial_state)
+        if tuple(initial_state.shape[-2:]) != (d_v, d_k):
+            raise ValueError(f"initial_state: expected trailing shape {(d_v, d_k)}, got {tuple(initial_state.shape)}")
+        S0 = initial_state.expand(*lead, d_v, d_k)
+    if mode == "recurrent":
+        S, outputs = S0, []
+        for t in range(T):
+            S = g[..., t, None, None] * S + v[..., t, :, None] * k[..., t, None, :]
+            outputs.append((S @ q[..., t, :, None])[..., 0])
+        o = torch.stack(outputs, dim=-2)
+    else:
+        b = torch.cumsum(torch.log(g), dim=-1)                          # (..., T): log of Π_{r≤t} g_r
+        causal = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()
+        D = torch.where(causal, b[..., :, None] - b[..., None, :], float("-inf")).exp()
+        o = ((q @ k.mT) * D) @ v + b.exp()[..., None] * (q @ S0.mT)
+        S = b[..., -1, None, None].exp() * S0 + (v * (b[..., -1:] - b).exp()[..., None]).mT @ k
+    return (o, S) if return_state else o
+
+
+def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int = 64,
+                 generator: torch.Generator | None = None, device: torch.device | str | None = None,
+                 dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Recall of the first association of a sequence under a gate schedule, at every later step.
+
+    Writes a target pair (k₀, v₀) at t = 0 then random distractor pairs, through
+    ``gated_linear_attention`` with gates ``g`` (..., T), and reads with k₀ at every step.
+    Returns r: (..., n_trials, T), the read-out projected on v₀ (theory: ``Π_{r=1..t} g_r``).
+    """
+    check_tensor("g", g, min_rank=1)
+    check_int("n_trials", n_trials, low=1)
+    T = g.shape[-1]
+    k = unit_vectors(n_trials, T, d_k, generator=generator, device=device, dtype=dtype)
+    v = unit_vectors(n_trials, T, d_v, generator=generator, device=device, dtype=dtype)
+    q = k[:, :1].expand(n_trials, T, d_k)
+    gates = g.to(device=device, dtype=dtype)[..., None, :]
+    o = gated_linear_attention(q, k, v, gates)
+    return (o * v[:, :1]).sum(-1)
+
+
+__all__ = ["effective_window", "gated_linear_attention", "gated_recall", "half_life", "measured_half_life",
+           "recall_vs_lag", "retention", "retnet_decays", "unit_vectors"]

@@ -1,0 +1,256 @@
+"""Unlearning one association: "the dog should stop salivating to one bell, but not to the others".
+
+A Hebbian memory ``S = Σ_i r_i v_i k_iᵀ`` holds n bell→food associations (bell i heard r_i times).
+To remove bell ``k*``'s association there are two ideas:
+
+- **subtract its Hebbian trace**, ``S ← S − v* k*ᵀ``: this needs the memory's history (how often the
+  bell was paired, with which food) and still leaves ``S k* = Σ_{i≠*} r_i v_i (k_i·k*)``: what the
+  *other*, similar bells taught generalises to k*;
+- **a targeted delta update** (Rescorla–Wagner / DeltaNet, one step): measure what the memory now
+  predicts for k* and write only the error towards the wanted value,
+  ``S ← S + β (v_new − S k*) k*ᵀ`` with ``β = 1/‖k*‖²``, so that afterwards ``S k* = v_new`` exactly.
+
+Any change to S also moves the read-out of other keys that overlap k*: the **collateral damage**,
+measured on the other associations as the change of their conditioned response ``v_j·S k_j``
+(and of their recall cosine ``cos(S k_j, v_j)``).
+With ``protect=`` keys, the delta update is restricted to the directions orthogonal to them, so their
+read-outs do not move at all.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from ._checks import check_dim, check_int, check_real, check_real_tensor, check_same_kind, check_tensor
+from .decay import unit_vectors
+
+METHODS = ("hebbian", "delta", "delta_protected")
+
+
+def random_associations(n: int, d_k: int, d_v: int, *, batch_shape: tuple[int, ...] = (), overlap: float = 0.0,
+                        generator: torch.Generator | None = None, device: torch.device | str | None = None,
+                        dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+    """n random unit keys (bells) and unit values (foods); keys 0 and 1 share cosine ``overlap``.
+
+    Returns keys (*batch_shape, n, d_k) and values (*batch_shape, n, d_v), drawn on the CPU generator.
+    ``overlap = 0`` leaves key 1 random (cosine ≈ ±1/√d_k with key 0, like every other pair).
+    """
+    check_int("n", n, low=1)
+    check_int("d_k", d_k, low=2)
+    check_int("d_v", d_v, low=1)
+    overlap = check_real("overlap", overlap, low=-1.0, high=1.0)
+    if overlap != 0.0 and n < 2:
+        raise ValueError(f"n: expected at least 2 associations when overlap is set, got {n}")
+    keys = unit_vectors(*batch_shape, n, d_k, generator=generator, dtype=torch.float64)
+    values = unit_vectors(*batch_shape, n, d_v, generator=generator, dtype=torch.float64)
+    if overlap != 0.0:
+        k0, k1 = keys[..., 0, :], keys[..., 1, :]
+        u = k1 - (k1 * k0).sum(-1, keepdim=True) * k0
+        u = u / u.norm(dim=-1, keepdim=True)
+        keys = keys.clone()
+        keys[..., 1, :] = overlap * k0 + (1.0 - overlap ** 2) ** 0.5 * u
+    return keys.to(device=device, dtype=dtype), values.to(device=device, dtype=dtype)
+
+
+def hebbian_memory(keys: torch.Tensor, values: torch.Tensor, repeats: float | torch.Tensor = 1.0) -> torch.Tensor:
+    """The Hebbian memory ``S = Σ_i r_i v_i k_iᵀ`` (pair i written r_i times).
+
+    keys: (..., n, d_k), values: (..., n, d_v), repeats: a number or a tensor broadcasting to (..., n).
+    Returns S: (..., d_v, d_k).
+    """
+    _check_pairs(keys, values)
+    if isinstance(repeats, torch.Tensor):
+        check_real_tensor("repeats", repeats, low=0.0)
+        r = repeats.to(device=keys.device, dtype=keys.dtype)
+    else:
+        r = torch.tensor(check_real("repeats", repeats, low=0.0), device=keys.device, dtype=keys.dtype)
+    return (values * r[..., None]).mT @ keys
+
+
+def _check_pairs(keys: object, values: object) -> None:
+    check_tensor("keys", keys, min_rank=2)
+    check_tensor("values", values, min_rank=2)
+    check_same_kind(keys=keys, values=values)
+    check_dim("values", values.shape[-2], keys.shape[-2], "number of associations n (dim -2 of keys)")
+
+
+def _check_state(S: object, k: object) -> None:
+    check_tensor("S", S, min_rank=2)
+    check_tensor("k", k, min_rank=1)
+    check_same_kind(S=S, k=k)
+    check_dim("k", k.shape[-1], S.shape[-1], "key dimension d_k (last dim of S)")
+    if bool((k.norm(dim=-1) == 0).any()):
+        raise ValueError("k: expected a non-zero key (the bell to unlearn), got a zero vector")
+
+
+def recall_cosine(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """How well each association is recalled: ``cos(S k_i, v_i)``.
+
+    S: (..., d_v, d_k), keys: (..., n, d_k), values: (..., n, d_v) -> (..., n). A zero read-out gives 0.
+    """
+    _check_pairs(keys, values)
+    check_tensor("S", S, min_rank=2)
+    check_dim("keys", keys.shape[-1], S.shape[-1], "key dimension d_k (last dim of S)")
+    check_dim("values", values.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
+    reads = keys @ S.mT
+    return torch.nn.functional.cosine_similarity(reads, values, dim=-1, eps=1e-12)
+
+
+def unlearn_hebbian(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, times: float = 1.0) -> torch.Tensor:
+    """Subtract the association's Hebbian trace: ``S − times · v kᵀ``.
+
+    S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v). Exact only if the pair was written exactly
+    ``times`` times with this very value, and never removes what overlapping keys taught about k.
+    """
+    _check_state(S, k)
+    check_tensor("v", v, min_rank=1)
+    check_same_kind(S=S, v=v)
+    check_dim("v", v.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
+    times = check_real("times", times, low=0.0)
+    return S - times * v[..., :, None] * k[..., None, :]
+
+
+def unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None = None, *, beta: float | None = None,
+                  protect: torch.Tensor | None = None) -> torch.Tensor:
+    """A targeted delta update: ``S + β (v_new − S k) uᵀ`` so that the key ``k`` now reads ``v_new``.
+
+    Without ``protect``: u = k and β = 1/‖k‖² by default, the smallest change of S (in Frobenius
+    norm) after which ``S k = v_new`` exactly. With ``protect`` keys P (..., m, d_k), m < d_k:
+    u is the part of k orthogonal to every protected key, scaled so that ``u·k = 1`` (β = 1), so
+    ``S k = v_new`` and ``S p = S_before p`` for every protected p.
+
+    Args:
+        S: (..., d_v, d_k); k: (..., d_k); v_new: (..., d_v), default zeros ("stop salivating").
+        beta: the step size; default the exact one (1/‖k‖², or 1 with ``protect``). β ∈ (0, 1/‖k‖²)
+            removes only a fraction β‖k‖² of the error.
+    Returns:
+        the new memory, (..., d_v, d_k).
+    """
+    _check_state(S, k)
+    if v_new is None:
+        v_new = S.new_zeros(S.shape[-2])
+    else:
+        check_tensor("v_new", v_new, min_rank=1)
+        check_same_kind(S=S, v_new=v_new)
+        check_dim("v_new", v_new.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
+    error = v_new - (S @ k[..., :, None])[..., 0]                       # what we want − what it predicts
+    if protect is None:
+        u = k / (k * k).sum(-1, keepdim=True)
+    else:
+        check_tensor("protect", protect, min_rank=2)
+        check_same_kind(S=S, protect=protect)
+        check_dim("protect", protect.shape[-1], k.shape[-1], "key dimension d_k (last dim of k)")
+        if protect.shape[-2] >= k.shape[-1]:
+            raise ValueError(f"protect: expected fewer protected keys than d_k = {k.shape[-1]} (else no direction "
+                             f"is left to edit), got {protect.shape[-2]}")
+        gram = protect @ protect.mT                                      # (..., m, m)
+        coef = torch.linalg.solve(gram, (protect @ k[..., :, None]))     # projection of k on span(protect)
+        u = k - (protect.mT @ coef)[..., 0]
+        norm = (u * k).sum(-1, keepdim=True)
+        if bool((norm.abs() < 1e-6 * (k * k).sum(-1, keepdim=True)).any()):
+            raise ValueError("protect: k lies in the span of the protected keys, so it cannot be edited alone")
+        u = u / norm
+    if beta is not None:
+        b = check_real("beta", beta, low=0.0)
+        u = u * (b * (k * k).sum(-1, keepdim=True) if protect is None else b)
+    return S + error[..., :, None] * u[..., None, :]
+
+
+class UnlearningReport(NamedTuple):
+    """What an unlearning step did (each field has the memory's batch shape ``...``; per-association
+    fields end in n)."""
+
+    residual: torch.Tensor
+    """‖S_after k* − v_new‖ / ‖S_before k* − v_new‖: the fraction of the unwanted response left (0 = gone)."""
+    strength_before: torch.Tensor
+    """(..., n) conditioned response ``v_j·S k_j / ‖v_j‖²`` of every association before (1 = full)."""
+    strength_after: torch.Tensor
+    """(..., n) the same after."""
+    cos_before: torch.Tensor
+    """(..., n) recall cosine ``cos(S k_j, v_j)`` before."""
+    cos_after: torch.Tensor
+    """(..., n) recall cosine after."""
+    collateral: torch.Tensor
+    """mean over the other associations of |strength_after − strength_before| (0 = untouched)."""
+    worst: torch.Tensor
+    """max over the other associations of |strength_after − strength_before|."""
+    cos_change: torch.Tensor
+    """mean over the other associations of cos_after − cos_before (negative = recall got worse)."""
+
+
+def recall_strength(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """The conditioned response of each association along its own value: ``v_i·S k_i / ‖v_i‖²``.
+
+    S: (..., d_v, d_k), keys: (..., n, d_k), values: (..., n, d_v) -> (..., n); 1 for a pair written
+    once with unit key and no crosstalk, r for one written r times, 0 when unlearned.
+    """
+    _check_pairs(keys, values)
+    check_tensor("S", S, min_rank=2)
+    check_dim("keys", keys.shape[-1], S.shape[-1], "key dimension d_k (last dim of S)")
+    check_dim("values", values.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
+    return ((keys @ S.mT) * values).sum(-1) / (values * values).sum(-1).clamp(min=torch.finfo(values.dtype).tiny)
+
+
+def unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                      target: int, v_new: torch.Tensor | None = None) -> UnlearningReport:
+    """Measure an unlearning step: the target's residual response and the collateral damage on the others.
+
+    S_before, S_after: (..., d_v, d_k); keys (..., n, d_k), values (..., n, d_v); target: the index of
+    the unlearned association; v_new: (..., d_v) the wanted read-out (default zeros).
+    """
+    _check_pairs(keys, values)
+    n = keys.shape[-2]
+    check_int("target", target, low=0)
+    if target >= n or n < 2:
+        raise ValueError(f"target: expected an index in [0, {n - 1}] with at least one other association, got {target}")
+    check_tensor("S_before", S_before, min_rank=2)
+    check_tensor("S_after", S_after, min_rank=2)
+    check_same_kind(S_before=S_before, S_after=S_after)
+    if S_before.shape[-2:] != S_after.shape[-2:]:
+        raise ValueError(f"S_after: expected the shape of S_before {tuple(S_before.shape)}, got {tuple(S_after.shape)}")
+    k = keys[..., target, :]
+    want = S_before.new_zeros(S_before.shape[-2]) if v_new is None else v_new
+    before = ((S_before @ k[..., :, None])[..., 0] - want).norm(dim=-1)
+    after = ((S_after @ k[..., :, None])[..., 0] - want).norm(dim=-1)
+    residual = after / before.clamp(min=torch.finfo(before.dtype).tiny)
+    sb, sa = recall_strength(S_before, keys, values), recall_strength(S_after, keys, values)
+    cb, ca = recall_cosine(S_before, keys, values), recall_cosine(S_after, keys, values)
+    others = torch.ones(n, dtype=torch.bool, device=keys.device)
+    others[target] = False
+    moved = (sa - sb)[..., others].abs()
+    return UnlearningReport(residual, sb, sa, cb, ca, moved.mean(-1), moved.max(-1).values,
+                            (ca - cb)[..., others].mean(-1))
+
+
+def unlearning_experiment(n: int = 16, d_k: int = 64, d_v: int = 64, *, repeats: float = 1.0, overlap: float = 0.0,
+                          n_trials: int = 256, hebbian_times: float = 1.0, generator: torch.Generator | None = None,
+                          device: torch.device | str | None = None,
+                          dtype: torch.dtype = torch.float32) -> dict[str, UnlearningReport]:
+    """Unlearn association 0 of a Hebbian memory in ``n_trials`` random memories at once, three ways.
+
+    Each memory stores n unit pairs, pair 0 written ``repeats`` times (the others once), keys 0 and 1
+    with cosine ``overlap``. Methods: ``"hebbian"`` subtracts ``hebbian_times`` traces v₀k₀ᵀ;
+    ``"delta"`` is ``unlearn_delta`` towards 0; ``"delta_protected"`` is the same with the other n − 1
+    keys protected. Returns {method: UnlearningReport} with fields of shape (n_trials,) / (n_trials, n).
+    """
+    check_int("n_trials", n_trials, low=1)
+    if n < 2:
+        raise ValueError(f"n: expected at least 2 associations (one to unlearn, others to watch), got {n}")
+    keys, values = random_associations(n, d_k, d_v, batch_shape=(n_trials,), overlap=overlap, generator=generator,
+                                       device=device, dtype=dtype)
+    r = torch.ones(n, dtype=dtype, device=keys.device)
+    r[0] = check_real("repeats", repeats, low=0.0, low_open=True)
+    S = hebbian_memory(keys, values, r)
+    k0, v0 = keys[..., 0, :], values[..., 0, :]
+    after = {
+        "hebbian": unlearn_hebbian(S, k0, v0, times=hebbian_times),
+        "delta": unlearn_delta(S, k0),
+        "delta_protected": unlearn_delta(S, k0, protect=keys[..., 1:, :]),
+    }
+    return {m: unlearning_report(S, S_after, keys, values, 0) for m, S_after in after.items()}
+
+
+__all__ = ["METHODS", "UnlearningReport", "hebbian_memory", "random_associations", "recall_cosine",
+           "recall_strength", "unlearn_delta", "unlearn_hebbian", "unlearning_experiment", "unlearning_report"]

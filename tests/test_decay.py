@@ -1,0 +1,130 @@
+"""Decay and its memory horizon: γ^ℓ retention, half-lives as measured, RetNet heads, gated decay forms."""
+
+import math
+
+import pytest
+import torch
+
+import pavlovlab as pl
+from pavlovlab import decay as D
+from conftest import TOL, rel_rms
+
+
+def test_retnet_decays_values():
+    g = D.retnet_decays(4, dtype=torch.float64)
+    assert torch.equal(g, torch.tensor([1 - 2 ** -5, 1 - 2 ** -6, 1 - 2 ** -7, 1 - 2 ** -8], dtype=torch.float64))
+    assert D.retnet_decays(3, first=2).tolist() == pytest.approx([0.75, 0.875, 0.9375])
+
+
+def test_half_life_and_window():
+    assert D.half_life(0.5) == pytest.approx(1.0)
+    assert D.half_life(2 ** -0.1) == pytest.approx(10.0)
+    assert D.half_life(1.0) == math.inf
+    hl = D.half_life(D.retnet_decays(5, dtype=torch.float64))
+    assert torch.allclose(hl[1:] / hl[:-1], torch.full((4,), 2.0, dtype=torch.float64), rtol=0.01)  # doubles per head
+    assert D.effective_window(0.75) == pytest.approx(4.0)
+    assert torch.isinf(D.effective_window(torch.tensor([1.0, 0.5])))[0]
+    # γ^(ℓ½) = 1/2 exactly
+    g = torch.tensor([0.3, 0.9, 0.999], dtype=torch.float64)
+    assert torch.allclose(g ** D.half_life(g), torch.full((3,), 0.5, dtype=torch.float64))
+
+
+def test_retention_shape():
+    r = D.retention(D.retnet_decays(3), torch.arange(10))
+    assert r.shape == (3, 10) and torch.allclose(r[:, 0], torch.ones(3))
+
+
+def test_readout_shrinks_as_gamma_power_lag_exactly_without_crosstalk(device, dtype):
+    """Orthogonal distractors: the read-out at lag ℓ is γ^ℓ (to rounding) for every head."""
+    gammas = torch.tensor([0.5, 0.8, 0.95])
+    r = D.recall_vs_lag(gammas, 40, d_k=16, d_v=8, n_trials=3, orthogonal=True, chunk_size=7,
+                        generator=torch.Generator().manual_seed(1), device=device, dtype=dtype)
+    assert r.shape == (3, 3, 41) and r.device.type == device.type and r.dtype == dtype
+    theory = D.retention(gammas.to(device=device, dtype=dtype), torch.arange(41, device=device))
+    assert rel_rms(r, theory[:, None, :].expand_as(r)) < 100 * TOL[dtype]
+
+
+def test_measured_half_life_matches_theory_with_random_distractors():
+    """With random keys the crosstalk is noise around γ^ℓ: the mean curve halves at ln 2 / (−ln γ)."""
+    gammas = D.retnet_decays(3)
+    r = D.recall_vs_lag(gammas, 150, d_k=64, d_v=64, n_trials=128, generator=torch.Generator().manual_seed(0))
+    measured = D.measured_half_life(r.mean(-2))
+    theory = D.half_life(gammas)
+    assert torch.allclose(measured, theory, rtol=0.06), (measured, theory)
+    # and the fitted decay rate of the mean read-out is ln γ (log-linear fit over strong lags)
+    lags = torch.arange(151, dtype=torch.float64)
+    mean = r.mean(-2).double()
+    for h in range(3):
+        keep = mean[h] > 0.3
+        slope = torch.linalg.lstsq(torch.stack([lags[keep], torch.ones_like(lags[keep])], 1),
+                                   mean[h, keep].log()[:, None]).solution[0, 0]
+        assert slope.item() == pytest.approx(math.log(gammas[h].item()), rel=0.1)
+
+
+def test_measured_half_life_interpolates_and_flags_never():
+    curve = torch.tensor([[1.0, 0.8, 0.6, 0.4, 0.2], [1.0, 0.9, 0.9, 0.9, 0.9], [0.4, 0.3, 0.2, 0.1, 0.0]])
+    out = D.measured_half_life(curve)
+    assert out[0].item() == pytest.approx(2.5) and math.isinf(out[1].item()) and out[2].item() == 0.0
+
+
+def test_no_decay_never_fades():
+    r = D.recall_vs_lag(1.0, 30, n_trials=4, orthogonal=True, generator=torch.Generator().manual_seed(0))
+    assert torch.allclose(r, torch.ones_like(r), atol=1e-5)
+
+
+@pytest.mark.parametrize("T", [1, 5, 37])
+def test_gated_forms_agree(device, dtype, T):
+    gen = torch.Generator().manual_seed(T)
+    q, k = (torch.randn(2, 3, T, 5, generator=gen, dtype=torch.float64) for _ in range(2))
+    v = torch.randn(1, 3, T, 6, generator=gen, dtype=torch.float64)
+    g = torch.rand(2, 1, T, generator=gen, dtype=torch.float64) * 0.9 + 0.1
+    S0 = torch.randn(6, 5, generator=gen, dtype=torch.float64)
+    q, k, v, g, S0 = (x.to(device=device, dtype=dtype) for x in (q, k, v, g, S0))
+    o_p, S_p = D.gated_linear_attention(q, k, v, g, mode="parallel", initial_state=S0, return_state=True)
+    o_r, S_r = D.gated_linear_attention(q, k, v, g, mode="recurrent", initial_state=S0, return_state=True)
+    assert o_p.shape == (2, 3, T, 6) and S_p.shape == (2, 3, 6, 5)
+    assert rel_rms(o_p, o_r) < TOL[dtype] * 10 and rel_rms(S_p, S_r) < TOL[dtype] * 10
+
+
+def test_constant_gate_is_fixed_decay(dtype):
+    gen = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(4, 50, 8, generator=gen).to(dtype) for _ in range(3))
+    gamma = torch.tensor([0.5, 0.9, 0.99, 1.0], dtype=dtype)
+    o_gate = D.gated_linear_attention(q, k, v, gamma[:, None].expand(4, 50).contiguous())
+    o_fixed = pl.linear_attention(q, k, v, decay=gamma, mode="recurrent")
+    assert rel_rms(o_gate, o_fixed) < TOL[dtype] * 10
+
+
+def test_gate_near_zero_wipes_memory():
+    g = torch.ones(40, dtype=torch.float64)
+    g[20] = 1e-9                                      # a context boundary at t = 20
+    r = D.gated_recall(g, n_trials=32, generator=torch.Generator().manual_seed(0), dtype=torch.float64).mean(0)
+    assert r[:20].min() > 0.8 and r[20:].abs().max() < 0.15
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="gamma"):
+        D.half_life(1.5)
+    with pytest.raises(ValueError, match="gamma"):
+        D.half_life(torch.tensor([0.5, 0.0]))
+    with pytest.raises(TypeError, match="gamma"):
+        D.half_life("0.9")
+    with pytest.raises(ValueError, match="n_heads"):
+        D.retnet_decays(0)
+    with pytest.raises(ValueError, match="max_lag"):
+        D.recall_vs_lag(0.9, -1)
+    with pytest.raises(ValueError, match="lags"):
+        D.retention(0.9, torch.tensor([-1, 2]))
+    q = torch.randn(2, 6, 4)
+    with pytest.raises(ValueError, match="g: expected gates in"):
+        D.gated_linear_attention(q, q, q, torch.zeros(2, 6))
+    with pytest.raises(ValueError, match="g: expected values <= 1"):
+        D.gated_linear_attention(q, q, q, torch.full((2, 6), 1.5))
+    with pytest.raises(ValueError, match="g: expected sequence length"):
+        D.gated_linear_attention(q, q, q, torch.full((2, 5), 0.5))
+    with pytest.raises(ValueError, match="mode"):
+        D.gated_linear_attention(q, q, q, torch.full((2, 6), 0.5), mode="chunk")
+    with pytest.raises(TypeError, match="g"):
+        D.gated_linear_attention(q, q, q, torch.full((2, 6), 0.5, dtype=torch.float64))
+    with pytest.raises(ValueError, match="initial_state"):
+        D.gated_linear_attention(q, q, q, torch.full((2, 6), 0.5), initial_state=torch.zeros(3, 4))
