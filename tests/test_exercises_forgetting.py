@@ -1,0 +1,86 @@
+"""The checkers of notebook 07: right answers pass, wrong ones fail, stubs are greeted kindly, and
+nothing raises."""
+
+import math
+
+import pytest
+import torch
+
+from pavlovlab.exercises import forgetting as ex
+
+
+def stub(*args):
+    raise NotImplementedError("Exercise: write me")
+
+
+def crash(*args):
+    raise ZeroDivisionError("float division by zero")
+
+
+# --- correct answers, written the way a learner would ---------------------------------------------
+
+def half_life_ok(gamma):
+    return math.log(2) / -math.log(gamma)
+
+
+def half_life_torch_ok(gamma):
+    return torch.log(torch.tensor(0.5, dtype=torch.float64)) / torch.log(torch.tensor(gamma, dtype=torch.float64))
+
+
+def unlearn_ok(S, k):
+    error = torch.zeros(S.shape[0], dtype=S.dtype) - S @ k
+    return S + torch.outer(error, k) / (k @ k)
+
+
+# --- typical mistakes -----------------------------------------------------------------------------
+
+def half_life_window(gamma):  # the effective window 1/(1 − γ), not the half-life
+    return 1 / (1 - gamma)
+
+
+def half_life_log10(gamma):  # mixes log bases
+    return math.log10(2) / -math.log(gamma)
+
+
+def unlearn_unnormalised(S, k):  # forgets β = 1/‖k‖²: overshoots for long keys
+    return S - torch.outer(S @ k, k)
+
+
+def unlearn_wipes_everything(S, k):
+    return torch.zeros_like(S)
+
+
+@pytest.mark.parametrize("check,fn", [(ex.check_half_life, half_life_ok), (ex.check_half_life, half_life_torch_ok),
+                                      (ex.check_unlearn, unlearn_ok)])
+def test_correct_passes(check, fn, capsys):
+    assert check(fn) is True
+    assert "✅" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("check,fn", [(ex.check_half_life, half_life_window), (ex.check_half_life, half_life_log10),
+                                      (ex.check_unlearn, unlearn_unnormalised),
+                                      (ex.check_unlearn, unlearn_wipes_everything)])
+def test_wrong_fails_with_hint(check, fn, capsys):
+    assert check(fn) is False
+    out = capsys.readouterr().out
+    assert "❌" in out and "Hint" in out
+
+
+@pytest.mark.parametrize("check", [ex.check_half_life, ex.check_unlearn])
+def test_stub_is_not_yet_implemented(check, capsys):
+    assert check(stub) is False
+    assert "not yet implemented" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("check", [ex.check_half_life, ex.check_unlearn])
+@pytest.mark.parametrize("bad", [crash, None, 3.0])
+def test_nothing_raises(check, bad, capsys):
+    assert check(bad) is False
+    assert "❌" in capsys.readouterr().out
+
+
+def test_references_are_the_package():
+    assert ex.half_life_reference(0.5) == pytest.approx(1.0)
+    S = torch.randn(3, 4, dtype=torch.float64)
+    k = torch.randn(4, dtype=torch.float64)
+    assert torch.allclose(ex.unlearn_reference(S, k) @ k, torch.zeros(3, dtype=torch.float64), atol=1e-12)
