@@ -1,0 +1,184 @@
+"""Concept drift: Hebbian memory cannot forget, the delta and Oja rules stay bounded, the delta rule
+re-learns after each drift, and the delta rule is Rescorla–Wagner (blocking, extinction)."""
+
+import math
+
+import pytest
+import torch
+
+from pavlovlab import AssociativeMemory, delta_rule_attention, linear_attention
+from pavlovlab import drift
+from tests.conftest import TOL, rel_rms
+
+PERIOD, STEPS, N_KEYS = 400, 2400, 8
+RECOVERY = 30
+"""Stated in the notebook: after each drift the delta rule (β = 0.5, 8 orthonormal keys) is back above a
+tracking cosine of 0.95 within 30 steps (each key has then been seen at least 3 times)."""
+
+
+def make(gen, device="cpu", dtype=torch.float32, **kw):
+    args = dict(n_keys=N_KEYS, d_k=16, d_v=16, steps=STEPS, period=PERIOD, batch_shape=(4,), generator=gen,
+                device=device, dtype=dtype)
+    args.update(kw)
+    return drift.redraw_stream(**args)
+
+
+@pytest.fixture(scope="module")
+def tracked():
+    stream = make(torch.Generator().manual_seed(1))
+    return stream, drift.track(stream, ("hebbian", "delta", "oja"), lr=0.5)
+
+
+def test_redraw_stream_shapes_and_meaning(gen, device, dtype):
+    s = make(gen, device, dtype, batch_shape=(2, 3), steps=250, period=100)
+    assert s.keys.shape == (2, 3, 250, 16) and s.values.shape == (2, 3, 250, 16)
+    assert s.targets.shape == (2, 3, 250, 8, 16) and s.probes.shape == (2, 3, 8, 16)
+    assert s.keys.device.type == device.type and s.keys.dtype == dtype and s.steps == 250
+    assert s.drift_times.tolist() == [100, 200]
+    eye = torch.eye(8, dtype=dtype, device=device)
+    assert torch.allclose(s.probes @ s.probes.mT, eye.expand(2, 3, 8, 8), atol=1e-5)   # orthonormal keys
+    # every presented value is the current target of the presented key
+    idx = (s.keys @ s.probes.mT).argmax(-1)
+    chosen = torch.gather(s.targets, -2, idx[..., None, None].expand(2, 3, 250, 1, 16))[..., 0, :]
+    assert torch.equal(chosen, s.values)
+    # each block of n_keys steps shows every key once; values change exactly at the drift times
+    assert bool((idx[..., :8].sort(-1).values == torch.arange(8, device=device)).all())
+    change = (s.targets[..., 1:, :, :] != s.targets[..., :-1, :, :]).any(-1).any(-1)   # (2, 3, 249)
+    assert torch.nonzero(change[0, 0]).flatten().add(1).tolist() == [100, 200]
+
+
+def test_streams_same_numbers_on_every_device(device):
+    a = make(torch.Generator().manual_seed(3), steps=100)
+    b = make(torch.Generator().manual_seed(3), device, steps=100)
+    assert torch.equal(a.values, b.values.cpu()) and torch.equal(a.keys, b.keys.cpu())
+
+
+def test_rotation_stream_turns_steadily(gen):
+    s = drift.rotation_stream(4, 8, 6, steps=300, turn_period=100, batch_shape=(2,), generator=gen, dtype=torch.float64)
+    assert torch.allclose(s.targets.norm(dim=-1), torch.ones(2, 300, 4, dtype=torch.float64))
+    step_cos = (s.targets[:, 1:] * s.targets[:, :-1]).sum(-1)
+    assert torch.allclose(step_cos, torch.full_like(step_cos, math.cos(2 * math.pi / 100)))
+    assert torch.allclose(s.targets[:, 100], s.targets[:, 0]) and s.drift_times.numel() == 0
+
+
+def test_arrival_stream_presents_only_arrived_keys(gen):
+    s = drift.arrival_stream(6, 8, 4, steps=600, every=100, start=2, batch_shape=(3,), generator=gen)
+    assert s.active[0, :, :].sum(-1)[[0, 99, 100, 450, 599]].tolist() == [2, 2, 3, 6, 6]
+    assert s.drift_times.tolist() == [100, 200, 300, 400]
+    idx = (s.keys @ s.probes.mT).argmax(-1)                         # (3, 600)
+    assert bool(torch.gather(s.active, -1, idx[..., None]).all())
+    assert int(idx[:, :100].max()) <= 1 and int(idx.max()) == 5
+
+
+@pytest.mark.parametrize("rule", ["hebbian", "delta", "oja"])
+def test_tracker_equals_the_associative_memory(gen, device, dtype, rule):
+    s = make(gen, device, dtype, steps=120, period=50, batch_shape=(3,))
+    others = [r for r in ("hebbian", "delta", "oja") if r != rule]
+    out = drift.track(s, (*others[:1], rule, *others[1:]), lr=[0.5, 0.3, 0.9])
+    mem = AssociativeMemory(16, 16, rule=rule, lr=0.3, batch_shape=(3,), device=device, dtype=dtype)
+    mem.write(s.keys, s.values)
+    assert rel_rms(out[rule]["S"], mem.S) < 100 * TOL[dtype]
+    # the recorded norm and error are those of that memory
+    assert abs(out[rule]["norm"][..., -1] - torch.linalg.matrix_norm(mem.S)).max() < 1e-3
+    reads = s.probes @ mem.S.mT
+    err = ((reads - s.targets[..., -1, :, :]) ** 2).sum(-1).mean(-1)
+    assert torch.allclose(out[rule]["error"][..., -1], err, rtol=1e-3, atol=1e-5)
+
+
+def test_hebbian_norm_grows_without_bound_while_delta_and_oja_stay_bounded(tracked):
+    _, out = tracked
+    heb, dlt, oja = (out[r]["norm"] for r in ("hebbian", "delta", "oja"))
+    assert bool((heb[:, -1] > 2.5 * heb[:, STEPS // 8]).all())                      # ~√t growth, still going
+    assert bool((heb[:, -1] > 20 * dlt[:, -1]).all())
+    for bounded in (dlt, oja):
+        late, early = bounded[:, STEPS // 2:].max(-1).values, bounded[:, STEPS // 8: STEPS // 2].max(-1).values
+        assert bool((late < 1.3 * early).all()) and bool((bounded.max() < 12).all())
+    assert bool((dlt.max() <= math.sqrt(N_KEYS) + 1e-3))                           # ‖S‖ ≤ ‖V‖_F with unit values
+
+
+def test_delta_recovers_after_each_drift_and_hebbian_does_not(tracked):
+    stream, out = tracked
+    rec_delta = drift.recovery_steps(out["delta"]["cosine"], stream.drift_times)
+    rec_hebb = drift.recovery_steps(out["hebbian"]["cosine"], stream.drift_times)
+    assert rec_delta.shape == (4, STEPS // PERIOD - 1)
+    assert bool((rec_delta <= RECOVERY).all())
+    assert bool(torch.isinf(rec_hebb).all())
+    after = stream.drift_times + RECOVERY
+    assert bool((out["hebbian"]["cosine"][:, after] < 0.6).all())
+    assert bool((out["delta"]["cosine"][:, after] > 0.95).all())
+
+
+def test_recovery_steps_counts_and_reports_never():
+    cos = torch.tensor([[1.0, 0.2, 0.5, 0.96, 0.1, 0.3, 0.2, 0.94]])
+    rec = drift.recovery_steps(cos, torch.tensor([1, 4]), threshold=0.95)
+    assert rec[0, 0].item() == 2 and math.isinf(rec[0, 1].item())
+
+
+def test_delta_rule_attention_forms_agree_with_the_memory(gen, dtype):
+    s = make(gen, dtype=dtype, steps=203, period=70, batch_shape=(2, 3))
+    q = torch.roll(s.keys, 1, dims=-2)
+    mem = AssociativeMemory(16, 16, rule="delta", lr=0.7, batch_shape=(2, 3), dtype=dtype)
+    ref = mem.run(s.keys, s.values, q)
+    for mode in ("recurrent", "chunk"):
+        o, S = delta_rule_attention(q, s.keys, s.values, 0.7, mode=mode, chunk_size=32, return_state=True)
+        assert rel_rms(o, ref) < 100 * TOL[dtype] and rel_rms(S, mem.S) < 100 * TOL[dtype]
+
+
+def _conditioning(rule, phases, lr=0.2):
+    """Run a memory over phases of (cs presence vector, US, trials); returns V = S (n_cs,) after each phase."""
+    mem = AssociativeMemory(3, 1, rule=rule, lr=lr, dtype=torch.float64)
+    out = []
+    for cs, us, trials in phases:
+        k = torch.tensor(cs, dtype=torch.float64).expand(trials, 3)
+        mem.write(k, torch.full((trials, 1), float(us), dtype=torch.float64))
+        out.append(mem.S[0].clone())
+    return out
+
+
+def test_blocking_emerges_in_a_delta_memory_not_in_a_hebbian_one():
+    A, AB, CD = [1, 0, 0], [1, 1, 0], [0, 1, 1]   # slot 0: light A, 1: tone B, 2: control C (compound CD)
+    blocked = _conditioning("delta", [(A, 1, 60), (AB, 1, 30)])[-1]
+    control = _conditioning("delta", [(CD, 1, 30)])[-1]
+    assert blocked[0] > 0.95 and blocked[1] < 0.05 and control[1] > 0.4
+    hebb = _conditioning("hebbian", [(A, 1, 60), (AB, 1, 30)], lr=0.02)[-1]
+    assert hebb[1] > 0.5                                                            # B learns anyway
+
+
+def test_extinction_in_a_delta_memory_not_in_a_hebbian_one():
+    A = [1, 0, 0]
+    acq, ext = _conditioning("delta", [(A, 1, 40), (A, 0, 40)])
+    assert acq[0] > 0.95 and abs(ext[0]) < 0.05
+    hacq, hext = _conditioning("hebbian", [(A, 1, 40), (A, 0, 40)], lr=0.02)
+    assert hext[0] == hacq[0] > 0.5                                                 # writing "no food" adds nothing
+
+
+def test_key_reuse_sum_rule_fails_delta_rule_recalls_latest(gen):
+    k, v, q, latest = drift.key_reuse_task(16, 32, 32, rewrites=4, batch_shape=(5,), generator=gen)
+    assert k.shape == (5, 64, 32) and q.shape == (5, 16, 32) and latest.shape == (5, 16, 32)
+    _, S_sum = linear_attention(k, k, v, return_state=True)
+    _, S_delta = delta_rule_attention(k, k, v, 1.0, return_state=True)
+    cos = lambda S: torch.nn.functional.cosine_similarity(q @ S.mT, latest, dim=-1)  # noqa: E731
+    assert bool((cos(S_delta) > 0.999).all())
+    assert float(cos(S_sum).mean()) < 0.7
+
+
+def test_bad_inputs_name_the_argument(gen):
+    with pytest.raises(ValueError, match="n_keys"):
+        drift.redraw_stream(n_keys=20, d_k=8, generator=gen)
+    with pytest.raises(TypeError, match="period"):
+        drift.redraw_stream(period=2.5)
+    with pytest.raises(ValueError, match="d_v"):
+        drift.rotation_stream(d_v=1)
+    with pytest.raises(ValueError, match="start"):
+        drift.arrival_stream(n_keys=3, start=5)
+    s = make(gen, steps=20, period=10)
+    with pytest.raises(ValueError, match="rules"):
+        drift.track(s, ("hebbian", "sum"))
+    with pytest.raises(ValueError, match="lr"):
+        drift.track(s, ("hebbian", "delta"), lr=[0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="lr"):
+        drift.track(s, ("delta",), lr=-1.0)
+    with pytest.raises(TypeError, match="stream"):
+        drift.track(s.keys)
+    with pytest.raises(TypeError, match="rules"):
+        drift.track(s, "delta")
