@@ -215,3 +215,27 @@ def test_bad_inputs_are_rejected_clearly(call, error, words):
     with pytest.raises(error, match=None) as info:
         call()
     assert words in str(info.value)
+
+
+# ---------------------------------------------------------------- plots
+
+
+def test_plots_draw_every_design():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for name in C.DESIGNS:
+        V, (cs, us, labels) = C.simulate(name, n_trials=5)
+        fig, (ax0, ax1) = plt.subplots(1, 2)
+        C.plot_strengths(ax0, V, labels, marker="o")
+        C.plot_design(ax1, cs, us, labels)
+        assert len(ax0.get_lines()) >= len(labels.cs)
+        assert [t.get_text() for t in ax1.get_yticklabels()] == [*labels.cs, "food (US)"]
+        plt.close(fig)
+    fig, ax = plt.subplots()
+    cs, us, labels = C.partial_reinforcement(8, batch_shape=(3,))  # a batch of animals: the first is drawn
+    C.plot_design(ax, cs, us, labels)
+    image = ax.get_images()[0].get_array()
+    assert image.shape == (2, 8, 3)
+    plt.close(fig)
