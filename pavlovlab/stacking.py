@@ -1,0 +1,265 @@
+"""Stacked conditioning circuits: depth accumulates retrieval errors, width (heads) suppresses them.
+
+The tower of cards. Layer ℓ of a stack stores n associations ``item i → item π_ℓ(i)`` (a random
+permutation of n items: bell → food, food → saliva, ...). A chain starts at an item and hops once per
+layer: layer ℓ's read-out, cleaned up to the nearest stored item, is layer ℓ+1's query.
+
+Each layer has H heads; head h is a Hebbian memory with its *own* random unit key codes ``K_h`` (n, d_k)
+and value codes ``V_h`` (n, d_v) for the items (like the independent W_K, W_V of real heads)::
+
+    S_h = Σ_i V_h[π(i)] K_h[i]ᵀ,     r_h = S_h K_h[x],     s_h[m] = V_h[m] · r_h  (cleanup scores)
+
+``s_h[π(x)] = 1 + noise`` and ``s_h[m] = noise`` for the other items: the noise is the crosstalk of the
+other n − 1 pairs (notebooks 02 and 04). Heads are combined by
+
+- ``"average"``: average the H score vectors, then clean up (argmax): the read-outs are averaged
+  before the cleanup, so H independent crosstalks average down (variance / H);
+- ``"vote"``: each head cleans up on its own and the item with most votes wins (ties go to the
+  larger average score).
+
+Theory (derived in notebook 05, see :func:`hop_error_theory`). The read-out of one head is
+``r = v_j + g_m v_m + c``: the right value, each competitor m weighted by its key overlap g_m, and the
+crosstalk c of the other pairs, whose components have variance ``σ² = (n−1)/(d_k d_v)`` (notebook 04).
+The right item loses to m when ``D_m = (v_j − v_m)·r < 0``; this gives the single-head error
+p(n, d_k). A chain of L hops is right only if every hop is: ``1 − (1 − p)^L ≈ L·p`` — linear in depth.
+Averaging H heads divides σ² by H, so ``log p`` falls about linearly in H — exponential in width.
+The paper's bound (arXiv:2508.08289) has the same shape: by Chebyshev one head fails with probability
+at most about the crosstalk variance ``(n−1)/d_k``, a hop only when all H heads fail, so
+``r* ≲ L·(n/d_k)^H``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from ._checks import check_choice, check_int
+
+COMBINE = ("average", "vote")
+THEORY_RULES = ("average", "all_fail")
+
+
+class StackResult(NamedTuple):
+    """What :func:`chain_error` measures.
+
+    error: end-to-end error rate after all L layers (fraction of chains whose last item is wrong).
+    error_by_depth: (L,) tensor, the error rate after layers 1..L (so one deep run gives error vs depth).
+    head_error: fraction of single-head decisions (argmax of one head's scores) that miss the right next
+        item of the chain's current input, over all layers and heads: the measured per-head error.
+    hop_error: fraction of combined decisions that miss the right next item of their input: the
+        measured per-hop error of the combined heads.
+    chains: number of chains measured.
+    """
+
+    error: float
+    error_by_depth: torch.Tensor
+    head_error: float
+    hop_error: float
+    chains: int
+
+
+def _int(name: str, value: object) -> int:
+    """A positive integer; NumPy integers (e.g. from ``np.arange``) are accepted."""
+    return check_int(name, int(value) if isinstance(value, np.integer) else value, low=1)
+
+
+def _unit(shape: Sequence[int], generator: torch.Generator | None, dtype: torch.dtype) -> torch.Tensor:
+    z = torch.randn(*shape, generator=generator, dtype=dtype)
+    return z / z.norm(dim=-1, keepdim=True)
+
+
+def chain_error(L: int, H: int, n: int, d_k: int, *, d_v: int | None = None, combine: str = "average",
+                trials: int = 200, generator: torch.Generator | None = None, device: torch.device | str | None = None,
+                dtype: torch.dtype = torch.float32) -> StackResult:
+    """Measure the end-to-end error of L stacked layers of H Hebbian heads, over many chains at once.
+
+    ``trials`` independent stacks are drawn (fresh permutations and codes), and in each one n chains
+    start, one from every item, so ``trials · n`` chains run together (vectorised over trials, chains
+    and heads; the loop is over the L layers only). Codes are drawn on the CPU with ``generator`` and
+    moved to ``device``.
+
+    Args:
+        L: depth (hops). H: heads per layer. n: associations stored per head. d_k, d_v: key and value
+            dimensions of each head (``d_v`` defaults to ``d_k``).
+        combine: ``"average"`` (average the heads' cleanup scores, then argmax) or ``"vote"``.
+
+    Returns:
+        :class:`StackResult` (error, error_by_depth (L,), head_error, hop_error, chains).
+
+    >>> chain_error(4, 2, 16, 32, generator=torch.Generator().manual_seed(0)).error
+    """
+    L, H, n, d_k, trials = (_int(name, value) for name, value in
+                            (("L", L), ("H", H), ("n", n), ("d_k", d_k), ("trials", trials)))
+    d_v = d_k if d_v is None else _int("d_v", d_v)
+    if n < 2:
+        raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
+    combine = check_choice("combine", combine, COMBINE)
+    if not dtype.is_floating_point:
+        raise TypeError(f"dtype: expected a floating-point dtype, got {dtype}")
+    T = trials
+    current = torch.arange(n).expand(T, n).to(device)                   # true = decoded item of each chain
+    truth = current.clone()
+    wrong_by_depth, head_wrong, hop_wrong = [], 0.0, 0.0
+    for _ in range(L):  # the hops are sequential; everything else is batched
+        perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)          # π: (T, n)
+        K = _unit((T, H, n, d_k), generator, dtype).to(device)
+        V = _unit((T, H, n, d_v), generator, dtype).to(device)
+        overlaps = K @ K.gather(2, current[:, None, :, None].expand(T, H, n, d_k)).mT    # (T, H, i, chain): K[i]·K[x]
+        Vpi = V.gather(2, perm[:, None, :, None].expand(T, H, n, d_v))                   # V[π(i)] in row i
+        scores = V @ (Vpi.mT @ overlaps)                                                 # (T, H, m, chain)
+        target = perm.gather(1, current)                                                 # right next item: (T, chains)
+        head_pick = scores.argmax(dim=2)                                                 # (T, H, chains)
+        head_wrong += (head_pick != target[:, None]).double().mean().item()
+        mean = scores.mean(dim=1)                                                        # (T, m, chain)
+        if combine == "average":
+            pick = mean.argmax(dim=1)
+        else:
+            votes = torch.nn.functional.one_hot(head_pick, n).sum(dim=1).to(dtype)       # (T, chain, m)
+            tie_break = mean.mT / (2 * mean.abs().amax(dim=1, keepdim=True).mT + 1.0)    # |·| < 1/2
+            pick = (votes + tie_break).argmax(dim=-1)
+        hop_wrong += (pick != target).double().mean().item()
+        current, truth = pick, perm.gather(1, truth)
+        wrong_by_depth.append((current != truth).double().mean())
+    by_depth = torch.stack(wrong_by_depth).cpu()
+    return StackResult(float(by_depth[-1]), by_depth, head_wrong / L, hop_wrong / L, T * n)
+
+
+def _as_array(x) -> np.ndarray:
+    return np.asarray(x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
+
+
+def _out(values: np.ndarray, *inputs) -> float | np.ndarray:
+    return float(values) if all(np.ndim(_as_array(x)) == 0 for x in inputs) else values
+
+
+def crosstalk_variance(n, d_k, d_v=None, H=1) -> float | np.ndarray:
+    """Variance of each component of the crosstalk in one head's read-out, ``(n−1)/(d_k·d_v)``, ÷ H when
+    H heads are averaged (notebook 04's ``(n−1)/d_k`` for unit-variance values, here per unit-norm value)."""
+    n, d_k, H = _as_array(n), _as_array(d_k), _as_array(H)
+    d_v = d_k if d_v is None else _as_array(d_v)
+    return _out((n - 1) / (d_k * d_v * H), n, d_k, H)
+
+
+def _overlap_nodes(m: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray]:
+    """Quadrature nodes and weights (..., points) for the overlap t = u·w of two random unit vectors
+    in m dimensions: density ∝ (1 − t²)^((m−3)/2), mean 0, variance 1/m."""
+    x, w = np.polynomial.legendre.leggauss(points)
+    half = np.minimum(1.0, 8.0 / np.sqrt(m))[..., None]
+    t = x * half
+    ww = w * np.clip(1 - t ** 2, 0.0, None) ** ((m[..., None] - 3) / 2)
+    return t, ww / ww.sum(-1, keepdims=True)
+
+
+def hop_error_theory(n, d_k, d_v=None, H=1, *, points: int = 32) -> float | np.ndarray:
+    """Predicted error of one hop: the right item loses to one of the n − 1 others after cleanup.
+
+    For competitor m of the right item j (value overlap ``t = v_j·v_m``, key overlap ``g = k_m·k_x``,
+    crosstalk ``c`` of the other pairs, each component of variance ``σ² =`` :func:`crosstalk_variance`)::
+
+        D_m = (v_j − v_m)·r = (1 − t)(1 − g + A) − √(1 − t²) X_m,      A = v_j·c,  A, X_m ~ N(0, σ²)
+
+    so ``P(D_m < 0 | A) = E_{t,g} Φ(−√((1−t)/(1+t)) (1 − g + A)/σ)`` and, with A shared by all
+    competitors and the X_m independent, ``p = 1 − E_A[(1 − P(D_m < 0 | A))^(n−1)]``. t and g follow the
+    exact overlap law of unit vectors; A and X are treated as Gaussian (sums of many crosstalk terms).
+    H averaged heads are approximated as one head with overlaps in H·d dimensions and variances ÷ H
+    (good for H ≲ 3; it underestimates the tiny errors of wider layers). With ``H = 1`` this is the
+    single-head error p(n, d_k). Needs d_k, d_v ≥ 4. Arguments broadcast; a float for scalar inputs.
+    """
+    n_, dk = _as_array(n), _as_array(d_k)
+    dv = dk if d_v is None else _as_array(d_v)
+    H_ = _as_array(H)
+    if np.any(dk < 4) or np.any(dv < 4):
+        raise ValueError(f"d_k, d_v: expected dimensions >= 4 for the theory, got d_k={d_k}, d_v={d_v}")
+    if np.any(n_ < 2) or np.any(H_ < 1):
+        raise ValueError(f"n, H: expected n >= 2 and H >= 1, got n={n}, H={H}")
+    n_, dk, dv, H_ = np.broadcast_arrays(n_, dk, dv, H_)
+    sigma_a = np.sqrt((n_ - 1) / (dk * dv * H_))[..., None, None, None]        # A = v_j·c
+    sigma_x = np.sqrt(np.maximum(n_ - 2, 1e-3) / (dk * dv * H_))[..., None, None, None]
+    t, wt = _overlap_nodes(H_ * dv, points)                                    # (..., P)
+    g, wg = _overlap_nodes(H_ * dk, points)
+    xa, wa = np.polynomial.hermite_e.hermegauss(points)                        # A nodes: (P,)
+    wa = wa / wa.sum()
+    A = sigma_a * xa[:, None, None]                                            # (..., P_A, 1, 1)
+    slope = np.sqrt((1 - t) / (1 + t))[..., None, :, None]                     # (..., 1, P_t, 1)
+    z = -slope * (1 - g[..., None, None, :] + A) / sigma_x
+    miss = (torch.special.ndtr(torch.as_tensor(z)).numpy()
+            * wt[..., None, :, None] * wg[..., None, None, :]).sum((-1, -2))    # (..., P_A)
+    p = 1 - (wa * (1 - miss) ** (n_[..., None] - 1)).sum(-1)
+    return _out(np.clip(p, 0.0, 1.0), n, d_k, H)
+
+
+def stack_error_theory(L, H, n, d_k, d_v=None, *, rule: str = "average", p_head=None) -> float | np.ndarray:
+    """Predicted end-to-end error of L hops with H heads per layer: ``1 − (1 − p_hop)^L ≈ L·p_hop``.
+
+    rule ``"average"``: ``p_hop = hop_error_theory(n, d_k, d_v, H)`` (averaged heads);
+    rule ``"all_fail"``: ``p_hop = p^H`` with ``p`` the single-head error (``p_head`` if given, else
+    ``hop_error_theory(n, d_k, d_v)``): a hop fails only when every head fails, the paper's form
+    ``L · p^H``. Arguments broadcast.
+    """
+    rule = check_choice("rule", rule, THEORY_RULES)
+    L, H = _as_array(L), _as_array(H)
+    if rule == "average":
+        p_hop = _as_array(hop_error_theory(n, d_k, d_v, H))
+    else:
+        p = _as_array(hop_error_theory(n, d_k, d_v) if p_head is None else p_head)
+        p_hop = p ** H
+    return _out(1 - (1 - p_hop) ** L, L, H, n, d_k)
+
+
+def paper_bound(L, H, n, d_k) -> float | np.ndarray:
+    """The paper's scaling ``r* ≲ L · ((n−1)/d_k)^H`` (Chebyshev: a head fails with probability at most
+    the crosstalk variance (n−1)/d_k; a hop fails when all H heads do; L hops add up), capped at 1."""
+    L, H, n, d_k = (_as_array(x) for x in (L, H, n, d_k))
+    return _out(np.minimum(1.0, L * ((n - 1) / d_k) ** H), L, H, n, d_k)
+
+
+def fit_exponent(x, y) -> float:
+    """Slope of the least-squares line through ``(log x, log y)``: y ∝ x^slope (zero y values are dropped)."""
+    x, y = _as_array(x), _as_array(y)
+    keep = (x > 0) & (y > 0)
+    if keep.sum() < 2:
+        raise ValueError(f"y: expected at least two positive values to fit, got {int(keep.sum())}")
+    return float(np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)[0])
+
+
+def fit_log_slope(x, y) -> tuple[float, float]:
+    """Fit ``log y = a + b·x``; returns ``(b, r²)`` (zero y values are dropped). Exponential decay in x has b < 0."""
+    x, y = _as_array(x), _as_array(y)
+    keep = y > 0
+    if keep.sum() < 2:
+        raise ValueError(f"y: expected at least two positive values to fit, got {int(keep.sum())}")
+    lx, ly = x[keep], np.log(y[keep])
+    b, a = np.polyfit(lx, ly, 1)
+    resid = ly - (a + b * lx)
+    total = ((ly - ly.mean()) ** 2).sum()
+    return float(b), float(1 - (resid ** 2).sum() / total) if total > 0 else 1.0
+
+
+def budget_shapes(budget: int) -> list[tuple[int, int]]:
+    """All (L, H) with ``L · H = budget`` (the same number of heads, hence of parameters), shallow first."""
+    budget = _int("budget", budget)
+    return [(L, budget // L) for L in range(1, budget + 1) if budget % L == 0]
+
+
+def fixed_budget(budget: int, n: int, d_k: int, *, d_v: int | None = None, combine: str = "average",
+                 trials: int = 100, generator: torch.Generator | None = None,
+                 device: torch.device | str | None = None) -> list[dict[str, float]]:
+    """Compare every stack with ``L · H = budget`` heads (equal parameters: each head is one d_v × d_k memory).
+
+    Returns one row per (L, H), shallow first: ``{"L", "H", "measured", "theory"}`` (theory for the
+    averaging rule; for ``"vote"`` the ``"all_fail"`` form ``1 − (1 − p^H)^L``).
+    """
+    rows = []
+    for L, H in budget_shapes(budget):  # a handful of shapes; each run is vectorised
+        r = chain_error(L, H, n, d_k, d_v=d_v, combine=combine, trials=trials, generator=generator, device=device)
+        th = stack_error_theory(L, H, n, d_k, d_v, rule="average" if combine == "average" else "all_fail")
+        rows.append({"L": L, "H": H, "measured": r.error, "theory": float(th)})
+    return rows
+
+
+__all__ = ["COMBINE", "StackResult", "budget_shapes", "chain_error", "fit_exponent", "fit_log_slope",
+           "fixed_budget", "hop_error_theory", "crosstalk_variance", "paper_bound", "stack_error_theory"]
