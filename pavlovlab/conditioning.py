@@ -20,12 +20,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
 from ._checks import (broadcast_lead, check_choice, check_dim, check_int, check_real, check_real_tensor,
                       check_same_kind, check_tensor)
+
+Device = torch.device | str | None
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 # --------------------------------------------------------------------------------------------------
 # The learning rules
@@ -180,7 +185,7 @@ BELL, LIGHT, BUZZER = "bell (A)", "light (B)", "buzzer (X)"
 
 
 def _build(phases: Sequence[tuple[str, Sequence[tuple[Sequence[float], float]]]], names: Sequence[str],
-           description: str, *, lam: float, dtype: torch.dtype, device, salience: Sequence[float] | None = None
+           description: str, *, lam: float, dtype: torch.dtype, device: Device, salience: Sequence[float] | None = None
            ) -> Design:
     """Assemble a design from phases, each a list of trials ``(cs row, US present 0/1)``."""
     lam = check_real("lam", lam, low=0.0)
@@ -204,7 +209,7 @@ def _n(n_trials: object, name: str = "n_trials", low: int = 1) -> int:
 
 
 def acquisition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
-                device=None) -> Design:
+                device: Device = None) -> Design:
     """Acquisition: ``n_trials`` bell → food trials (A+). One CS: ``cs`` (n_trials, 1)."""
     n = _n(n_trials)
     return _build([("acquisition A+", [((1,), 1)] * n)], [BELL],
@@ -212,7 +217,7 @@ def acquisition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = to
 
 
 def extinction(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
-               device=None) -> Design:
+               device: Device = None) -> Design:
     """Extinction after acquisition: ``n_trials`` A+ trials, then ``n_trials`` bell-alone trials (A−)."""
     n = _n(n_trials)
     return _build([("acquisition A+", [((1,), 1)] * n), ("extinction A−", [((1,), 0)] * n)], [BELL],
@@ -220,7 +225,7 @@ def extinction(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = tor
 
 
 def reacquisition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
-                  device=None) -> Design:
+                  device: Device = None) -> Design:
     """Acquisition (A+), extinction (A−), then reacquisition (A+): ``n_trials`` trials each."""
     n = _n(n_trials)
     return _build([("acquisition A+", [((1,), 1)] * n), ("extinction A−", [((1,), 0)] * n),
@@ -230,7 +235,7 @@ def reacquisition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = 
 
 def partial_reinforcement(n_trials: int = 60, *, p: float = 0.5, lam: float = 1.0,
                           batch_shape: Sequence[int] = (), generator: torch.Generator | None = None,
-                          dtype: torch.dtype = torch.float32, device=None) -> Design:
+                          dtype: torch.dtype = torch.float32, device: Device = None) -> Design:
     """Partial reinforcement: the bell on every trial, food on a random fraction ``p`` of them.
 
     The food is drawn on the CPU ``generator`` (a fresh one seeded with 0 when None, so the design is
@@ -253,7 +258,7 @@ def partial_reinforcement(n_trials: int = 60, *, p: float = 0.5, lam: float = 1.
 
 
 def blocking(n_trials: int = 30, *, n_compound: int | None = None, control: bool = False, lam: float = 1.0,
-             dtype: torch.dtype = torch.float32, device=None) -> Design:
+             dtype: torch.dtype = torch.float32, device: Device = None) -> Design:
     """Blocking (Kamin, 1969): bell → food (A+) for ``n_trials``, then bell + light → food (AB+).
 
     ``n_compound`` compound trials (default ``n_trials``). With ``control=True`` the first phase
@@ -275,7 +280,7 @@ def blocking_control(n_trials: int = 30, **kwargs) -> Design:
 
 
 def overshadowing(n_trials: int = 30, *, salience: Sequence[float] = (1.0, 0.25), lam: float = 1.0,
-                  dtype: torch.dtype = torch.float32, device=None) -> Design:
+                  dtype: torch.dtype = torch.float32, device: Device = None) -> Design:
     """Overshadowing (Pavlov, 1927): a loud bell and a dim light always together with food (AB+).
 
     ``labels.salience`` holds the relative saliences (bell, light): multiply α by them. Rescorla–Wagner
@@ -291,7 +296,7 @@ def overshadowing(n_trials: int = 30, *, salience: Sequence[float] = (1.0, 0.25)
 
 
 def conditioned_inhibition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
-                           device=None) -> Design:
+                           device: Device = None) -> Design:
     """Conditioned inhibition: A+ for ``n_trials``, then ``n_trials`` trials alternating A+ and AX−.
 
     The buzzer X comes only when the food expected from the bell fails: X becomes an inhibitor,
@@ -305,7 +310,7 @@ def conditioned_inhibition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch
 
 
 def overexpectation(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
-                    device=None) -> Design:
+                    device: Device = None) -> Design:
     """Overexpectation: A+ and B+ alternating for ``n_trials``, then the compound AB+ for ``n_trials``.
 
     Together the two trained CSs predict 2λ but get λ: both lose strength although every compound
@@ -333,7 +338,7 @@ DESIGNS: dict[str, Callable[..., Design]] = {
 
 
 def simulate(design: str, *, n_trials: int = 30, alpha: float = 0.3, beta: float = 1.0, lam: float = 1.0,
-             rule: str = "rescorla-wagner", dtype: torch.dtype = torch.float32, device=None,
+             rule: str = "rescorla-wagner", dtype: torch.dtype = torch.float32, device: Device = None,
              **design_kwargs) -> tuple[torch.Tensor, Design]:
     """Build the named design and run a rule on it, with α scaled by the design's relative saliences.
 
@@ -359,7 +364,7 @@ US_COLOR = "#33a02c"
 """The colour of the food (US) row in :func:`plot_design`."""
 
 
-def plot_strengths(ax, V: torch.Tensor, labels: Labels, *, title: str | None = None, ls: str = "-",
+def plot_strengths(ax: Axes, V: torch.Tensor, labels: Labels, *, title: str | None = None, ls: str = "-",
                    suffix: str = "", marker: str | None = None, phases: bool = True, legend: bool = True) -> None:
     """Plot V (trials + 1, n_cs) against the trial number, one line per CS, phase changes dotted."""
     from .plotting import labels as set_labels
@@ -376,7 +381,7 @@ def plot_strengths(ax, V: torch.Tensor, labels: Labels, *, title: str | None = N
     set_labels(ax, title or labels.description, "trial", "associative strength V", legend=legend)
 
 
-def plot_design(ax, cs: torch.Tensor, us: torch.Tensor, labels: Labels, *, title: str | None = None,
+def plot_design(ax: Axes, cs: torch.Tensor, us: torch.Tensor, labels: Labels, *, title: str | None = None,
                 xlabel: bool = True) -> None:
     """Draw a design as a table of coloured cells: one row per CS and one for the food, one column per trial.
 

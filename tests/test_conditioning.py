@@ -186,19 +186,24 @@ def test_designs_and_simulate():
 # ---------------------------------------------------------------- bad inputs
 
 
+ONES = torch.ones(3, 2), torch.ones(3)
+
+
 @pytest.mark.parametrize("call, error, words", [
     (lambda: C.rescorla_wagner([[1.0]], torch.ones(1)), TypeError, "cs: expected a torch.Tensor"),
     (lambda: C.rescorla_wagner(torch.ones(3), torch.ones(3)), ValueError, "cs: expected a tensor of rank >= 2"),
     (lambda: C.rescorla_wagner(torch.ones(3, 2, dtype=torch.long), torch.ones(3)), TypeError, "floating-point"),
     (lambda: C.rescorla_wagner(torch.ones(3, 2), torch.ones(4)), ValueError, "us: expected one US per trial"),
-    (lambda: C.rescorla_wagner(torch.ones(3, 2), torch.ones(3, dtype=torch.float64)), TypeError, "us: expected dtype"),
-    (lambda: C.rescorla_wagner(torch.ones(3, 2), torch.ones(3), alpha=[0.1, 0.2, 0.3]), ValueError,
+    (lambda: C.rescorla_wagner(ONES[0], ONES[1].double()), TypeError, "us: expected dtype"),
+    (lambda: C.rescorla_wagner(*ONES, alpha=[0.1, 0.2, 0.3]), ValueError,
      "alpha: expected one salience per CS"),
-    (lambda: C.rescorla_wagner(torch.ones(3, 2), torch.ones(3), alpha=-0.1), ValueError, "alpha: expected a number >= 0"),
-    (lambda: C.rescorla_wagner(torch.ones(3, 2), torch.ones(3), alpha="big"), TypeError, "alpha: expected a real number"),
-    (lambda: C.rescorla_wagner(torch.ones(3, 2), torch.ones(3), beta=float("nan")), ValueError, "beta: expected a finite"),
-    (lambda: C.rescorla_wagner(torch.ones(3, 2), torch.ones(3), V0=torch.zeros(3)), ValueError, "V0: expected one strength per CS"),
-    (lambda: C.rescorla_wagner(torch.ones(4, 3, 2), torch.ones(5, 3)), ValueError, "leading (batch/head) dims must broadcast"),
+    (lambda: C.rescorla_wagner(*ONES, alpha=-0.1), ValueError, "alpha: expected a number >= 0"),
+    (lambda: C.rescorla_wagner(*ONES, alpha="big"), TypeError, "alpha: expected a real number"),
+    (lambda: C.rescorla_wagner(*ONES, beta=float("nan")), ValueError, "beta: expected a finite"),
+    (lambda: C.rescorla_wagner(*ONES, V0=torch.zeros(3)), ValueError,
+     "V0: expected one strength per CS"),
+    (lambda: C.rescorla_wagner(torch.ones(4, 3, 2), torch.ones(5, 3)), ValueError,
+     "leading (batch/head) dims must broadcast"),
     (lambda: C.rescorla_wagner(torch.full((3, 2), float("inf")), torch.ones(3)), ValueError, "cs: expected finite"),
     (lambda: C.hebbian_conditioning(torch.ones(3, 0), torch.ones(3)), ValueError, "cs: expected at least one CS"),
     (lambda: C.acquisition(0), ValueError, "n_trials: expected an integer >= 1"),
