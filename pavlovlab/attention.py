@@ -205,10 +205,9 @@ def _linear_chunk(fq, fk, v, gamma, S0, C):
     i = torch.arange(C, device=fq.device)
     scores = qc @ kc.mT                                              # (..., n, C, C)
     if gamma is None:
-        intra = scores.tril() @ vc
         deltas = vc.mT @ kc                                          # each chunk's writes: (..., n, d_v, d_k)
         starts = torch.cumsum(deltas, dim=-3) - deltas + S0[..., None, :, :]
-        o = intra + qc @ starts.mT
+        o = (qc @ starts.mT).add_(scores.tril_() @ vc)               # carried state + masked intra-chunk block
         S = starts[..., -1, :, :] + deltas[..., -1, :, :]             # padded keys are zero: exact
     else:
         g = gamma[..., None, :, :]                                   # (..., 1, 1, 1) against the chunk axis
