@@ -53,8 +53,8 @@ def crosstalk(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     """
     _pairs(keys, values)
     overlaps = keys @ keys.mT                              # (..., n, n): G_ij = k_i·k_j
-    overlaps = overlaps - torch.diag_embed(torch.diagonal(overlaps, dim1=-2, dim2=-1))  # drop i = j
-    return overlaps @ values                               # row j: Σ_{i≠j} (k_j·k_i) v_i
+    self_overlap = torch.diagonal(overlaps, dim1=-2, dim2=-1)[..., None]   # (..., n, 1): k_j·k_j
+    return overlaps @ values - self_overlap * values       # row j: Σ_i (k_j·k_i) v_i minus the i = j term
 
 
 def recall_cosine(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
