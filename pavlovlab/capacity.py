@@ -237,7 +237,7 @@ def recall_sweep(d_k: int, ns: Sequence[int] | torch.Tensor, *, trials: int = 20
     Returns :class:`RecallMetrics` with fields (trials, len(ns), max(ns)).
     """
     parts = list(_recall_chunks(d_k, ns, trials, kind, generator, device, dtype))
-    return RecallMetrics(*(torch.cat(f, dim=0) for f in zip(*parts)))
+    return parts[0] if len(parts) == 1 else RecallMetrics(*(torch.cat(f, dim=0) for f in zip(*parts)))
 
 
 # ---------------------------------------------------------------------------------------------- theory
@@ -401,14 +401,21 @@ def capacity_sweep(d_ks: Sequence[int], *, points: int = 24, max_ratio: float = 
     out = CapacitySweep(d_ks, [], [], [], [], [])
     for d in tqdm(d_ks, desc="d_k", disable=not progress):
         ns = n_grid(d, points, max_ratio)
-        m = recall_sweep(d, ns, trials=trials, kind=kind, generator=generator, device=device, dtype=dtype)
-        stored = ~m.cosine.isnan()
+        parts = [_summarise(m) for m in _recall_chunks(d, ns, trials, kind, generator, device, dtype)]
+        fidelity, all_correct, worst, first = (torch.cat(f) if len(parts) > 1 else f[0] for f in zip(*parts))
         out.ns.append(ns)
-        out.fidelity.append(m.cosine.nanmean(-1))
-        out.all_correct.append((m.correct | ~stored).all(-1))
-        out.worst_crosstalk.append(m.crosstalk.nan_to_num(nan=-math.inf).amax(-1))
-        out.first_cosine.append(m.cosine[..., 0])
+        out.fidelity.append(fidelity)
+        out.all_correct.append(all_correct)
+        out.worst_crosstalk.append(worst)
+        out.first_cosine.append(first)
     return out
+
+
+def _summarise(m: RecallMetrics) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per-trial summaries of per-item metrics (..., P, N): mean cosine, all correct, worst crosstalk, first cosine."""
+    stored = ~m.cosine.isnan()
+    return (m.cosine.nanmean(-1), (m.correct | ~stored).all(-1),
+            m.crosstalk.nan_to_num(nan=-math.inf).amax(-1), m.cosine[..., 0])
 
 
 def sweep_capacities(sweep: CapacitySweep, *, threshold: float = 0.8, fraction_correct: float = 0.9,

@@ -1,0 +1,79 @@
+"""Time of the full capacity sweep, with the bare Gram matrices it cannot avoid as the yardstick.
+
+    python benchmarks/capacity.py [--repeats 3] [--trials 200] [--device cpu|cuda] [--dtype float32]
+
+The sweep: d_k in {16, 32, 64, 128, 256}, 24 values of n up to 4·d_k (``n_grid``), 200 trials each,
+every item read back (cosine, squared error, top-1 decoding, crosstalk). Goal: ≤ 2 s on the course's
+2-core CPU (float32). Reading back every one of n = 4·d_k items needs the n×n Gram matrix of the keys,
+so "Gram only" (drawing the keys and computing K Kᵀ for every trial, nothing else) is the floor; the
+ratio "sweep / Gram only" says how much the metrics cost on top. Medians of ``--repeats`` runs, all in
+one process, so the ratios hold even on a busy machine where the seconds do not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+
+from pavlovlab import capacity as C
+
+D_KS = (16, 32, 64, 128, 256)
+
+
+def median_time(fn, repeats: int, device: torch.device) -> float:
+    def sync():
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
+    fn()
+    sync()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def gram_only(d_k: int, trials: int, device: torch.device, dtype: torch.dtype) -> None:
+    N = int(C.n_grid(d_k)[-1])
+    chunk = C._chunk(N, dtype)
+    g = torch.Generator().manual_seed(0)
+    out = torch.empty(min(chunk, trials), N, N, device=device, dtype=dtype)
+    for s in range(0, trials, chunk):
+        K = C.random_keys(min(chunk, trials - s), N, d=d_k, generator=g, device=device, dtype=dtype)
+        torch.matmul(K, K.mT, out=out[:K.shape[0]])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--trials", type=int, default=200)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    args = parser.parse_args()
+    device, dtype = torch.device(args.device), getattr(torch, args.dtype)
+    print(f"capacity sweep: {args.trials} trials, 24 n per d_k up to 4·d_k, {args.dtype} on {device}, "
+          f"{torch.get_num_threads()} threads, median of {args.repeats}")
+    print(f"{'d_k':>5s} {'max n':>6s} {'sweep (s)':>10s} {'Gram only (s)':>14s} {'sweep / Gram':>13s}")
+    total_sweep = total_gram = 0.0
+    for d in D_KS:
+        ns = C.n_grid(d)
+        sweep = median_time(lambda: C.capacity_sweep([d], trials=args.trials, generator=torch.Generator().manual_seed(0),
+                                                     device=device, dtype=dtype), args.repeats, device)
+        gram = median_time(lambda: gram_only(d, args.trials, device, dtype), args.repeats, device)
+        total_sweep, total_gram = total_sweep + sweep, total_gram + gram
+        print(f"{d:5d} {int(ns[-1]):6d} {sweep:10.3f} {gram:14.3f} {sweep / gram:13.2f}")
+    print(f"{'all':>5s} {'':6s} {total_sweep:10.3f} {total_gram:14.3f} {total_sweep / total_gram:13.2f}")
+    full = median_time(lambda: C.capacity_sweep(list(D_KS), trials=args.trials, generator=torch.Generator().manual_seed(0),
+                                                device=device, dtype=dtype), args.repeats, device)
+    print(f"full sweep in one call (capacity_sweep over all d_k): {full:.3f} s   goal ≤ 2 s on the 2-core CPU: "
+          f"{'met' if full <= 2.0 else 'not met here'}")
+
+
+if __name__ == "__main__":
+    main()
