@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -214,4 +214,38 @@ def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int
     return history
 
 
-__all__ = ["ATTENTIONS", "Block", "TinyTransformer", "count_parameters", "evaluate", "train_recall", "vocab_size"]
+def depth_width_configs(budget: int = 4, *, d_model: int = 32, d_head: int = 8,
+                        mlp_ratio: int = 2) -> dict[str, dict[str, int]]:
+    """Two shapes with the same number of heads and (up to LayerNorms and biases) the same parameters.
+
+    ``"wide-shallow"``: 1 layer of ``budget`` heads and one MLP ``budget·mlp_ratio`` wide;
+    ``"narrow-deep"``: ``budget`` layers of 1 head, each with an MLP ``mlp_ratio`` wide.
+    Returns keyword dicts for :class:`TinyTransformer` (add ``vocab_size`` and ``attention``).
+    """
+    check_int("budget", budget, low=1)
+    common = dict(d_model=check_int("d_model", d_model, low=1), d_head=check_int("d_head", d_head, low=1))
+    check_int("mlp_ratio", mlp_ratio, low=1)
+    return {"wide-shallow": dict(n_layers=1, n_heads=budget, mlp_ratio=budget * mlp_ratio, **common),
+            "narrow-deep": dict(n_layers=budget, n_heads=1, mlp_ratio=mlp_ratio, **common)}
+
+
+def train_configs(configs: Mapping[str, Mapping[str, Any]], *, vocab_size: int, attention: str = "linear",
+                  seeds: Sequence[int] = (0,), progress: bool = True, **train_kwargs: Any) -> dict[str, list[dict]]:
+    """Train one :class:`TinyTransformer` per (config, seed) with :func:`train_recall`.
+
+    ``configs`` maps a name to model keywords (e.g. :func:`depth_width_configs`); each model is
+    initialised and trained with the same seed. Returns ``{name: [history per seed]}``; each history
+    also records ``"parameters"``. Runs one after the other (each run is a whole training).
+    """
+    from tqdm.auto import tqdm
+
+    runs = [(name, seed) for name in configs for seed in seeds]
+    out: dict[str, list[dict]] = {name: [] for name in configs}
+    for name, seed in tqdm(runs, disable=not progress, desc="models"):
+        model = TinyTransformer(vocab_size, attention=attention, seed=seed, **configs[name])
+        out[name].append(train_recall(model, seed=seed, progress=progress, **train_kwargs))
+    return out
+
+
+__all__ = ["ATTENTIONS", "Block", "TinyTransformer", "count_parameters", "depth_width_configs", "evaluate",
+           "train_configs", "train_recall", "vocab_size"]

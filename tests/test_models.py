@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from pavlovlab.models import ATTENTIONS, TinyTransformer, count_parameters, evaluate, train_recall
+from pavlovlab.models import (ATTENTIONS, TinyTransformer, count_parameters, depth_width_configs, evaluate,
+                              train_configs, train_recall)
 from pavlovlab.tasks import associative_recall, vocab_size
 
 TASK = dict(n_pairs=4, n_queries=4, n_keys=16, n_values=16)
@@ -73,3 +74,16 @@ def test_bad_input():
         model(torch.zeros(2, 5))
     with pytest.raises(ValueError, match="lr"):
         train_recall(model, task_kwargs=TASK, steps=1, lr=0.0)
+
+
+def test_depth_width_configs_have_equal_budgets():
+    cfg = depth_width_configs(4, d_model=16, d_head=4)
+    wide = TinyTransformer(32, seed=0, **cfg["wide-shallow"])
+    deep = TinyTransformer(32, seed=0, **cfg["narrow-deep"])
+    assert cfg["wide-shallow"]["n_layers"] * cfg["wide-shallow"]["n_heads"] == 4 == cfg["narrow-deep"]["n_layers"]
+    assert abs(count_parameters(wide) - count_parameters(deep)) / count_parameters(deep) < 0.05
+    runs = train_configs(cfg, vocab_size=32, seeds=(0, 1), task_kwargs=TASK, steps=3, eval_every=2,
+                         eval_size=16, progress=False)
+    assert set(runs) == {"wide-shallow", "narrow-deep"} and all(len(v) == 2 for v in runs.values())
+    assert runs["narrow-deep"][0]["parameters"] == count_parameters(deep)
+    assert runs["wide-shallow"][0]["step"] == [2, 3]
