@@ -1,5 +1,5 @@
-"""Checkers for the exercises of ``06_delta_and_oja``: write the delta update, predict the fixed point of
-Oja's rule, find the learning rate at which the delta rule becomes unstable.
+"""Checkers for the exercises of ``06_delta_and_oja``: write the delta update, find the learning rate at
+which the delta rule becomes unstable, predict the fixed point of Oja's rule.
 
 Each ``check_*`` takes the learner's function (or value), compares it with the package on several random
 cases (float64, from a seeded CPU generator) and prints one friendly verdict. They never raise.
@@ -42,7 +42,7 @@ def check_delta_write(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, fl
                                "S + beta * torch.outer(error, k).", rtol=1e-8, atol=1e-10)
 
 
-# --------------------------------------------------------------------------- Exercise 2: Oja's fixed point
+# --------------------------------------------------------------------------- Exercise 3: Oja's fixed point
 
 def oja_fixed_point_reference(C: torch.Tensor) -> torch.Tensor:
     """Where Oja's rule settles for inputs with second moment C (d, d): the unit-norm top eigenvector,
@@ -71,14 +71,14 @@ def check_oja_fixed_point(fn: Callable[[torch.Tensor], torch.Tensor], *, seed: i
     learner.__name__ = getattr(fn, "__name__", "learner")
     if not callable(fn):
         learner = fn  # let the core say "expected a function"
-    return check_function(learner, oja_fixed_point_reference, cases, name="Exercise 2 (Oja's fixed point)",
+    return check_function(learner, oja_fixed_point_reference, cases, name="Exercise 3 (Oja's fixed point)",
                           hint="at the fixed point E[Δw] = C w − (wᵀ C w) w = 0, so w is an eigenvector of C "
                                "with ‖w‖ = 1; only the top one is stable. torch.linalg.eigh(C) returns the "
                                "eigenvalues in ascending order, the eigenvectors as columns.",
                           rtol=1e-6, atol=1e-8)
 
 
-# --------------------------------------------------------------------------- Exercise 3: the unstable β
+# --------------------------------------------------------------------------- Exercise 2: the unstable β
 
 UNSTABLE_BETA = 2.0
 """With unit keys one delta write multiplies the error on that key by (1 − β): |1 − β| > 1 once β > 2."""
@@ -86,6 +86,6 @@ UNSTABLE_BETA = 2.0
 
 def check_unstable_beta(answer: Callable[[], float] | float) -> bool:
     """Check the learner's learning rate above which the delta rule diverges with unit-norm keys (β = 2)."""
-    return check_value(answer, UNSTABLE_BETA, name="Exercise 3 (the unstable learning rate)",
+    return check_value(answer, UNSTABLE_BETA, name="Exercise 2 (the unstable learning rate)",
                        hint="write the same unit key again and again: the error on it is multiplied by "
                             "(1 − β) at each write. For which β does |1 − β| exceed 1?", rtol=0.0, atol=0.1)
