@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 SUMMARY_NAME = "summary.json"
 
 
@@ -119,6 +121,56 @@ def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None 
 # One function per figure experiment, in course order; each returns {"figures": [...], <numbers>}.
 
 
+@experiment("conditioning", "01_pavlovian_conditioning", "acquisition, extinction and blocking (Rescorla-Wagner)",
+            needs=("conditioning",))
+def conditioning_designs(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    from .conditioning import plot_strengths, simulate
+
+    n = 20 if quick else 40
+    fig, axes = _figure(ncols=3, width=4.2)
+    numbers = {}
+    for ax, design in zip(axes, ("acquisition", "extinction", "blocking")):
+        V, (cs, us, labels) = simulate(design, n_trials=n, alpha=0.3)
+        plot_strengths(ax, V, labels, title=design)
+        for j, name in enumerate(labels.cs):
+            numbers[f"{design}_final_V_{name}"] = _r(V[-1, j])
+    # blocking vs its control: the added CS gains little strength when the first one already predicts the food
+    Vb, (_, _, lb) = simulate("blocking", n_trials=n, alpha=0.3)
+    Vc, (_, _, lc) = simulate("blocking control", n_trials=n, alpha=0.3)
+    numbers["blocked_cs_strength"] = _r(Vb[-1, -1])
+    numbers["control_cs_strength"] = _r(Vc[-1, -1])
+    return {"figures": [_save(fig, out, "01_conditioning_designs")], **numbers}
+
+
+@experiment("hebbian_recall", "02_hebbian_memory", "recall quality of an outer-product memory vs stored pairs",
+            needs=("hebbian", "capacity"))
+def hebbian_recall(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    import torch
+
+    from .capacity import fidelity_theory
+    from .device import seed_everything
+    from .hebbian import make_keys, recall_cosine
+    from .plotting import COLORS, band, labels, theory
+
+    g = seed_everything(0)
+    d_k, trials = 64, (32 if quick else 128)
+    ns = [1, 4, 8, 16, 32, 64, 128, 256]
+    samples = []
+    for n in ns:  # one batched draw per n (trials at once)
+        keys = make_keys(n, d_k, batch_shape=(trials,), generator=g)
+        values = torch.randn(trials, n, d_k, generator=g)
+        samples.append(recall_cosine(keys, values).mean(-1))
+    samples = torch.stack(samples, -1)  # (trials, len(ns))
+    fig, (ax,) = _figure()
+    band(ax, ns, samples, label=f"measured (d_k = {d_k})", color=COLORS["hebbian"])
+    theory(ax, ns, fidelity_theory(torch.tensor(ns, dtype=torch.float64), d_k), label="1/sqrt(1 + (n-1)/d_k)")
+    ax.set_xscale("log", base=2)
+    labels(ax, "Hebbian memory: recall fades as notes pile up", "stored pairs n", "cosine(S k, v)")
+    i = ns.index(d_k)
+    return {"figures": [_save(fig, out, "02_hebbian_recall")], "d_k": d_k,
+            "cosine_at_n_eq_dk": _r(samples[:, i].mean()), "theory_at_n_eq_dk": _r(fidelity_theory(d_k, d_k))}
+
+
 @experiment("linear_equivalence", "03_linear_attention", "parallel, recurrent and chunked forms agree",
             needs=("attention",))
 def linear_equivalence(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
@@ -146,6 +198,163 @@ def linear_equivalence(out: Path, *, quick: bool, progress: bool) -> dict[str, A
     ax.legend()
     return {"figures": [_save(fig, out, "03_linear_equivalence")],
             "max_rel_error": float(f"{max(max(e) for e in errs.values()):.1e}")}
+
+
+@experiment("capacity", "04_capacity_limits", "average vs error-free capacity as d_k grows",
+            needs=("capacity",))
+def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    import torch
+
+    from .capacity import average_capacity_theory, capacity_sweep, fit_slope, sweep_capacities, worst_case_bound
+    from .device import seed_everything
+    from .plotting import COLORS, labels, theory
+
+    g = seed_everything(0)
+    d_ks = [16, 32, 64, 128] if quick else [16, 32, 64, 128, 256]
+    sweep = capacity_sweep(d_ks, points=16 if quick else 24, trials=32 if quick else 200, generator=g,
+                           progress=progress)
+    caps = sweep_capacities(sweep)
+    fig, (ax,) = _figure()
+    dk = torch.tensor(d_ks, dtype=torch.float64)
+    ax.loglog(d_ks, caps["average"], "o", color=COLORS["measured"], label="average recall ≥ 0.8 (measured)")
+    ax.loglog(d_ks, caps["crosstalk"], "s", color=COLORS["hebbian"], label="worst crosstalk < signal (measured)")
+    theory(ax, d_ks, average_capacity_theory(dk), label="theory ∝ d_k")
+    theory(ax, d_ks, worst_case_bound(dk), label="theory ∝ √d_k", color="#999999")
+    labels(ax, "Capacity: O(d_k) on average, O(√d_k) without a single error", "key dimension d_k",
+           "pairs stored")
+    return {"figures": [_save(fig, out, "04_capacity_scaling")], "d_ks": d_ks,
+            "capacity_average": caps["average"], "capacity_worst_case": caps["crosstalk"],
+            "capacity_all_decoded": caps["all_correct"],
+            "slope_average": _r(fit_slope(d_ks, [max(c, 1) for c in caps["average"]]), 2),
+            "slope_worst_case": _r(fit_slope(d_ks, [max(c, 1) for c in caps["crosstalk"]]), 2)}
+
+
+@experiment("stacking", "05_depth_and_width", "error vs depth L for 1, 2 and 3 heads",
+            needs=("stacking",))
+def stacking_depth(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    from .device import seed_everything
+    from .plotting import labels
+    from .stacking import chain_error, stack_error_theory
+
+    g = seed_everything(0)
+    L, n, d_k = 8, 32, 32
+    trials = 16 if quick else 100
+    fig, (ax,) = _figure()
+    depths = list(range(1, L + 1))
+    numbers = {"n": n, "d_k": d_k, "L": L}
+    for H in (1, 2, 3):
+        res = chain_error(L, H, n, d_k, trials=trials, generator=g)
+        line, = ax.plot(depths, res.error_by_depth.tolist(), "o-", ms=3.5, label=f"H = {H} (measured)")
+        ax.plot(depths, stack_error_theory(np.asarray(depths), H, n, d_k), "--", color=line.get_color(),
+                label=f"H = {H} (theory)")
+        numbers[f"error_L{L}_H{H}"] = _r(res.error)
+    labels(ax, "Errors add up with depth, heads cut them", "depth L (hops)", "end-to-end error rate")
+    return {"figures": [_save(fig, out, "05_stacking_depth")], **numbers}
+
+
+@experiment("drift", "06_delta_and_oja", "tracking drifting associations: Hebbian vs delta vs Oja",
+            needs=("drift",))
+def drift_tracking(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    from .device import seed_everything
+    from .drift import recovery_steps, redraw_stream, track
+    from .plotting import COLORS, labels, mark_times
+
+    g = seed_everything(0)
+    steps, period = (1500, 500) if quick else (5000, 1000)
+    stream = redraw_stream(n_keys=8, d_k=16, d_v=16, steps=steps, period=period, generator=g)
+    tr = track(stream, ("hebbian", "delta", "oja"), lr=0.5, progress=progress)
+    fig, (ax,) = _figure()
+    numbers = {}
+    for i, rule in enumerate(tr.rules):
+        ax.plot(tr.cosine[i].tolist(), color=COLORS.get(rule), label=rule, lw=1.2)
+        numbers[f"final_cosine_{rule}"] = _r(tr.cosine[i, -period // 2:].mean(), 3)
+        rec = recovery_steps(tr.cosine[i], stream.drift_times)
+        numbers[f"recovery_steps_{rule}"] = [None if r == float("inf") else int(r) for r in rec.tolist()]
+    mark_times(ax, stream.drift_times.tolist(), label="values redrawn")
+    labels(ax, "After a drift, only the delta rule relearns", "step", "recall cosine")
+    return {"figures": [_save(fig, out, "06_drift_tracking")], **numbers}
+
+
+@experiment("oja", "06_delta_and_oja", "Oja's rule finds the first principal component; Hebb's norm explodes",
+            needs=("oja",))
+def oja_pca_run(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    import torch
+
+    from .device import seed_everything
+    from .oja import alignment, data_cloud, oja_pca, principal_components
+    from .plotting import COLORS, labels
+
+    g = seed_everything(0)
+    x = data_cloud(1000 if quick else 4000, 2, generator=g)
+    _, u = principal_components(x, 1)
+    w0 = torch.tensor([0.1, 0.0])
+    w_oja, traj_oja = oja_pca(x, lr=0.01, w0=w0, return_trajectory=True)
+    w_hebb, traj_hebb = oja_pca(x, lr=0.01, w0=w0, rule="hebb", return_trajectory=True)
+    fig, (ax1, ax2) = _figure(ncols=2, width=4.4)
+    ax1.scatter(x[:, 0], x[:, 1], s=2, alpha=0.3, color="#999999")
+    ax1.plot(traj_oja[:, 0], traj_oja[:, 1], color=COLORS["oja"], label="Oja's w over time")
+    ax1.axline((0, 0), tuple(u[:, 0].tolist()), ls="--", color=COLORS["theory"], label="1st principal axis")
+    ax1.set_aspect("equal", "datalim")
+    labels(ax1, "Oja's rule turns w to the principal axis", "x₁", "x₂")
+    ax2.semilogy(traj_oja.norm(dim=-1), color=COLORS["oja"], label="Oja")
+    ax2.semilogy(traj_hebb.norm(dim=-1), color=COLORS["hebbian"], label="Hebb")
+    labels(ax2, "Weight norm ‖w‖", "sample", "‖w‖")
+    return {"figures": [_save(fig, out, "06_oja_pca")], "alignment_oja": _r(alignment(w_oja, u[:, 0]), 3),
+            "norm_oja": _r(w_oja.norm(), 3), "norm_hebb": float(f"{w_hebb.norm().item():.3g}")}
+
+
+@experiment("decay", "07_decay_and_unlearning", "recall vs age under decay γ (RetNet): measured vs γ^lag",
+            needs=("decay",))
+def decay_retention(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    import torch
+
+    from .decay import half_life, measured_half_life, recall_vs_lag, retention
+    from .device import seed_everything
+    from .plotting import labels, theory
+
+    g = seed_everything(0)
+    gammas = torch.tensor([0.8, 0.9, 0.95, 0.99])
+    max_lag = 100 if quick else 200
+    r = recall_vs_lag(gammas, max_lag, d_k=64, d_v=64, n_trials=16 if quick else 64, generator=g)
+    mean = r.mean(-2)  # (heads, lags)
+    lags = torch.arange(max_lag + 1)
+    fig, (ax,) = _figure()
+    for i, gm in enumerate(gammas.tolist()):
+        ax.plot(lags, mean[i], lw=1.2, label=f"γ = {gm:.2f}")
+    theory(ax, lags, retention(gammas, lags).T, label=None)
+    ax.plot([], [], ls="--", color="#444444", label="theory γ^lag")
+    labels(ax, "Decay: old notes fade at a rate set by γ", "age of the association (writes since)",
+           "read-out strength")
+    measured = measured_half_life(mean)
+    return {"figures": [_save(fig, out, "07_decay_retention")], "gammas": [_r(x, 3) for x in gammas.tolist()],
+            "half_life_theory": [_r(h, 2) for h in half_life(gammas).tolist()],
+            "half_life_measured": [_r(h, 2) for h in measured.tolist()]}
+
+
+@experiment("unlearning", "07_decay_and_unlearning", "forget one association: Hebbian subtraction vs delta rule",
+            needs=("unlearning",))
+def unlearning_methods(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    from .device import seed_everything
+    from .unlearning import unlearning_experiment
+
+    g = seed_everything(0)
+    reports = unlearning_experiment(n=16, d_k=64, d_v=64, overlap=0.5, repeats=2.0,
+                                    n_trials=64 if quick else 256, generator=g)
+    fig, (ax1, ax2) = _figure(ncols=2, width=4.0)
+    names = list(reports)
+    ax1.bar(names, [reports[m].residual.mean().item() for m in names], color="#1b9e77")
+    ax1.set_title("What is left of the forgotten pair")
+    ax1.set_ylabel("residual read-out")
+    ax2.bar(names, [reports[m].collateral.mean().item() for m in names], color="#d95f02")
+    ax2.set_title("Damage to the other pairs")
+    ax2.set_ylabel("mean collateral change")
+    for ax in (ax1, ax2):
+        ax.tick_params(axis="x", labelrotation=15)
+    numbers = {}
+    for m in names:
+        numbers[f"{m}_residual"] = _r(reports[m].residual.mean())
+        numbers[f"{m}_collateral"] = _r(reports[m].collateral.mean())
+    return {"figures": [_save(fig, out, "07_unlearning")], **numbers}
 
 
 __all__ = ["EXPERIMENTS", "Experiment", "SUMMARY_NAME", "experiment", "run_all"]

@@ -1,0 +1,138 @@
+"""A real JupyterLab server on localhost and headless Chromium driven by Playwright.
+
+Skips cleanly when Chromium (Debian's `chromium` package at /usr/bin/chromium) or Playwright for
+Python is missing; never downloads a browser. The server serves a temporary copy of course/, so
+running the notebooks in the browser never writes into the repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+COURSE = ROOT / "course"
+SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+CHROMIUM = Path(os.environ.get("PAVLOVLAB_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"]
+
+# JupyterLab user settings for a quiet, deterministic session: no news or update checks, every cell
+# kept in the DOM (no windowing), no autosave racing with the test's own save.
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
+        {"fetchNews": "false", "checkForUpdates": False},
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+}
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    rep = yield
+    setattr(item, f"rep_{rep.when}", rep)
+    return rep
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.is_file():
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("Playwright for Python is not installed (pip install -r requirements.txt)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory, browser):
+    """A running JupyterLab: ``{"url", "token", "root"}``; root is a temporary copy of course/."""
+    base = tmp_path_factory.mktemp("lab")
+    root = base / "course"
+    shutil.copytree(COURSE, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.md"))
+    for path in root.glob("*.ipynb"):  # start from blank notebooks: every output seen must be live
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+        nb.metadata.pop("widgets", None)
+        nbformat.write(nb, path)
+    settings = base / "user-settings"
+    for rel, value in LAB_SETTINGS.items():
+        path = settings / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value))
+    port, token = _free_port(), secrets.token_hex(16)
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_RUNTIME_DIR=str(base / "runtime"),
+               MPLBACKEND="module://matplotlib_inline.backend_inline", PYTHONUNBUFFERED="1")
+    log = open(base / "server.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.open_browser=False",
+         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+         f"--IdentityProvider.token={token}", "--ServerApp.allow_root=True",
+         f"--ServerApp.root_dir={root}", f"--LabApp.user_settings_dir={settings}",
+         f"--LabApp.workspaces_dir={base / 'workspaces'}", "--LabApp.news_url=None"],
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            log.close()
+            pytest.fail(f"JupyterLab did not start:\n{(base / 'server.log').read_text()[-3000:]}")
+        time.sleep(0.5)
+    try:
+        yield {"url": url, "token": token, "root": root, "log": base / "server.log"}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture
+def snapshot(request):
+    """Tests put the browser tab they check in ``snapshot["page"]``; on failure a full-page screenshot of it
+    goes to tests/browser/screenshots/<test>.png."""
+    holder: dict = {}
+    yield holder
+    rep = getattr(request.node, "rep_call", None)
+    page = holder.get("page")
+    if page is not None and rep is not None and rep.failed:
+        SCREENSHOTS.mkdir(exist_ok=True)
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.nodeid.split("::", 1)[-1])
+        try:
+            page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+        except Exception:  # noqa: BLE001 - a screenshot must not hide the real failure
+            pass
