@@ -42,9 +42,9 @@ def test_binder_python_version_and_postbuild():
 
 
 def _repo2docker() -> list[str]:
-    try:
-        import repo2docker  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("repo2docker") is None:
         pytest.skip("jupyter-repo2docker is not installed (pip install -r requirements.txt)")
     return [sys.executable, "-m", "repo2docker"]
 

@@ -204,3 +204,79 @@ def test_make_student_copies_reports(tmp_path):
     assert len(rep.written) == 4 and not rep.skipped
     rep = make_student_copies(course, tmp_path / "out")
     assert not rep.written and len(rep.skipped) == 4
+
+
+# ----------------------------------------------------------------------------------------- reproduce
+def test_reproduce_list(capsys):
+    from pavlovlab import reproduce
+
+    code, out, _ = run(capsys, "reproduce", "--list")
+    assert code == 0
+    assert all(e.name in out for e in reproduce.EXPERIMENTS) and len(reproduce.EXPERIMENTS) >= 8
+
+
+def test_reproduce_out_must_be_a_folder(capsys, tmp_path):
+    f = tmp_path / "f"
+    f.write_text("x")
+    code, _, err = run(capsys, "reproduce", "--out", str(f))
+    assert code == 2 and "is a file" in err
+
+
+def test_reproduce_reports_missing_and_failed_experiments(capsys, tmp_path, monkeypatch):
+    import json
+
+    from pavlovlab import reproduce
+
+    def boom(out, *, quick, progress):
+        raise RuntimeError("broken on purpose")
+
+    def fine(out, *, quick, progress):
+        return {"figures": [], "answer": 42}
+
+    monkeypatch.setattr(reproduce, "EXPERIMENTS", [
+        reproduce.Experiment("fine", "00", "works", ("attention",), fine),
+        reproduce.Experiment("boom", "00", "raises", (), boom),
+        reproduce.Experiment("absent", "00", "module missing", ("no_such_module",), fine),
+    ])
+    code, out, _ = run(capsys, "reproduce", "--out", str(tmp_path), "--no-progress")
+    assert code == 1  # one experiment failed
+    summary = json.loads((tmp_path / reproduce.SUMMARY_NAME).read_text())["experiments"]
+    assert summary["fine"]["status"] == "ok" and summary["fine"]["numbers"] == {"answer": 42}
+    assert summary["boom"]["status"] == "failed" and "broken on purpose" in summary["boom"]["reason"]
+    assert summary["absent"]["status"] == "missing" and "no_such_module" in summary["absent"]["reason"]
+    assert "FAILED   boom" in out and "MISSING  absent" in out
+
+
+def test_reproduce_one_experiment(capsys, tmp_path):
+    import json
+
+    code, out, _ = run(capsys, "reproduce", "--quick", "--out", str(tmp_path), "--only", "linear_equivalence",
+                       "--no-progress")
+    assert code == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    res = summary["experiments"]["linear_equivalence"]
+    assert res["status"] == "ok" and res["numbers"]["max_rel_error"] < 1e-10
+    assert (tmp_path / res["figures"][0]).read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.slow
+def test_reproduce_quick_writes_every_figure_and_the_numbers(capsys, tmp_path):
+    import json
+
+    from pavlovlab import reproduce
+
+    code, out, _ = run(capsys, "reproduce", "--quick", "--out", str(tmp_path), "--no-progress")
+    assert code == 0, out
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["quick"] is True
+    results = summary["experiments"]
+    assert set(results) == {e.name for e in reproduce.EXPERIMENTS}
+    for name, res in results.items():
+        assert res["status"] == "ok", (name, res)
+        assert res["figures"] and res["numbers"], name
+        for fig in res["figures"]:
+            assert (tmp_path / fig).read_bytes()[:4] == b"\x89PNG", fig
+    # a few headline numbers the course states
+    assert results["conditioning"]["numbers"]["blocked_cs_strength"] < 0.1 < results["conditioning"]["numbers"]["control_cs_strength"]
+    assert abs(results["hebbian_recall"]["numbers"]["cosine_at_n_eq_dk"] - results["hebbian_recall"]["numbers"]["theory_at_n_eq_dk"]) < 0.05
+    assert results["drift"]["numbers"]["final_cosine_delta"] > results["drift"]["numbers"]["final_cosine_hebbian"]
