@@ -206,7 +206,7 @@ def _linear_chunk(fq, fk, v, gamma, S0, C):
     scores = qc @ kc.mT                                              # (..., n, C, C)
     if gamma is None:
         deltas = vc.mT @ kc                                          # each chunk's writes: (..., n, d_v, d_k)
-        starts = torch.cumsum(deltas, dim=-3) - deltas + S0[..., None, :, :]
+        starts = deltas.cumsum(dim=-3).sub_(deltas).add_(S0[..., None, :, :])  # state before each chunk
         o = (qc @ starts.mT).add_(scores.tril_() @ vc)               # carried state + masked intra-chunk block
         S = starts[..., -1, :, :] + deltas[..., -1, :, :]             # padded keys are zero: exact
     else:
