@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from contextlib import contextmanager
 from typing import NamedTuple
 
 import torch
@@ -37,18 +36,6 @@ _GRAM_BYTES = 2**25
 
 
 # --------------------------------------------------------------------------------------------- sampling
-@contextmanager
-def _one_thread():
-    """Run a block on one CPU thread (restored afterwards): a batched LAPACK QR of many small matrices is
-    many times slower with several OpenMP threads, badly so on a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 def _shape(shape: tuple) -> tuple[int, ...]:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, torch.Size)):
         shape = tuple(shape[0])
@@ -84,8 +71,7 @@ def random_keys(*shape: int, d: int, kind: str = "gaussian", generator: torch.Ge
         lead, n = (shape[:-1], shape[-1]) if shape else ((), 1)
         blocks = max(1, -(-n // d))
         g = torch.randn(*lead, blocks, d, d, generator=generator, dtype=torch.float64)
-        with _one_thread():
-            q, r = torch.linalg.qr(g)
+        q, r = torch.linalg.qr(g)
         q = q * torch.sign(torch.diagonal(r, dim1=-2, dim2=-1))[..., None, :]  # Haar-distributed frames
         x = q.mT.reshape(*lead, blocks * d, d)[..., :n, :].to(work)  # rows of each frame are orthonormal
         x = x.reshape(*shape, d)
