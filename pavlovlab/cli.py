@@ -221,10 +221,16 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------- student
+def default_course_source() -> Path:
+    """``./course`` when the current folder holds the course (a clone, Binder), else this checkout's course/."""
+    here = Path.cwd() / "course"
+    return here if here.is_dir() and any(here.glob("[0-9]*.ipynb")) else REPO_ROOT / "course"
+
+
 def cmd_student(args: argparse.Namespace) -> int:
     from .student import make_student_copies
 
-    src = Path(args.course) if args.course else REPO_ROOT / "course"
+    src = Path(args.course) if args.course else default_course_source()
     if not src.is_dir():
         return _fail(f"student: course folder {str(src)!r} not found; pass --course PATH to the course's notebooks")
     try:
@@ -297,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "overwritten unless --force is given.")
     p.add_argument("outdir", metavar="OUTDIR", help="folder for the copies (created if needed)")
     p.add_argument("--force", action="store_true", help="replace files that already exist in OUTDIR")
-    p.add_argument("--course", metavar="PATH", help="folder of the course notebooks (default: this checkout's course/)")
+    p.add_argument("--course", metavar="PATH", help="folder of the course notebooks (default: ./course if present, else the package's checkout)")
     p.set_defaults(func=cmd_student)
 
     p = sub.add_parser("reproduce", help="re-run the course's figure experiments and save PNGs + JSON",

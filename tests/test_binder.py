@@ -39,6 +39,23 @@ def test_binder_python_version_and_postbuild():
     text = post.read_text()
     assert "pip install" in text and "--no-deps -e ." in text
     assert "/lab/tree/course/00_start_here.ipynb" in text
+    assert "python -m pavlovlab student student" in text  # learner copies for classes
+
+
+def test_postbuild_runs(tmp_path):
+    """postBuild's own commands work from a copy of the repository (pip step replaced: no network)."""
+    import subprocess
+
+    script = (BINDER / "postBuild").read_text().replace("python -m pip install --no-cache-dir --no-deps -e .", "true")
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "course", repo / "course", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    res = subprocess.run(["bash", "-c", script], cwd=repo, env=dict(os.environ, HOME=str(tmp_path / "home"),
+                         PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}"), capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert (repo / "student" / "00_start_here.ipynb").is_file() or not list((ROOT / "course").glob("0*.ipynb"))
+    config = (tmp_path / "home" / ".jupyter" / "jupyter_server_config.py").read_text()
+    assert 'default_url = "/lab/tree/course/00_start_here.ipynb"' in config
 
 
 def _repo2docker() -> list[str]:
