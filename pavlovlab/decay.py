@@ -20,6 +20,7 @@ import torch
 from ._checks import (broadcast_lead, check_choice, check_dim, check_int, check_real, check_real_tensor,
                       check_same_kind, check_tensor)
 from .attention import linear_attention
+from .capacity import random_keys
 
 GATED_MODES = ("parallel", "recurrent")
 
@@ -89,13 +90,6 @@ def retention(gamma: float | torch.Tensor, lags: torch.Tensor) -> torch.Tensor:
     return g[..., None] ** lags.to(g.dtype if g.is_floating_point() else torch.float64)
 
 
-def unit_vectors(*shape: int, generator: torch.Generator | None = None, device: torch.device | str | None = None,
-                 dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """Random directions: Gaussian draws (on the CPU generator, then moved) normalised along the last dim."""
-    x = torch.randn(*shape, generator=generator, dtype=torch.float64)
-    return (x / x.norm(dim=-1, keepdim=True)).to(device=device, dtype=dtype)
-
-
 def recall_vs_lag(gamma: float | torch.Tensor, max_lag: int, *, d_k: int = 64, d_v: int = 64, n_trials: int = 64,
                   orthogonal: bool = False, chunk_size: int = 64, generator: torch.Generator | None = None,
                   device: torch.device | str | None = None, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -122,8 +116,8 @@ def recall_vs_lag(gamma: float | torch.Tensor, max_lag: int, *, d_k: int = 64, d
     check_int("n_trials", n_trials, low=1)
     g = _as_gamma(gamma)
     T = max_lag + 1
-    k = unit_vectors(n_trials, T, d_k, generator=generator, dtype=torch.float64)
-    v = unit_vectors(n_trials, T, d_v, generator=generator, dtype=torch.float64)
+    k = random_keys(n_trials, T, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
+    v = random_keys(n_trials, T, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
     if orthogonal:  # remove each distractor key's component along k₀, then renormalise
         k0 = k[:, :1]
         rest = k[:, 1:] - (k[:, 1:] * k0).sum(-1, keepdim=True) * k0
@@ -225,8 +219,9 @@ def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int
     check_tensor("g", g, min_rank=1)
     check_int("n_trials", n_trials, low=1)
     T = g.shape[-1]
-    k = unit_vectors(n_trials, T, d_k, generator=generator, device=device, dtype=dtype)
-    v = unit_vectors(n_trials, T, d_v, generator=generator, device=device, dtype=dtype)
+    k = random_keys(n_trials, T, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
+    v = random_keys(n_trials, T, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
+    k, v = k.to(device=device, dtype=dtype), v.to(device=device, dtype=dtype)
     q = k[:, :1].expand(n_trials, T, d_k)
     gates = g.to(device=device, dtype=dtype)[..., None, :]
     o = gated_linear_attention(q, k, v, gates)
@@ -234,4 +229,4 @@ def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int
 
 
 __all__ = ["effective_window", "gated_linear_attention", "gated_recall", "half_life", "measured_half_life",
-           "recall_vs_lag", "retention", "retnet_decays", "unit_vectors"]
+           "recall_vs_lag", "retention", "retnet_decays"]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from ._checks import check_choice, check_int, check_real, check_tensor
+from .capacity import random_keys
 from .memory import RULES, hebbian_update
 
 __all__ = ["DriftStream", "Tracking", "arrival_stream", "key_reuse_task", "recovery_steps", "redraw_stream",
@@ -55,19 +56,13 @@ class DriftStream:
         return self.keys.shape[-2]
 
 
-def _unit(x: torch.Tensor) -> torch.Tensor:
-    return x / x.norm(dim=-1, keepdim=True)
-
-
 def _random_keys(n: int, d_k: int, batch: torch.Size, orthogonal: bool, generator: torch.Generator | None,
                  dtype: torch.dtype) -> torch.Tensor:
     """n unit keys in d_k dims, (*batch, n, d_k); orthonormal when asked (needs n ≤ d_k)."""
-    if orthogonal:
-        if n > d_k:
-            raise ValueError(f"n_keys: expected at most d_k = {d_k} keys for orthogonal keys, got {n}")
-        g = torch.randn(*batch, d_k, n, generator=generator, dtype=torch.float64)
-        return torch.linalg.qr(g).Q.mT.to(dtype)
-    return _unit(torch.randn(*batch, n, d_k, generator=generator, dtype=torch.float64)).to(dtype)
+    if orthogonal and n > d_k:
+        raise ValueError(f"n_keys: expected at most d_k = {d_k} keys for orthogonal keys, got {n}")
+    kind = "orthogonal" if orthogonal else "sphere"
+    return random_keys(*batch, n, d=d_k, kind=kind, generator=generator, dtype=torch.float64).to(dtype)
 
 
 def _check_common(n_keys: int, d_k: int, d_v: int, steps: int, batch_shape: Sequence[int]) -> torch.Size:
@@ -118,7 +113,8 @@ def redraw_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 50
     check_int("period", period, low=1)
     probes = _random_keys(n_keys, d_k, batch, orthogonal, generator, dtype)
     regimes = -(-steps // period)
-    table = _unit(torch.randn(*batch, regimes, n_keys, d_v, generator=generator, dtype=torch.float64)).to(dtype)
+    table = random_keys(*batch, regimes, n_keys, d=d_v, kind="sphere", generator=generator,
+                        dtype=torch.float64).to(dtype)
     regime = torch.arange(steps) // period
     targets = table[..., regime, :, :]
     idx = _shuffled_order(n_keys, steps, batch, generator)
@@ -141,8 +137,8 @@ def rotation_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 
     if d_v < 2:
         raise ValueError(f"d_v: expected at least 2 value dims for a rotation, got {d_v}")
     probes = _random_keys(n_keys, d_k, batch, orthogonal, generator, dtype)
-    pair = torch.linalg.qr(torch.randn(*batch, n_keys, d_v, 2, generator=generator, dtype=torch.float64)).Q
-    a, b = pair[..., 0], pair[..., 1]                                   # (*batch, n, d_v), orthonormal
+    pair = random_keys(*batch, n_keys, 2, d=d_v, kind="orthogonal", generator=generator, dtype=torch.float64)
+    a, b = pair[..., 0, :], pair[..., 1, :]                             # (*batch, n, d_v), orthonormal
     angle = 2 * math.pi * torch.arange(steps, dtype=torch.float64) / turn_period
     targets = (angle.cos()[:, None, None] * a[..., None, :, :] + angle.sin()[:, None, None] * b[..., None, :, :])
     idx = _shuffled_order(n_keys, steps, batch, generator)
@@ -166,7 +162,7 @@ def arrival_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 5
     if start > n_keys:
         raise ValueError(f"start: expected at most n_keys = {n_keys} keys at first, got {start}")
     probes = _random_keys(n_keys, d_k, batch, orthogonal, generator, dtype)
-    values = _unit(torch.randn(*batch, n_keys, d_v, generator=generator, dtype=torch.float64)).to(dtype)
+    values = random_keys(*batch, n_keys, d=d_v, kind="sphere", generator=generator, dtype=torch.float64).to(dtype)
     targets = values[..., None, :, :].expand(*batch, steps, n_keys, d_v)
     n_active = (start + torch.arange(steps) // every).clamp(max=n_keys)     # (steps,)
     active = (torch.arange(n_keys)[None, :] < n_active[:, None]).expand(*batch, steps, n_keys)
@@ -316,7 +312,8 @@ def key_reuse_task(n_keys: int = 16, d_k: int = 32, d_v: int = 32, rewrites: int
     batch = _check_common(n_keys, d_k, d_v, n_keys * rewrites, batch_shape)
     check_int("rewrites", rewrites, low=1)
     keys = _random_keys(n_keys, d_k, batch, n_keys <= d_k, generator, dtype)
-    table = _unit(torch.randn(*batch, rewrites, n_keys, d_v, generator=generator, dtype=torch.float64)).to(dtype)
+    table = random_keys(*batch, rewrites, n_keys, d=d_v, kind="sphere", generator=generator,
+                        dtype=torch.float64).to(dtype)
     idx = _shuffled_order(n_keys, n_keys * (rewrites + 1), batch, generator)     # the rounds, then the queries
     write_idx, query_idx = idx[..., : n_keys * rewrites], idx[..., n_keys * rewrites:]
     rnd = torch.arange(n_keys * rewrites) // n_keys

@@ -7,18 +7,15 @@ Reading the memory with a stored key gives the stored value plus *crosstalk* fro
 
 Orthonormal keys make the crosstalk vanish (perfect recall, at most ``d_k`` pairs); random unit keys
 leave crosstalk whose components have variance ``(n − 1)/d_k`` when the values have unit-variance
-components. Notebook 02 teaches this; notebook 04 (capacity) follows its consequences.
+components. Random keys come from ``pavlovlab.capacity.random_keys`` (``kind="sphere"`` or
+``"orthogonal"``). Notebook 02 teaches this; notebook 04 (capacity) follows its consequences.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import torch
 
-from ._checks import broadcast_lead, check_choice, check_dim, check_int, check_same_kind, check_tensor
-
-KEY_KINDS = ("unit", "orthonormal")
+from ._checks import broadcast_lead, check_dim, check_same_kind, check_tensor
 
 
 def _pairs(keys: torch.Tensor, values: torch.Tensor) -> None:
@@ -67,33 +64,4 @@ def recall_cosine(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.cosine_similarity(recalled, values.expand_as(recalled), dim=-1)
 
 
-def make_keys(n: int, d_k: int, *, kind: str = "unit", batch_shape: Sequence[int] = (),
-              generator: torch.Generator | None = None, device: torch.device | str | None = None,
-              dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """n keys (conditioned stimuli) of dimension d_k: (*batch_shape, n, d_k).
-
-    - ``"unit"``: independent, uniform on the unit sphere (a normalised Gaussian), so ``k_i·k_j`` has
-      mean 0 and variance ``1/d_k`` for i ≠ j;
-    - ``"orthonormal"``: ``k_i·k_j = δ_ij`` (a random rotation's rows; needs ``n ≤ d_k``).
-
-    Drawn on the CPU with ``generator`` and then moved, so every device sees the same numbers.
-    """
-    check_int("n", n, low=1)
-    check_int("d_k", d_k, low=1)
-    check_choice("kind", kind, KEY_KINDS)
-    if not dtype.is_floating_point:
-        raise TypeError(f"dtype: expected a floating-point dtype, got {dtype}")
-    if kind == "orthonormal" and n > d_k:
-        raise ValueError(f"n: expected at most d_k = {d_k} orthonormal keys (only d_k fit in d_k dimensions), "
-                         f"got {n}")
-    shape = tuple(batch_shape)
-    if kind == "unit":
-        z = torch.randn(*shape, n, d_k, generator=generator, dtype=torch.float64)
-        keys = z / z.norm(dim=-1, keepdim=True)
-    else:
-        z = torch.randn(*shape, d_k, n, generator=generator, dtype=torch.float64)
-        keys = torch.linalg.qr(z).Q.mT                   # (..., n, d_k) with orthonormal rows
-    return keys.to(device=device, dtype=dtype)
-
-
-__all__ = ["crosstalk", "make_keys", "outer_product_memory", "recall_cosine"]
+__all__ = ["crosstalk", "outer_product_memory", "recall_cosine"]

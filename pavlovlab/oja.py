@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import torch
 
 from ._checks import check_choice, check_int, check_real, check_same_kind, check_tensor
+from .capacity import random_keys
 
 __all__ = ["alignment", "data_cloud", "hebbian_unit", "oja_pca", "oja_subspace", "principal_components"]
 
@@ -36,8 +37,8 @@ def data_cloud(n: int = 2000, d: int = 2, *, scales: Sequence[float] | None = No
         raise ValueError(f"scales: expected {d} standard deviations (one per dim d), got {s.numel()}")
     if not bool(torch.isfinite(s).all()) or bool((s < 0).any()):
         raise ValueError(f"scales: expected finite non-negative numbers, got {s.tolist()}")
-    Q = torch.linalg.qr(torch.randn(*batch, d, d, generator=generator, dtype=torch.float64)).Q
-    x = torch.randn(*batch, n, d, generator=generator, dtype=torch.float64) * s @ Q.mT
+    axes = random_keys(*batch, d, d=d, kind="orthogonal", generator=generator, dtype=torch.float64)  # rows: Qᵀ
+    x = torch.randn(*batch, n, d, generator=generator, dtype=torch.float64) * s @ axes
     x = x - x.mean(dim=-2, keepdim=True)
     return x.to(device=device, dtype=dtype)
 

@@ -31,13 +31,13 @@ at most about the crosstalk variance ``(n−1)/d_k``, a hop only when all H head
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from ._checks import check_choice, check_int
+from .capacity import random_keys
 
 COMBINE = ("average", "vote")
 THEORY_RULES = ("average", "all_fail")
@@ -65,11 +65,6 @@ class StackResult(NamedTuple):
 def _int(name: str, value: object) -> int:
     """A positive integer; NumPy integers (e.g. from ``np.arange``) are accepted."""
     return check_int(name, int(value) if isinstance(value, np.integer) else value, low=1)
-
-
-def _unit(shape: Sequence[int], generator: torch.Generator | None, dtype: torch.dtype) -> torch.Tensor:
-    z = torch.randn(*shape, generator=generator, dtype=dtype)
-    return z / z.norm(dim=-1, keepdim=True)
 
 
 def chain_error(L: int, H: int, n: int, d_k: int, *, d_v: int | None = None, combine: str = "average",
@@ -106,8 +101,8 @@ def chain_error(L: int, H: int, n: int, d_k: int, *, d_v: int | None = None, com
     wrong_by_depth, head_wrong, hop_wrong = [], 0.0, 0.0
     for _ in range(L):  # the hops are sequential; everything else is batched
         perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)          # π: (T, n)
-        K = _unit((T, H, n, d_k), generator, dtype).to(device)
-        V = _unit((T, H, n, d_v), generator, dtype).to(device)
+        K = random_keys(T, H, n, d=d_k, kind="sphere", generator=generator, device=device, dtype=dtype)
+        V = random_keys(T, H, n, d=d_v, kind="sphere", generator=generator, device=device, dtype=dtype)
         overlaps = K @ K.gather(2, current[:, None, :, None].expand(T, H, n, d_k)).mT    # (T, H, i, chain): K[i]·K[x]
         Vpi = V.gather(2, perm[:, None, :, None].expand(T, H, n, d_v))                   # V[π(i)] in row i
         scores = V @ (Vpi.mT @ overlaps)                                                 # (T, H, m, chain)

@@ -24,7 +24,7 @@ from typing import NamedTuple
 import torch
 
 from ._checks import check_dim, check_int, check_real, check_real_tensor, check_same_kind, check_tensor
-from .decay import unit_vectors
+from .capacity import random_keys
 
 METHODS = ("hebbian", "delta", "delta_protected")
 
@@ -43,8 +43,8 @@ def random_associations(n: int, d_k: int, d_v: int, *, batch_shape: tuple[int, .
     overlap = check_real("overlap", overlap, low=-1.0, high=1.0)
     if overlap != 0.0 and n < 2:
         raise ValueError(f"n: expected at least 2 associations when overlap is set, got {n}")
-    keys = unit_vectors(*batch_shape, n, d_k, generator=generator, dtype=torch.float64)
-    values = unit_vectors(*batch_shape, n, d_v, generator=generator, dtype=torch.float64)
+    keys = random_keys(*batch_shape, n, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
+    values = random_keys(*batch_shape, n, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
     if overlap != 0.0:
         k0, k1 = keys[..., 0, :], keys[..., 1, :]
         u = k1 - (k1 * k0).sum(-1, keepdim=True) * k0

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from pavlovlab import AssociativeMemory
-from pavlovlab.hebbian import crosstalk, make_keys, outer_product_memory, recall_cosine
+from pavlovlab.capacity import random_keys
+from pavlovlab.hebbian import crosstalk, outer_product_memory, recall_cosine
 
 from conftest import TOL, rel_rms
 
@@ -16,7 +17,7 @@ def _values(shape, gen, device, dtype):
 
 
 def test_outer_product_memory_equals_associative_memory(device, dtype, gen):
-    keys = make_keys(7, 5, batch_shape=(2, 3), generator=gen, device=device, dtype=dtype)
+    keys = random_keys(2, 3, 7, d=5, kind="sphere", generator=gen, device=device, dtype=dtype)
     values = _values((2, 3, 7, 4), gen, device, dtype)
     mem = AssociativeMemory(5, 4, batch_shape=(2, 3), device=device, dtype=dtype)
     mem.write(keys, values)
@@ -28,7 +29,7 @@ def test_outer_product_memory_equals_associative_memory(device, dtype, gen):
 
 
 def test_crosstalk_matches_its_definition(device, dtype, gen):
-    keys = make_keys(6, 9, batch_shape=(3,), generator=gen, device=device, dtype=dtype)
+    keys = random_keys(3, 6, d=9, kind="sphere", generator=gen, device=device, dtype=dtype)
     values = _values((3, 6, 5), gen, device, dtype)
     c = crosstalk(keys, values)
     assert c.shape == (3, 6, 5)
@@ -43,14 +44,14 @@ def test_crosstalk_matches_its_definition(device, dtype, gen):
 
 
 def test_crosstalk_broadcasts_leading_dims(gen):
-    keys = make_keys(4, 6, batch_shape=(1, 3), generator=gen)
+    keys = random_keys(1, 3, 4, d=6, kind="sphere", generator=gen)
     values = torch.randn(2, 1, 4, 5, generator=gen)
     assert crosstalk(keys, values).shape == (2, 3, 4, 5)
     assert recall_cosine(keys, values).shape == (2, 3, 4)
 
 
 def test_orthonormal_keys_recall_perfectly(device, dtype, gen):
-    keys = make_keys(16, 16, kind="orthonormal", batch_shape=(2,), generator=gen, device=device, dtype=dtype)
+    keys = random_keys(2, 16, d=16, kind="orthogonal", generator=gen, device=device, dtype=dtype)
     eye = torch.eye(16, device=device, dtype=dtype).expand(2, 16, 16)
     assert rel_rms(keys @ keys.mT, eye) < 10 * TOL[dtype]
     values = _values((2, 16, 3), gen, device, dtype)
@@ -58,16 +59,9 @@ def test_orthonormal_keys_recall_perfectly(device, dtype, gen):
     assert (recall_cosine(keys, values) - 1).abs().max().item() < 100 * TOL[dtype]
 
 
-def test_unit_keys_have_unit_norm_and_same_numbers_on_every_device(device):
-    a = make_keys(5, 7, batch_shape=(3,), generator=torch.Generator().manual_seed(1), device=device)
-    b = make_keys(5, 7, batch_shape=(3,), generator=torch.Generator().manual_seed(1))
-    assert torch.allclose(a.norm(dim=-1), torch.ones(3, 5, device=device), atol=1e-6)
-    assert torch.equal(a.cpu(), b)
-
-
 def test_crosstalk_variance_is_n_minus_1_over_d_k(gen):
     for n, d_k in [(2, 8), (17, 32), (65, 64)]:
-        keys = make_keys(n, d_k, batch_shape=(400,), generator=gen, dtype=torch.float64)
+        keys = random_keys(400, n, d=d_k, kind="sphere", generator=gen, dtype=torch.float64)
         values = torch.randn(400, n, 8, generator=gen, dtype=torch.float64)
         c = crosstalk(keys, values)
         predicted = (n - 1) / d_k
@@ -77,7 +71,7 @@ def test_crosstalk_variance_is_n_minus_1_over_d_k(gen):
 
 def test_recall_cosine_follows_the_theory(gen):
     n, d_k = 33, 64
-    keys = make_keys(n, d_k, batch_shape=(200,), generator=gen, dtype=torch.float64)
+    keys = random_keys(200, n, d=d_k, kind="sphere", generator=gen, dtype=torch.float64)
     values = torch.randn(200, n, 64, generator=gen, dtype=torch.float64)
     measured = recall_cosine(keys, values).mean().item()
     assert abs(measured - 1 / math.sqrt(1 + (n - 1) / d_k)) < 0.03
@@ -96,15 +90,3 @@ def test_bad_pairs_are_rejected(bad, error, gen):
     keys, values = torch.randn(4, 5, generator=gen), torch.randn(4, 2, generator=gen)
     with pytest.raises(error, match="keys|values"):
         bad(keys, values)
-
-
-@pytest.mark.parametrize("kwargs, error, word", [
-    (dict(n=0, d_k=4), ValueError, "n"),
-    (dict(n=2.0, d_k=4), TypeError, "n"),
-    (dict(n=5, d_k=4, kind="orthonormal"), ValueError, "n"),
-    (dict(n=2, d_k=4, kind="gaussian"), ValueError, "kind"),
-    (dict(n=2, d_k=4, dtype=torch.int64), TypeError, "dtype"),
-])
-def test_make_keys_rejects_bad_arguments(kwargs, error, word):
-    with pytest.raises(error, match=word):
-        make_keys(**kwargs)

@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 import torch
 
-from ..hebbian import crosstalk, make_keys
+from ..capacity import random_keys
+from ..hebbian import crosstalk
 from ..memory import AssociativeMemory
 from ._core import Case, check_function
 
@@ -19,7 +20,7 @@ _SHAPES = [(1, 3, 2), (3, 4, 4), (6, 5, 3), (9, 16, 7)]  # (n, d_k, d_v): one pa
 
 
 def _pairs(g: torch.Generator, n: int, d_k: int, d_v: int) -> tuple[torch.Tensor, torch.Tensor]:
-    keys = make_keys(n, d_k, generator=g, dtype=_DTYPE)
+    keys = random_keys(n, d=d_k, kind="sphere", generator=g, dtype=_DTYPE)
     return keys, torch.randn(n, d_v, generator=g, dtype=_DTYPE)
 
 
