@@ -11,32 +11,15 @@ linear chunk ≥ 30% of matmul throughput, chunk time T=4096 / T=1024 ≤ 5× (s
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import torch
 import torch.nn.functional as F
 
 from pavlovlab import delta_rule_attention, linear_attention, softmax_attention
+from timing import median_time
 
 B, H, D = 1, 4, 64
 CHUNK = 64
-
-
-def median_time(fn, repeats: int, device: torch.device) -> float:
-    def sync():
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-
-    fn()
-    sync()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def chunk_flops(T: int) -> int:

@@ -13,30 +13,13 @@ one process, so the ratios hold even on a busy machine where the seconds do not.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import torch
 
 from pavlovlab import capacity as C
+from timing import median_time
 
 D_KS = (16, 32, 64, 128, 256)
-
-
-def median_time(fn, repeats: int, device: torch.device) -> float:
-    def sync():
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-
-    fn()
-    sync()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def gram_only(d_k: int, trials: int, device: torch.device, dtype: torch.dtype) -> None:
