@@ -147,9 +147,9 @@ def conditioning_designs(out: Path, *, quick: bool, progress: bool) -> dict[str,
 def hebbian_recall(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     import torch
 
-    from .capacity import fidelity_theory
+    from .capacity import fidelity_theory, random_keys
     from .device import seed_everything
-    from .hebbian import make_keys, recall_cosine
+    from .hebbian import recall_cosine
     from .plotting import COLORS, band, labels, theory
 
     g = seed_everything(0)
@@ -157,7 +157,7 @@ def hebbian_recall(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     ns = [1, 4, 8, 16, 32, 64, 128, 256]
     samples = []
     for n in ns:  # one batched draw per n (trials at once)
-        keys = make_keys(n, d_k, batch_shape=(trials,), generator=g)
+        keys = random_keys(trials, n, d=d_k, kind="sphere", generator=g)  # unit keys
         values = torch.randn(trials, n, d_k, generator=g)
         samples.append(recall_cosine(keys, values).mean(-1))
     samples = torch.stack(samples, -1)  # (trials, len(ns))
