@@ -46,25 +46,18 @@ def experiment(name: str, notebook: str, title: str, needs: Sequence[str] = ()):
 
 
 def _figure(ncols: int = 1, width: float = 6.4):
-    import matplotlib
+    """A new figure with ``ncols`` axes side by side, made without pyplot (no backend or global state touched)."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    from .plotting import use_style
-
-    use_style()
-    fig, axes = plt.subplots(1, ncols, figsize=(width * ncols if ncols > 1 else width, 3.6), squeeze=False)
+    fig = Figure(figsize=(width * ncols, 3.6))
+    axes = fig.subplots(1, ncols, squeeze=False)
     return fig, list(axes[0])
 
 
 def _save(fig, out: Path, name: str) -> str:
-    import matplotlib.pyplot as plt
-
     fig.tight_layout()
     path = out / f"{name}.png"
     fig.savefig(path)
-    plt.close(fig)
     return path.name
 
 
@@ -90,7 +83,10 @@ def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None 
     Returns the summary: ``{"quick": bool, "experiments": {name: {"status", "notebook", "figures",
     "numbers", "seconds"} or {"status": "missing"/"failed", "reason"}}}``.
     """
+    import matplotlib as mpl
     from tqdm.auto import tqdm
+
+    from .plotting import use_style
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -106,7 +102,9 @@ def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None 
         else:
             t0 = time.perf_counter()
             try:
-                got = exp.run(out, quick=quick, progress=progress)
+                with mpl.rc_context():  # the course style, for this experiment only
+                    use_style()
+                    got = exp.run(out, quick=quick, progress=progress)
                 res.update(status="ok", figures=got.pop("figures", []), numbers=got)
             except Exception as e:  # noqa: BLE001 - one broken experiment must not stop the others
                 res.update(status="failed", reason=f"{type(e).__name__}: {e}",
@@ -271,7 +269,7 @@ def drift_tracking(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
         rec = recovery_steps(tr.cosine[i], stream.drift_times)
         numbers[f"recovery_steps_{rule}"] = [None if r == float("inf") else int(r) for r in rec.tolist()]
     mark_times(ax, stream.drift_times.tolist(), label="values redrawn")
-    labels(ax, "After a drift, only the delta rule relearns", "step", "recall cosine")
+    labels(ax, "After a drift the delta rule relearns at once; Hebb lags behind", "step", "recall cosine")
     return {"figures": [_save(fig, out, "06_drift_tracking")], **numbers}
 
 
