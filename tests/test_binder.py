@@ -44,8 +44,6 @@ def test_binder_python_version_and_postbuild():
 
 def test_postbuild_runs(tmp_path):
     """postBuild's own commands work from a copy of the repository (pip step replaced: no network)."""
-    import subprocess
-
     script = (BINDER / "postBuild").read_text().replace("python -m pip install --no-cache-dir --no-deps -e .", "true")
     repo = tmp_path / "repo"
     shutil.copytree(ROOT / "course", repo / "course", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
