@@ -26,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 COURSE = ROOT / "course"
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 CHROMIUM = Path(os.environ.get("PAVLOVLAB_CHROMIUM", "/usr/bin/chromium"))
+PARALLEL = int(os.environ.get("PAVLOVLAB_BROWSER_PARALLEL", max(1, min(4, (os.cpu_count() or 2) - 1))))
+"""Notebooks running at the same time (each has its own tab and kernel)."""
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--disable-dev-shm-usage"]
@@ -88,6 +90,8 @@ def lab(tmp_path_factory, browser):
     port, token = _free_port(), secrets.token_hex(16)
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_RUNTIME_DIR=str(base / "runtime"),
                MPLBACKEND="module://matplotlib_inline.backend_inline", PYTHONUNBUFFERED="1")
+    # kernels run PARALLEL at a time: share the cores between them rather than oversubscribe
+    env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // PARALLEL)))
     log = open(base / "server.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.open_browser=False",

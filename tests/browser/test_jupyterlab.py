@@ -4,6 +4,10 @@ Every notebook is opened in its own browser tab and run from the *Run ▸ Run Al
 notebooks at once, one kernel each); then, per notebook: errors appear only in the exercise stubs
 tagged ``raises-exception``, widgets render as widgets (not as their text repr), and in notebook 02
 moving a slider redraws its plot. Run alone with ``pytest -m browser``.
+
+Settings (environment): PAVLOVLAB_BROWSER_PARALLEL (notebooks at once; default min(4, CPUs − 1)),
+PAVLOVLAB_BROWSER_TIMEOUT (seconds per notebook, default 240), PAVLOVLAB_CHROMIUM (default /usr/bin/chromium).
+Screenshots of failures: tests/browser/screenshots/.
 """
 
 from __future__ import annotations
@@ -17,14 +21,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from .conftest import PARALLEL
+
 pytestmark = pytest.mark.browser
 
 COURSE = Path(__file__).resolve().parents[2] / "course"
 NOTEBOOKS = sorted(p.name for p in COURSE.glob("[0-9]*.ipynb"))
 SLIDER_NOTEBOOK = os.environ.get("PAVLOVLAB_SLIDER_NOTEBOOK", "02")
 """The notebook whose first slider must redraw its plot."""
-PARALLEL = int(os.environ.get("PAVLOVLAB_BROWSER_PARALLEL", max(1, min(4, (os.cpu_count() or 2) - 1))))
-"""Notebooks running at the same time (each has its own tab and kernel)."""
 RUN_TIMEOUT_S = float(os.environ.get("PAVLOVLAB_BROWSER_TIMEOUT", 240))
 """Time allowed to one notebook from "Run All Cells" to its last cell."""
 TEXT_REPRS = ("VBox(children=", "HBox(children=", "IntSlider(value=", "FloatSlider(value=", "Dropdown(",
