@@ -32,6 +32,9 @@ FEATURE_MAPS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "relu": F.relu,
 }
 LINEAR_MODES = ("parallel", "recurrent", "chunk")
+SEGMENT_CHUNKS = 16
+"""The chunkwise forms walk through a long sequence in segments of this many chunks, carrying the state from
+one to the next, so that a segment's working set stays in the CPU cache and the time grows linearly in T."""
 DELTA_MODES = ("recurrent", "chunk")
 
 
@@ -153,8 +156,10 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
         z0 = q.new_zeros(*lead, d_k) if z0 is None else z0.expand(*lead, d_k)
         v = torch.cat([v, torch.ones_like(v[..., :1])], dim=-1)  # z rides along as an extra value row
         S0 = torch.cat([S0, z0[..., None, :]], dim=-2)
-    form = {"parallel": _linear_parallel, "recurrent": _linear_recurrent, "chunk": _linear_chunk}[mode]
-    o, S = form(fq, fk, v, gamma, S0, chunk_size)
+    if mode == "chunk":
+        o, S = _segmented(lambda *x: _linear_chunk(*x[:3], gamma, *x[3:]), (fq, fk, v), S0, chunk_size)
+    else:
+        o, S = (_linear_parallel if mode == "parallel" else _linear_recurrent)(fq, fk, v, gamma, S0)
     if normalize:
         o = o[..., :d_v] / (o[..., d_v:] + EPS)
         S, z = S[..., :d_v, :], S[..., d_v, :]
@@ -162,12 +167,22 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
     return (o, S) if return_state else o
 
 
+def _segmented(form, seqs, S0, C):
+    """Run a chunkwise ``form(*seqs, S0, C) -> (o, S)`` over segments of ``SEGMENT_CHUNKS`` chunks (time is
+    dim -2 of every tensor in ``seqs``), each segment starting from the state the last one left."""
+    L, outputs = C * SEGMENT_CHUNKS, []
+    for start in range(0, seqs[0].shape[-2], L):
+        o, S0 = form(*(x[..., start:start + L, :] for x in seqs), S0, C)
+        outputs.append(o)
+    return torch.cat(outputs, dim=-2), S0
+
+
 def _powers(gamma: torch.Tensor, exponents: torch.Tensor) -> torch.Tensor:
     """γ^e for γ of shape (..., 1, 1) and integer exponents (m, n) -> (..., m, n); 0^0 = 1."""
     return torch.pow(gamma, exponents.to(gamma.dtype))
 
 
-def _linear_parallel(fq, fk, v, gamma, S0, chunk_size):
+def _linear_parallel(fq, fk, v, gamma, S0):
     T = fq.shape[-2]
     t = torch.arange(T, device=fq.device)
     lag = t[:, None] - t[None, :]
@@ -183,7 +198,7 @@ def _linear_parallel(fq, fk, v, gamma, S0, chunk_size):
     return o, S
 
 
-def _linear_recurrent(fq, fk, v, gamma, S0, chunk_size):
+def _linear_recurrent(fq, fk, v, gamma, S0):
     S = S0
     outputs = []
     for t in range(fq.shape[-2]):
@@ -270,12 +285,14 @@ def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta
     q, k, v = (x.expand(*lead, *x.shape[-2:]) for x in (q, k, v))
     S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
         _check_state("initial_state", initial_state, (d_v, d_k), q).expand(*lead, d_v, d_k)
-    form = _delta_recurrent if mode == "recurrent" else _delta_chunk
-    o, S = form(q, k, v, beta, S0, chunk_size)
+    if mode == "chunk":
+        o, S = _segmented(_delta_chunk, (q, k, v, beta[..., None]), S0, chunk_size)
+    else:
+        o, S = _delta_recurrent(q, k, v, beta, S0)
     return (o, S) if return_state else o
 
 
-def _delta_recurrent(q, k, v, beta, S0, chunk_size):
+def _delta_recurrent(q, k, v, beta, S0):
     S = S0
     outputs = []
     for t in range(q.shape[-2]):
@@ -286,11 +303,16 @@ def _delta_recurrent(q, k, v, beta, S0, chunk_size):
     return torch.stack(outputs, dim=-2), S
 
 
-def _delta_chunk(q, k, v, beta, S0, C):
+def _delta_chunk(q, k, v, beta, S0, C):  # beta: (..., T, 1)
     """Inside a chunk with start state S_0 the errors e_t = β_t (v_t − S_{t−1} k_t) satisfy
     (I + diag(β) tril(K Kᵀ, −1)) E = diag(β) (V − K S_0ᵀ), so E = U − W S_0ᵀ with U, W from one
-    triangular solve (the UT transform); then O = Q S_0ᵀ + tril(Q Kᵀ) E and S_end = S_0 + Eᵀ K."""
-    T = q.shape[-2]
+    triangular solve (the UT transform). Then, with A = tril(Q Kᵀ):
+
+        O     = Q S_0ᵀ + A E = (Q − A W) S_0ᵀ + A U
+        S_end = S_0 + Eᵀ K   = S_0 (I − Wᵀ K) + Uᵀ K
+
+    Everything but the last line's short recurrence over chunks is one batched product for all chunks."""
+    T, d_v = q.shape[-2], v.shape[-1]
     n = -(-T // C)
     pad = n * C - T
 
@@ -298,17 +320,16 @@ def _delta_chunk(q, k, v, beta, S0, C):
         return F.pad(x, (0, 0, 0, pad)).unflatten(-2, (n, C))
 
     qc, kc, vc = chunks(q), chunks(k), chunks(v)
-    bc = F.pad(beta, (0, pad)).unflatten(-1, (n, C))[..., None]          # (..., n, C, 1)
+    bc = chunks(beta)                                                    # beta: (..., T, 1) -> (..., n, C, 1)
     eye = torch.eye(C, dtype=q.dtype, device=q.device)
     system = eye + bc * (kc @ kc.mT).tril(-1)
     UW = torch.linalg.solve_triangular(system, bc * torch.cat([vc, kc], dim=-1), upper=False, unitriangular=True)
-    U, W = UW[..., : v.shape[-1]], UW[..., v.shape[-1]:]
-    scores = (qc @ kc.mT).tril()
-    WQ = torch.cat([W, qc], dim=-2)                                      # both read the start state S_0
-    S, outputs = S0, []
+    AUW = (qc @ kc.mT).tril_() @ UW                                      # [A U, A W]: (..., n, C, d_v + d_k)
+    HG = UW.mT @ kc                                                      # [Uᵀ K; Wᵀ K]: (..., n, d_v + d_k, d_k)
+    H, P = HG[..., :d_v, :], torch.eye(k.shape[-1], dtype=q.dtype, device=q.device) - HG[..., d_v:, :]
+    S, starts = S0, []
     for c in range(n):                                                   # carry the state across chunks
-        WQ_S = WQ[..., c, :, :] @ S.mT
-        E = U[..., c, :, :] - WQ_S[..., :C, :]
-        outputs.append(WQ_S[..., C:, :] + scores[..., c, :, :] @ E)
-        S = S + E.mT @ kc[..., c, :, :]
-    return torch.cat(outputs, dim=-2)[..., :T, :], S
+        starts.append(S)
+        S = H[..., c, :, :] + S @ P[..., c, :, :]
+    o = (qc - AUW[..., d_v:]) @ torch.stack(starts, dim=-3).mT + AUW[..., :d_v]
+    return o.flatten(-3, -2)[..., :T, :], S
