@@ -57,8 +57,10 @@ def main() -> None:
             print(f"{attention:9s} {name:13s} {hist[0]['parameters']:7d}  "
                   f"{summary([h['final_accuracy'] for h in hist]):38s} "
                   f"{statistics.fmean(max(h['accuracy']) for h in hist):13.3f} {per_run:6.1f}")
-        print(f"{attention:9s} ratio of error rates, narrow-deep / wide-shallow: "
-              f"{(1 - finals['narrow-deep']) / max(1e-9, 1 - finals['wide-shallow']):.2f}")
+        deep_err, wide_err = 1 - finals["narrow-deep"], 1 - finals["wide-shallow"]
+        ratio = "both error-free" if max(deep_err, wide_err) == 0 else \
+            ("wide-shallow error-free" if wide_err == 0 else f"{deep_err / wide_err:.2f}")
+        print(f"{attention:9s} ratio of error rates, narrow-deep / wide-shallow: {ratio}")
 
 
 if __name__ == "__main__":
