@@ -73,12 +73,10 @@ def _decay_tensor(decay: object, lead: torch.Size, like: torch.Tensor) -> torch.
         gamma = decay.to(dtype=like.dtype, device=like.device)
         check_real_tensor("decay", gamma, low=0.0, high=1.0)
         try:
-            gamma = gamma.expand(lead) if gamma.dim() <= len(lead) else None
+            gamma = gamma.expand(lead)
         except RuntimeError:
-            gamma = None
-        if gamma is None:
             raise ValueError(f"decay: expected a float or a tensor that broadcasts to the leading dims "
-                             f"{tuple(lead)}, got shape {tuple(decay.shape)}")
+                             f"{tuple(lead)}, got shape {tuple(decay.shape)}") from None
     else:
         gamma = torch.full(lead, check_real("decay", decay, low=0.0, high=1.0), dtype=like.dtype, device=like.device)
     return gamma[..., None, None]
