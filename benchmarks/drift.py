@@ -9,22 +9,15 @@ run, with torch's default number of threads and with one thread (tiny tensors: o
 
 from __future__ import annotations
 
-import time
-
 import torch
 
 from pavlovlab import AssociativeMemory, drift
+from timing import median_time
 
 RULES, SEEDS, STEPS = ("hebbian", "delta", "oja"), 5, 5000
 
 
-def best(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+CPU = torch.device("cpu")
 
 
 def batched(stream: drift.DriftStream) -> None:
@@ -44,14 +37,14 @@ def looped(stream: drift.DriftStream, steps: int) -> None:
 def main() -> None:
     default_threads = torch.get_num_threads()
     stream = drift.redraw_stream(8, 16, 16, STEPS, 500, batch_shape=(SEEDS,), generator=torch.Generator().manual_seed(0))
-    make = best(lambda: drift.redraw_stream(8, 16, 16, STEPS, 500, batch_shape=(SEEDS,),
-                                            generator=torch.Generator().manual_seed(0)))
+    make = median_time(lambda: drift.redraw_stream(8, 16, 16, STEPS, 500, batch_shape=(SEEDS,),
+                                                   generator=torch.Generator().manual_seed(0)), 3, CPU)
     print(f"3 rules × {SEEDS} seeds × {STEPS:,} steps (d_k = d_v = 16, 8 keys); stream built in {make:.2f} s")
     print(f"{'threads':>8s} {'track (s)':>10s} {'loop (s, ×5 of 1k)':>19s} {'loop / track':>13s} {'budget 3 s':>11s}")
     for threads in sorted({default_threads, 1}, reverse=True):
         torch.set_num_threads(threads)
-        t_track = best(lambda: batched(stream))
-        t_loop = 5 * best(lambda: looped(stream, STEPS // 5), repeat=1)
+        t_track = median_time(lambda: batched(stream), 3, CPU)
+        t_loop = 5 * median_time(lambda: looped(stream, STEPS // 5), 1, CPU)
         ok = "ok" if t_track + make <= 3.0 else "OVER"
         print(f"{threads:8d} {t_track:10.2f} {t_loop:19.2f} {t_loop / t_track:13.1f} {ok:>11s}")
     torch.set_num_threads(default_threads)
