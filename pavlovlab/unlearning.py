@@ -25,6 +25,7 @@ import torch
 
 from ._checks import check_dim, check_int, check_real, check_real_tensor, check_same_kind, check_tensor
 from .capacity import random_keys
+from .hebbian import _pairs, outer_product_memory
 
 METHODS = ("hebbian", "delta", "delta_protected")
 
@@ -60,20 +61,21 @@ def hebbian_memory(keys: torch.Tensor, values: torch.Tensor, repeats: float | to
     keys: (..., n, d_k), values: (..., n, d_v), repeats: a number or a tensor broadcasting to (..., n).
     Returns S: (..., d_v, d_k).
     """
-    _check_pairs(keys, values)
+    _pairs(keys, values)
     if isinstance(repeats, torch.Tensor):
         check_real_tensor("repeats", repeats, low=0.0)
         r = repeats.to(device=keys.device, dtype=keys.dtype)
     else:
         r = torch.tensor(check_real("repeats", repeats, low=0.0), device=keys.device, dtype=keys.dtype)
-    return (values * r[..., None]).mT @ keys
+    return outer_product_memory(keys, values * r[..., None])
 
 
-def _check_pairs(keys: object, values: object) -> None:
-    check_tensor("keys", keys, min_rank=2)
-    check_tensor("values", values, min_rank=2)
-    check_same_kind(keys=keys, values=values)
-    check_dim("values", values.shape[-2], keys.shape[-2], "number of associations n (dim -2 of keys)")
+def _check_read(S: object, keys: object, values: object) -> None:
+    """Check a memory S (..., d_v, d_k) and the pairs keys (..., n, d_k), values (..., n, d_v) read from it."""
+    _pairs(keys, values)
+    check_tensor("S", S, min_rank=2)
+    check_dim("keys", keys.shape[-1], S.shape[-1], "key dimension d_k (last dim of S)")
+    check_dim("values", values.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
 
 
 def _check_state(S: object, k: object) -> None:
@@ -85,15 +87,13 @@ def _check_state(S: object, k: object) -> None:
         raise ValueError("k: expected a non-zero key (the bell to unlearn), got a zero vector")
 
 
-def recall_cosine(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
-    """How well each association is recalled: ``cos(S k_i, v_i)``.
+def readout_cosine(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """How well each association is recalled from a given memory S: ``cos(S k_i, v_i)``.
 
     S: (..., d_v, d_k), keys: (..., n, d_k), values: (..., n, d_v) -> (..., n). A zero read-out gives 0.
+    (``pavlovlab.hebbian.recall_cosine(keys, values)`` is the same for ``S = outer_product_memory(keys, values)``.)
     """
-    _check_pairs(keys, values)
-    check_tensor("S", S, min_rank=2)
-    check_dim("keys", keys.shape[-1], S.shape[-1], "key dimension d_k (last dim of S)")
-    check_dim("values", values.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
+    _check_read(S, keys, values)
     reads = keys @ S.mT
     return torch.nn.functional.cosine_similarity(reads, values, dim=-1, eps=1e-12)
 
@@ -186,10 +186,7 @@ def recall_strength(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -
     S: (..., d_v, d_k), keys: (..., n, d_k), values: (..., n, d_v) -> (..., n); 1 for a pair written
     once with unit key and no crosstalk, r for one written r times, 0 when unlearned.
     """
-    _check_pairs(keys, values)
-    check_tensor("S", S, min_rank=2)
-    check_dim("keys", keys.shape[-1], S.shape[-1], "key dimension d_k (last dim of S)")
-    check_dim("values", values.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
+    _check_read(S, keys, values)
     return ((keys @ S.mT) * values).sum(-1) / (values * values).sum(-1).clamp(min=torch.finfo(values.dtype).tiny)
 
 
@@ -200,7 +197,7 @@ def unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch
     S_before, S_after: (..., d_v, d_k); keys (..., n, d_k), values (..., n, d_v); target: the index of
     the unlearned association; v_new: (..., d_v) the wanted read-out (default zeros).
     """
-    _check_pairs(keys, values)
+    _pairs(keys, values)
     n = keys.shape[-2]
     check_int("target", target, low=0)
     if target >= n or n < 2:
@@ -216,7 +213,7 @@ def unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch
     after = ((S_after @ k[..., :, None])[..., 0] - want).norm(dim=-1)
     residual = after / before.clamp(min=torch.finfo(before.dtype).tiny)
     sb, sa = recall_strength(S_before, keys, values), recall_strength(S_after, keys, values)
-    cb, ca = recall_cosine(S_before, keys, values), recall_cosine(S_after, keys, values)
+    cb, ca = readout_cosine(S_before, keys, values), readout_cosine(S_after, keys, values)
     others = torch.ones(n, dtype=torch.bool, device=keys.device)
     others[target] = False
     moved = (sa - sb)[..., others].abs()
@@ -252,5 +249,5 @@ def unlearning_experiment(n: int = 16, d_k: int = 64, d_v: int = 64, *, repeats:
     return {m: unlearning_report(S, S_after, keys, values, 0) for m, S_after in after.items()}
 
 
-__all__ = ["METHODS", "UnlearningReport", "hebbian_memory", "random_associations", "recall_cosine",
+__all__ = ["METHODS", "UnlearningReport", "hebbian_memory", "random_associations", "readout_cosine",
            "recall_strength", "unlearn_delta", "unlearn_hebbian", "unlearning_experiment", "unlearning_report"]

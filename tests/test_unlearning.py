@@ -96,7 +96,7 @@ def test_recall_measures():
     values = torch.tensor([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
     S = U.hebbian_memory(keys, values, torch.tensor([1.0, 3.0, 0.0]))
     assert torch.allclose(U.recall_strength(S, keys, values), torch.tensor([1.0, 3.0, 0.0]))
-    assert torch.allclose(U.recall_cosine(S, keys, values), torch.tensor([1.0, 1.0, 0.0]))
+    assert torch.allclose(U.readout_cosine(S, keys, values), torch.tensor([1.0, 1.0, 0.0]))
 
 
 def test_bad_inputs():
