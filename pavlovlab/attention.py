@@ -102,7 +102,7 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, caus
 def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, feature_map: FeatureMap = "identity",
                      normalize: bool = False, decay: float | torch.Tensor | None = None, mode: str = "chunk",
                      chunk_size: int = 64, initial_state: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None = None,
-                     return_state: bool = False):
+                     return_state: bool = False) -> torch.Tensor | tuple[torch.Tensor, ...]:
     """Causal linear attention: the Pavlovian conditioning circuit.
 
     With φ the feature map and γ the decay (None: γ = 1)::
@@ -245,7 +245,7 @@ def _linear_chunk(fq, fk, v, gamma, S0, C):
 
 def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: float | torch.Tensor, *,
                          mode: str = "chunk", chunk_size: int = 64, initial_state: torch.Tensor | None = None,
-                         return_state: bool = False):
+                         return_state: bool = False) -> torch.Tensor | tuple[torch.Tensor, ...]:
     """Delta-rule attention (DeltaNet): the Rescorla–Wagner learner as a sequence layer.
 
     ::
