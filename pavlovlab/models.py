@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 from ._checks import check_choice, check_int, check_real
 from .attention import delta_rule_attention, linear_attention, softmax_attention
-from .tasks import IGNORE, RecallBatch, associative_recall, vocab_size
+from .tasks import IGNORE, RecallBatch, associative_recall
 
 ATTENTIONS = ("linear", "delta", "softmax")
 
@@ -144,7 +144,7 @@ def evaluate(model: nn.Module, batch: RecallBatch) -> float:
     model.eval()
     logits = model(batch.tokens)
     model.train(was_training)
-    mask = batch.targets != IGNORE
+    mask = batch.answer_mask
     return (logits.argmax(dim=-1)[mask] == batch.targets[mask]).float().mean().item()
 
 
@@ -248,4 +248,4 @@ def train_configs(configs: Mapping[str, Mapping[str, Any]], *, vocab_size: int, 
 
 
 __all__ = ["ATTENTIONS", "Block", "TinyTransformer", "count_parameters", "depth_width_configs", "evaluate",
-           "train_configs", "train_recall", "vocab_size"]
+           "train_configs", "train_recall"]
