@@ -25,7 +25,8 @@ from typing import NamedTuple
 import torch
 from tqdm.auto import tqdm
 
-from ._checks import check_choice, check_dim, check_int, check_real, check_same_kind, check_tensor
+from ._checks import check_choice, check_int, check_real, check_tensor
+from .hebbian import outer_product_memory
 
 KINDS = ("gaussian", "sphere", "orthogonal", "binary")
 """Key/value distributions: i.i.d. N(0, 1/d) entries; uniform on the unit sphere; orthonormal frames
@@ -116,11 +117,7 @@ def store_and_recall(keys: torch.Tensor, values: torch.Tensor) -> RecallMetrics:
     keys: (..., n, d_k), values: (..., n, d_v); leading dims (trials, ...) broadcast.
     Returns :class:`RecallMetrics` with fields of shape (..., n).
     """
-    check_tensor("keys", keys, min_rank=2)
-    check_tensor("values", values, min_rank=2)
-    check_same_kind(keys=keys, values=values)
-    check_dim("values", values.shape[-2], keys.shape[-2], "number of pairs n (dim -2 of keys)")
-    S = values.mT @ keys                                   # (..., d_v, d_k): the bucket
+    S = outer_product_memory(keys, values)                 # (..., d_v, d_k): the bucket (checks the pairs)
     read = keys @ S.mT                                     # (..., n, d_v): S k_j for every j
     cosine = torch.nn.functional.cosine_similarity(read, values, dim=-1)
     sq_error = (read - values).pow(2).sum(-1)
@@ -209,8 +206,9 @@ def _recall_chunks(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind
     ns_t = _check_ns(ns)
     N = int(ns_t[-1])
     gram = beaten = None
-    for s in range(0, trials, _chunk(N, dtype)):  # memory chunks; all the trials inside a chunk run at once
-        keys = random_keys(min(_chunk(N, dtype), trials - s), N, d=d_k, kind=kind, generator=generator,
+    chunk = _chunk(N, dtype)
+    for s in range(0, trials, chunk):  # memory chunks; all the trials inside a chunk run at once
+        keys = random_keys(min(chunk, trials - s), N, d=d_k, kind=kind, generator=generator,
                            device=device, dtype=dtype)
         if gram is None:
             gram = torch.empty(keys.shape[0], N, N, dtype=keys.dtype, device=keys.device)
@@ -222,7 +220,7 @@ def _recall_chunks(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind
 
 def _chunk(N: int, dtype: torch.dtype | None) -> int:
     """Trials per chunk: as many N×N Gram matrices as fit in ``_GRAM_BYTES``."""
-    size = torch.empty((), dtype=dtype).element_size() if isinstance(dtype, torch.dtype) else 4
+    size = torch.empty((), dtype=dtype or torch.get_default_dtype()).element_size()
     return max(1, _GRAM_BYTES // (N * N * size))
 
 
