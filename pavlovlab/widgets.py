@@ -12,7 +12,6 @@ from typing import Any
 
 import ipywidgets as W
 import matplotlib.pyplot as plt
-from IPython.display import display
 
 
 def control(name: str, spec: Any) -> W.ValueWidget:
@@ -61,4 +60,4 @@ def interactive_plot(draw: Callable[..., Any], **specs: Any) -> W.VBox:
     return box
 
 
-__all__ = ["control", "display", "interactive_plot"]
+__all__ = ["control", "interactive_plot"]
