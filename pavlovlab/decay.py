@@ -17,9 +17,11 @@ import math
 
 import torch
 
+from collections.abc import Callable
+
 from ._checks import (broadcast_lead, check_choice, check_dim, check_int, check_real, check_real_tensor,
                       check_same_kind, check_tensor)
-from .attention import linear_attention
+from .attention import _check_qkv, _check_state, linear_attention
 from .capacity import random_keys
 
 GATED_MODES = ("parallel", "recurrent")
@@ -60,7 +62,7 @@ def half_life(gamma: float | torch.Tensor) -> float | torch.Tensor:
     Returns the same kind (float or tensor of the same shape). For γ close to 1, ℓ½ ≈ 0.69 / (1 − γ).
     """
     g = _as_gamma(gamma)
-    out = torch.where(g >= 1, math.inf, math.log(2.0) / -torch.log(g.clamp(max=1)))
+    out = torch.where(g >= 1, math.inf, math.log(2.0) / -torch.log(g))
     return out if isinstance(gamma, torch.Tensor) else float(out)
 
 
@@ -87,7 +89,7 @@ def retention(gamma: float | torch.Tensor, lags: torch.Tensor) -> torch.Tensor:
     if bool((lags < 0).any()):
         raise ValueError(f"lags: expected non-negative lags, got a minimum of {lags.min().item()}")
     g = g.to(device=lags.device)
-    return g[..., None] ** lags.to(g.dtype if g.is_floating_point() else torch.float64)
+    return g[..., None] ** lags.to(g.dtype)
 
 
 def recall_vs_lag(gamma: float | torch.Tensor, max_lag: int, *, d_k: int = 64, d_v: int = 64, n_trials: int = 64,
@@ -115,7 +117,23 @@ def recall_vs_lag(gamma: float | torch.Tensor, max_lag: int, *, d_k: int = 64, d
     check_int("d_v", d_v, low=1)
     check_int("n_trials", n_trials, low=1)
     g = _as_gamma(gamma)
-    T = max_lag + 1
+    decay = g.to(device=device, dtype=dtype)[..., None].expand(*g.shape, n_trials)
+    return _first_pair_recall(
+        lambda q, k, v: linear_attention(q, k, v, decay=decay, mode="chunk", chunk_size=chunk_size),
+        g.shape, n_trials, max_lag + 1, d_k, d_v, orthogonal=orthogonal, generator=generator, device=device,
+        dtype=dtype)
+
+
+def _first_pair_recall(attend: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
+                       lead: tuple[int, ...], n_trials: int, T: int, d_k: int, d_v: int, *, orthogonal: bool,
+                       generator: torch.Generator | None, device: torch.device | str | None,
+                       dtype: torch.dtype) -> torch.Tensor:
+    """Write T random unit pairs per trial, read with the first key k₀ at every step, project on v₀.
+
+    ``attend(q, k, v)`` runs the memory: q (*lead, n_trials, T, d_k) is k₀ repeated (``lead`` = the
+    heads), k (n_trials, T, d_k), v (n_trials, T, d_v). Returns ``v₀ · o_t``: (*lead, n_trials, T).
+    Drawn on the CPU ``generator`` in float64, then moved; ``orthogonal`` makes the distractor keys ⊥ k₀.
+    """
     k = random_keys(n_trials, T, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
     v = random_keys(n_trials, T, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
     if orthogonal:  # remove each distractor key's component along k₀, then renormalise
@@ -123,9 +141,8 @@ def recall_vs_lag(gamma: float | torch.Tensor, max_lag: int, *, d_k: int = 64, d
         rest = k[:, 1:] - (k[:, 1:] * k0).sum(-1, keepdim=True) * k0
         k = torch.cat([k0, rest / rest.norm(dim=-1, keepdim=True)], dim=1)
     k, v = k.to(device=device, dtype=dtype), v.to(device=device, dtype=dtype)
-    q = k[:, :1].expand(*g.shape, n_trials, T, d_k)                 # heads as leading dims
-    decay = g.to(device=device, dtype=dtype)[..., None].expand(*g.shape, n_trials)
-    o = linear_attention(q, k, v, decay=decay, mode="chunk", chunk_size=chunk_size)   # (..., n_trials, T, d_v)
+    q = k[:, :1].expand(*lead, n_trials, T, d_k)                    # heads as leading dims
+    o = attend(q, k, v)                                              # (*lead, n_trials, T, d_v)
     return (o * v[:, :1]).sum(-1)
 
 
@@ -166,32 +183,21 @@ def gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g:
     Returns:
         o: (..., T, d_v); with ``return_state``: ``(o, S_T)``.
     """
-    check_tensor("q", q, min_rank=2)
-    check_tensor("k", k, min_rank=2)
-    check_tensor("v", v, min_rank=2)
+    lead = _check_qkv(q, k, v)
     check_tensor("g", g, min_rank=1)
-    check_same_kind(q=q, k=k, v=v, g=g)
-    check_dim("k", k.shape[-1], q.shape[-1], "key dimension d_k (last dim of q)")
+    check_same_kind(q=q, g=g)
     T = k.shape[-2]
-    check_dim("q", q.shape[-2], T, "sequence length T (dim -2 of k)")
-    check_dim("v", v.shape[-2], T, "sequence length T (dim -2 of k)")
     check_dim("g", g.shape[-1], T, "sequence length T (last dim of g)")
     check_real_tensor("g", g, high=1.0)
     if bool((g <= 0).any()):
         raise ValueError(f"g: expected gates in (0, 1], got a minimum of {g.min().item():.4g}")
     mode = check_choice("mode", mode, GATED_MODES)
-    lead = broadcast_lead(q=q.shape[:-2], k=k.shape[:-2], v=v.shape[:-2], g=g.shape[:-1])
+    lead = broadcast_lead(qkv=lead, g=g.shape[:-1])
     d_k, d_v = q.shape[-1], v.shape[-1]
     q, k, v = (x.expand(*lead, *x.shape[-2:]) for x in (q, k, v))
     g = g.expand(*lead, T)
-    if initial_state is None:
-        S0 = q.new_zeros(*lead, d_v, d_k)
-    else:
-        check_tensor("initial_state", initial_state, min_rank=2)
-        check_same_kind(q=q, initial_state=initial_state)
-        if tuple(initial_state.shape[-2:]) != (d_v, d_k):
-            raise ValueError(f"initial_state: expected trailing shape {(d_v, d_k)}, got {tuple(initial_state.shape)}")
-        S0 = initial_state.expand(*lead, d_v, d_k)
+    S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
+        _check_state("initial_state", initial_state, (d_v, d_k), q).expand(*lead, d_v, d_k)
     if mode == "recurrent":
         S, outputs = S0, []
         for t in range(T):
@@ -217,15 +223,12 @@ def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int
     Returns r: (..., n_trials, T), the read-out projected on v₀ (theory: ``Π_{r=1..t} g_r``).
     """
     check_tensor("g", g, min_rank=1)
+    check_int("d_k", d_k, low=1)
+    check_int("d_v", d_v, low=1)
     check_int("n_trials", n_trials, low=1)
-    T = g.shape[-1]
-    k = random_keys(n_trials, T, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
-    v = random_keys(n_trials, T, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
-    k, v = k.to(device=device, dtype=dtype), v.to(device=device, dtype=dtype)
-    q = k[:, :1].expand(n_trials, T, d_k)
     gates = g.to(device=device, dtype=dtype)[..., None, :]
-    o = gated_linear_attention(q, k, v, gates)
-    return (o * v[:, :1]).sum(-1)
+    return _first_pair_recall(lambda q, k, v: gated_linear_attention(q, k, v, gates), (), n_trials, g.shape[-1],
+                              d_k, d_v, orthogonal=False, generator=generator, device=device, dtype=dtype)
 
 
 __all__ = ["effective_window", "gated_linear_attention", "gated_recall", "half_life", "measured_half_life",
