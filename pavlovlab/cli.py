@@ -36,6 +36,7 @@ class Check:
     detail: str
 
     def line(self) -> str:
+        """The printed line: ``OK``/``FAIL``, the check's name padded to a column, then the detail."""
         return f"{'OK  ' if self.ok else 'FAIL'}  {self.name:<22} {self.detail}"
 
 
@@ -93,6 +94,7 @@ def _version_tuple(v: str) -> tuple[int, ...]:
 
 
 def check_python() -> Check:
+    """The running Python is at least ``MIN_PYTHON``."""
     v = sys.version_info
     ok = (v.major, v.minor) >= MIN_PYTHON
     want = ".".join(map(str, MIN_PYTHON))
@@ -132,6 +134,7 @@ def check_packages() -> list[Check]:
 
 
 def check_torch() -> Check:
+    """torch imports and a 4×4 matmul on the default device gives the right sum."""
     try:
         import torch
 
@@ -157,6 +160,7 @@ def labextension_dirs() -> list[Path]:
 
 
 def check_widgets() -> Check:
+    """jupyterlab_widgets is installed and its JupyterLab extension is where JupyterLab looks (sliders render)."""
     try:
         import jupyterlab_widgets  # noqa: F401
     except ImportError:
@@ -169,6 +173,7 @@ def check_widgets() -> Check:
 
 
 def check_matplotlib() -> Check:
+    """matplotlib renders a small figure to PNG (what the notebooks' inline backend needs)."""
     try:
         import matplotlib
         from matplotlib.figure import Figure
@@ -184,14 +189,25 @@ def check_matplotlib() -> Check:
         return Check(False, "matplotlib backend", f"{type(e).__name__}: {e}")
 
 
-def course_dir() -> Path:
-    """The course folder of this checkout, or the current folder when the course is not next to the package."""
-    here = REPO_ROOT / "course"
-    return here if here.is_dir() else Path.cwd()
+def course_dir(explicit: str | Path | None = None) -> Path:
+    """The course folder, the one resolver of ``doctor`` and ``student``.
+
+    ``explicit`` (``--course``) when given; else ``./course`` when the current folder holds the course
+    (a clone, Binder: a ``course/`` with numbered notebooks); else this checkout's ``course/``.
+    """
+    if explicit is not None:
+        return Path(explicit)
+    here = Path.cwd() / "course"
+    return here if here.is_dir() and any(here.glob("[0-9]*.ipynb")) else REPO_ROOT / "course"
 
 
 def check_write_access(folder: Path | None = None) -> Check:
-    folder = folder or course_dir()
+    """A file can be created in ``folder``: by default the course folder (:func:`course_dir`), or the
+    current folder when there is none (the package installed on its own), where learner copies go."""
+    if folder is None:
+        folder = course_dir()
+        if not folder.is_dir():
+            folder = Path.cwd()
     try:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".pavlovlab-doctor-"):
             pass
@@ -201,17 +217,18 @@ def check_write_access(folder: Path | None = None) -> Check:
                      "folder of yours, e.g. `pavlovlab student ~/pavlovlab`")
 
 
-def doctor_checks() -> list[Check]:
-    """Every doctor check, in the order printed."""
+def doctor_checks(course: str | Path | None = None) -> list[Check]:
+    """Every doctor check, in the order printed; write access is checked in ``course`` when given."""
     return [check_python(), *check_packages(), check_torch(), check_widgets(), check_matplotlib(),
-            check_write_access()]
+            check_write_access(None if course is None else Path(course))]
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    """``pavlovlab doctor [--course PATH]``: print every check's line; exit 1 if any fails."""
     from . import __version__
 
     print(f"pavlovlab {__version__} on {platform.platform()} (python {sys.executable})")
-    checks = doctor_checks()
+    checks = doctor_checks(args.course or None)
     for c in checks:
         print(c.line())
     failed = [c for c in checks if not c.ok]
@@ -221,16 +238,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------- student
-def default_course_source() -> Path:
-    """``./course`` when the current folder holds the course (a clone, Binder), else this checkout's course/."""
-    here = Path.cwd() / "course"
-    return here if here.is_dir() and any(here.glob("[0-9]*.ipynb")) else REPO_ROOT / "course"
-
-
 def cmd_student(args: argparse.Namespace) -> int:
+    """``pavlovlab student OUTDIR [--force] [--course PATH]``: write learner copies; exit 2 on a bad folder."""
     from .student import make_student_copies
 
-    src = Path(args.course) if args.course else default_course_source()
+    src = course_dir(args.course or None)
     if not src.is_dir():
         return _fail(f"student: course folder {str(src)!r} not found; pass --course PATH to the course's notebooks")
     try:
@@ -253,6 +265,7 @@ def cmd_student(args: argparse.Namespace) -> int:
 
 # -------------------------------------------------------------------------------------- reproduce
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    """``pavlovlab reproduce [--out DIR] [--quick] [--only NAME...] [--list]``: exit 1 if an experiment failed."""
     from . import reproduce
 
     names = [e.name for e in reproduce.EXPERIMENTS]
@@ -281,6 +294,9 @@ def _fail(message: str) -> int:
     return 2
 
 
+COURSE_HELP = "folder of the course notebooks (default: ./course if present, else the package's checkout)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pavlovlab",
@@ -295,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Print one OK/FAIL line per check: Python, every pinned package, the torch "
                        "device, the JupyterLab widgets extension, matplotlib, write access to the course folder. "
                        "Exit status 1 if any check fails. Paste the output when asking for help.")
+    p.add_argument("--course", metavar="PATH", help=COURSE_HELP)
     p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser("student", help="write learner copies of the notebooks (solutions removed)",
@@ -303,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "overwritten unless --force is given.")
     p.add_argument("outdir", metavar="OUTDIR", help="folder for the copies (created if needed)")
     p.add_argument("--force", action="store_true", help="replace files that already exist in OUTDIR")
-    p.add_argument("--course", metavar="PATH", help="folder of the course notebooks (default: ./course if present, else the package's checkout)")
+    p.add_argument("--course", metavar="PATH", help=COURSE_HELP)
     p.set_defaults(func=cmd_student)
 
     p = sub.add_parser("reproduce", help="re-run the course's figure experiments and save PNGs + JSON",

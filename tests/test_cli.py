@@ -142,11 +142,31 @@ def test_doctor_write_access(tmp_path):
     assert not cli.check_write_access(tmp_path / "does-not-exist").ok
 
 
+def test_doctor_and_student_resolve_the_same_course_folder(capsys, monkeypatch, tmp_path):
+    # explicit --course first, then ./course when it holds the notebooks, else the checkout's course/
+    monkeypatch.chdir(tmp_path)
+    assert cli.course_dir() == cli.REPO_ROOT / "course"
+    local = tiny_course(tmp_path / "course")
+    assert cli.course_dir() == local
+    other = tiny_course(tmp_path / "other")
+    assert cli.course_dir(other) == other
+    seen = []
+    monkeypatch.setattr(cli, "check_write_access", lambda folder=None: seen.append(folder or cli.course_dir())
+                        or cli.Check(True, "write access", "x"))
+    run(capsys, "doctor")
+    run(capsys, "doctor", "--course", str(other))
+    assert seen == [local, other]
+    code, text, _ = run(capsys, "student", str(tmp_path / "out"))
+    assert code == 0 and str(tmp_path / "out") in text
+    assert sorted(p.name for p in (tmp_path / "out").glob("*.ipynb")) == ["00_start.ipynb", "01_next.ipynb"]
+
+
 def test_doctor_exit_1_on_any_fail(capsys, monkeypatch):
-    monkeypatch.setattr(cli, "doctor_checks", lambda: [cli.Check(True, "a", "fine"), cli.Check(False, "b", "broken")])
+    monkeypatch.setattr(cli, "doctor_checks",
+                        lambda course=None: [cli.Check(True, "a", "fine"), cli.Check(False, "b", "broken")])
     code, out, _ = run(capsys, "doctor")
     assert code == 1 and "FAIL  b" in out and "OK    a" in out
-    monkeypatch.setattr(cli, "doctor_checks", lambda: [cli.Check(True, "a", "fine")])
+    monkeypatch.setattr(cli, "doctor_checks", lambda course=None: [cli.Check(True, "a", "fine")])
     assert run(capsys, "doctor")[0] == 0
 
 
