@@ -31,13 +31,17 @@ at most about the crosstalk variance ``(n−1)/d_k``, a hop only when all H head
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from ._checks import check_choice, check_int
-from .capacity import random_keys
+from .capacity import fit_slope, random_keys
+
+Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
+"""A number or an array of numbers (broadcast together; a float comes back for scalar inputs)."""
 
 COMBINE = ("average", "vote")
 THEORY_RULES = ("average", "all_fail")
@@ -123,15 +127,15 @@ def chain_error(L: int, H: int, n: int, d_k: int, *, d_v: int | None = None, com
     return StackResult(float(by_depth[-1]), by_depth, head_wrong / L, hop_wrong / L, T * n)
 
 
-def _as_array(x) -> np.ndarray:
+def _as_array(x: Numbers) -> np.ndarray:
     return np.asarray(x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
 
 
-def _out(values: np.ndarray, *inputs) -> float | np.ndarray:
+def _out(values: np.ndarray, *inputs: Numbers) -> float | np.ndarray:
     return float(values) if all(np.ndim(_as_array(x)) == 0 for x in inputs) else values
 
 
-def crosstalk_variance(n, d_k, d_v=None, H=1) -> float | np.ndarray:
+def crosstalk_variance(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1) -> float | np.ndarray:
     """Variance of each component of the crosstalk in one head's read-out, ``(n−1)/(d_k·d_v)``, ÷ H when
     H heads are averaged (notebook 04's ``(n−1)/d_k`` for unit-variance values, here per unit-norm value)."""
     n, d_k, H = _as_array(n), _as_array(d_k), _as_array(H)
@@ -149,7 +153,8 @@ def _overlap_nodes(m: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray]:
     return t, ww / ww.sum(-1, keepdims=True)
 
 
-def hop_error_theory(n, d_k, d_v=None, H=1, *, points: int = 32) -> float | np.ndarray:
+def hop_error_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1, *,
+                     points: int = 32) -> float | np.ndarray:
     """Predicted error of one hop: the right item loses to one of the n − 1 others after cleanup.
 
     For competitor m of the right item j (value overlap ``t = v_j·v_m``, key overlap ``g = k_m·k_x``,
@@ -187,7 +192,8 @@ def hop_error_theory(n, d_k, d_v=None, H=1, *, points: int = 32) -> float | np.n
     return _out(np.clip(p, 0.0, 1.0), n, d_k, H)
 
 
-def stack_error_theory(L, H, n, d_k, d_v=None, *, rule: str = "average", p_head=None) -> float | np.ndarray:
+def stack_error_theory(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Numbers | None = None, *,
+                       rule: str = "average", p_head: Numbers | None = None) -> float | np.ndarray:
     """Predicted end-to-end error of L hops with H heads per layer: ``1 − (1 − p_hop)^L ≈ L·p_hop``.
 
     rule ``"average"``: ``p_hop = hop_error_theory(n, d_k, d_v, H)`` (averaged heads);
@@ -205,23 +211,24 @@ def stack_error_theory(L, H, n, d_k, d_v=None, *, rule: str = "average", p_head=
     return _out(1 - (1 - p_hop) ** L, L, H, n, d_k)
 
 
-def paper_bound(L, H, n, d_k) -> float | np.ndarray:
+def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers) -> float | np.ndarray:
     """The paper's scaling ``r* ≲ L · ((n−1)/d_k)^H`` (Chebyshev: a head fails with probability at most
     the crosstalk variance (n−1)/d_k; a hop fails when all H heads do; L hops add up), capped at 1."""
     L, H, n, d_k = (_as_array(x) for x in (L, H, n, d_k))
     return _out(np.minimum(1.0, L * ((n - 1) / d_k) ** H), L, H, n, d_k)
 
 
-def fit_exponent(x, y) -> float:
-    """Slope of the least-squares line through ``(log x, log y)``: y ∝ x^slope (zero y values are dropped)."""
+def fit_exponent(x: Numbers, y: Numbers) -> float:
+    """Slope of the least-squares line through ``(log x, log y)``: y ∝ x^slope (points with x or y ≤ 0, such
+    as zero error rates, are dropped; then :func:`pavlovlab.capacity.fit_slope`)."""
     x, y = _as_array(x), _as_array(y)
     keep = (x > 0) & (y > 0)
     if keep.sum() < 2:
         raise ValueError(f"y: expected at least two positive values to fit, got {int(keep.sum())}")
-    return float(np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)[0])
+    return fit_slope(x[keep], y[keep])
 
 
-def fit_log_slope(x, y) -> tuple[float, float]:
+def fit_log_slope(x: Numbers, y: Numbers) -> tuple[float, float]:
     """Fit ``log y = a + b·x``; returns ``(b, r²)`` (zero y values are dropped). Exponential decay in x has b < 0."""
     x, y = _as_array(x), _as_array(y)
     keep = y > 0
