@@ -104,7 +104,7 @@ def _hebb_step(w, x, lr):
 
 def oja_pca(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torch.Tensor | None = None,
             rule: str = "oja", generator: torch.Generator | None = None, return_trajectory: bool = False,
-            progress: bool = False):
+            progress: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Train one linear unit ``y = wᵀx`` on the samples of x, in order: Oja's rule ``Δw = η y (x − y w)``.
 
     The fixed point is the unit-norm top eigenvector ±u₁ of ``C = E[x xᵀ]`` (stable when
@@ -131,7 +131,8 @@ def oja_pca(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torch.Ten
 
 
 def hebbian_unit(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torch.Tensor | None = None,
-                 generator: torch.Generator | None = None, return_trajectory: bool = False, progress: bool = False):
+                 generator: torch.Generator | None = None, return_trajectory: bool = False,
+                 progress: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Plain Hebb on one unit, ``Δw = η (wᵀx) x``: the same data as :func:`oja_pca`, no homeostasis,
     so ‖w‖ grows without bound (while its direction still turns towards u₁). Same arguments and returns."""
     return oja_pca(x, lr=lr, epochs=epochs, w0=w0, rule="hebb", generator=generator,
@@ -139,7 +140,8 @@ def hebbian_unit(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torc
 
 
 def oja_subspace(x: torch.Tensor, k: int = 2, *, lr: float = 0.01, epochs: int = 1, W0: torch.Tensor | None = None,
-                 generator: torch.Generator | None = None, return_trajectory: bool = False, progress: bool = False):
+                 generator: torch.Generator | None = None, return_trajectory: bool = False,
+                 progress: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Oja's subspace rule for k units ``y = W x``: ``ΔW = η (y xᵀ − y yᵀ W)``.
 
     W converges to k orthonormal rows spanning the top-k principal subspace of ``C = E[x xᵀ]``
@@ -155,7 +157,7 @@ def oja_subspace(x: torch.Tensor, k: int = 2, *, lr: float = 0.01, epochs: int =
 
     def step(W, xt, lr):
         y = (W * xt[..., None, :]).sum(-1)                    # y = W x: (..., k)
-        yyW = (y[..., :, None, None] * y[..., None, :, None] * W[..., None, :, :]).sum(-2)   # y yᵀ W
+        yyW = y[..., :, None] * (y[..., None, :] @ W)           # y yᵀ W: (..., k, d), O(k d)
         return W + lr * (y[..., :, None] * xt[..., None, :] - yyW)
 
     W, traj = _run(x, W, lr, epochs, step, return_trajectory, progress)
