@@ -22,7 +22,7 @@ import torch
 
 from ._checks import check_choice, check_int, check_real, check_tensor
 from .capacity import random_keys
-from .memory import RULES, hebbian_update
+from .memory import hebbian_update
 
 __all__ = ["DriftStream", "Tracking", "arrival_stream", "key_reuse_task", "recovery_steps", "redraw_stream",
            "rotation_stream", "track"]
@@ -224,7 +224,7 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja"
         raise TypeError(f"stream: expected a DriftStream, got {type(stream).__name__}")
     if isinstance(rules, str) or not isinstance(rules, Sequence) or len(rules) == 0:
         raise TypeError(f"rules: expected a non-empty sequence of rule names, got {rules!r}")
-    rules = tuple(check_choice("rules", r, RULES) for r in rules)
+    rules = tuple(check_choice("rules", r, _COEFFS) for r in rules)
     rates = [lr] * len(rules) if isinstance(lr, (int, float)) and not isinstance(lr, bool) else list(lr)
     if len(rates) != len(rules):
         raise ValueError(f"lr: expected one learning rate or {len(rules)} (one per rule), got {len(rates)}")
@@ -298,7 +298,8 @@ def recovery_steps(cosine: torch.Tensor, drift_times: torch.Tensor, *, threshold
 
 def key_reuse_task(n_keys: int = 16, d_k: int = 32, d_v: int = 32, rewrites: int = 4, *,
                    batch_shape: Sequence[int] = (), generator: torch.Generator | None = None,
-                   device: torch.device | str | None = None, dtype: torch.dtype = torch.float32):
+                   device: torch.device | str | None = None,
+                   dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """A recall task where each key is written several times with a new value: recall the latest.
 
     The writes are ``n_keys · rewrites`` pairs: every key once per round, each round in a random
