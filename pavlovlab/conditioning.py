@@ -250,11 +250,12 @@ def partial_reinforcement(n_trials: int = 60, *, p: float = 0.5, lam: float = 1.
     elif not isinstance(generator, torch.Generator):
         raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
     batch = tuple(check_int(f"batch_shape[{i}]", b, low=1) for i, b in enumerate(batch_shape))
+    if not dtype.is_floating_point:
+        raise TypeError(f"dtype: expected a floating-point dtype, got {dtype}")
     fed = (torch.rand(*batch, n, generator=generator, dtype=torch.float64) < p).to(dtype)
-    design = _build([(f"partial reinforcement A± (p = {p:g})", [((1,), 1)] * n)], [BELL],
-                    f"the bell is followed by food on a random {p:.0%} of trials", lam=lam, dtype=dtype,
-                    device=device)
-    return Design(design.cs, (lam * fed).to(device), design.labels)
+    labels = Labels((BELL,), ((f"partial reinforcement A± (p = {p:g})", 0, n),), (1.0,),
+                    f"the bell is followed by food on a random {p:.0%} of trials")
+    return Design(torch.ones(n, 1, dtype=dtype, device=device), (lam * fed).to(device), labels)
 
 
 def blocking(n_trials: int = 30, *, n_compound: int | None = None, control: bool = False, lam: float = 1.0,
