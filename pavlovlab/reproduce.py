@@ -37,7 +37,8 @@ class Experiment:
 EXPERIMENTS: list[Experiment] = []
 
 
-def experiment(name: str, notebook: str, title: str, needs: Sequence[str] = ()):
+def experiment(name: str, notebook: str, title: str,
+               needs: Sequence[str] = ()) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
     """Register ``fn(out: Path, *, quick: bool, progress: bool) -> dict`` as an experiment."""
     def register(fn):
         EXPERIMENTS.append(Experiment(name, notebook, title, tuple(needs), fn))
@@ -126,15 +127,16 @@ def conditioning_designs(out: Path, *, quick: bool, progress: bool) -> dict[str,
 
     n = 20 if quick else 40
     fig, axes = _figure(ncols=3, width=4.2)
-    numbers = {}
+    numbers, strengths = {}, {}
     for ax, design in zip(axes, ("acquisition", "extinction", "blocking")):
         V, (cs, us, labels) = simulate(design, n_trials=n, alpha=0.3)
         plot_strengths(ax, V, labels, title=design)
+        strengths[design] = V
         for j, name in enumerate(labels.cs):
             numbers[f"{design}_final_V_{name}"] = _r(V[-1, j])
     # blocking vs its control: the added CS gains little strength when the first one already predicts the food
-    Vb, (_, _, lb) = simulate("blocking", n_trials=n, alpha=0.3)
-    Vc, (_, _, lc) = simulate("blocking control", n_trials=n, alpha=0.3)
+    Vb = strengths["blocking"]
+    Vc, _ = simulate("blocking control", n_trials=n, alpha=0.3)
     numbers["blocked_cs_strength"] = _r(Vb[-1, -1])
     numbers["control_cs_strength"] = _r(Vc[-1, -1])
     return {"figures": [_save(fig, out, "01_conditioning_designs")], **numbers}
@@ -146,11 +148,10 @@ def hebbian_recall(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     import torch
 
     from .capacity import fidelity_theory, random_keys
-    from .device import seed_everything
     from .hebbian import recall_cosine
     from .plotting import COLORS, band, labels, theory
 
-    g = seed_everything(0)
+    g = torch.Generator().manual_seed(0)
     d_k, trials = 64, (32 if quick else 128)
     ns = [1, 4, 8, 16, 32, 64, 128, 256]
     samples = []
@@ -175,9 +176,8 @@ def linear_equivalence(out: Path, *, quick: bool, progress: bool) -> dict[str, A
     import torch
 
     from .attention import linear_attention
-    from .device import seed_everything
 
-    g = seed_everything(0)
+    g = torch.Generator().manual_seed(0)
     lengths = [16, 64, 256] if quick else [16, 64, 256, 1024]
     errs = {m: [] for m in ("recurrent", "chunk")}
     for T in lengths:
@@ -204,10 +204,9 @@ def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any
     import torch
 
     from .capacity import average_capacity_theory, capacity_sweep, fit_slope, sweep_capacities, worst_case_bound
-    from .device import seed_everything
     from .plotting import COLORS, labels, theory
 
-    g = seed_everything(0)
+    g = torch.Generator().manual_seed(0)
     d_ks = [16, 32, 64, 128] if quick else [16, 32, 64, 128, 256]
     sweep = capacity_sweep(d_ks, points=16 if quick else 24, trials=32 if quick else 200, generator=g,
                            progress=progress)
@@ -230,11 +229,12 @@ def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any
 @experiment("stacking", "05_depth_and_width", "error vs depth L for 1, 2 and 3 heads",
             needs=("stacking",))
 def stacking_depth(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .device import seed_everything
+    import torch
+
     from .plotting import labels
     from .stacking import chain_error, stack_error_theory
 
-    g = seed_everything(0)
+    g = torch.Generator().manual_seed(0)
     L, n, d_k = 8, 32, 32
     trials = 16 if quick else 100
     fig, (ax,) = _figure()
@@ -253,11 +253,12 @@ def stacking_depth(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 @experiment("drift", "06_delta_and_oja", "tracking drifting associations: Hebbian vs delta vs Oja",
             needs=("drift",))
 def drift_tracking(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .device import seed_everything
+    import torch
+
     from .drift import recovery_steps, redraw_stream, track
     from .plotting import COLORS, labels, mark_times
 
-    g = seed_everything(0)
+    g = torch.Generator().manual_seed(0)
     steps, period = (1500, 500) if quick else (5000, 1000)
     stream = redraw_stream(n_keys=8, d_k=16, d_v=16, steps=steps, period=period, generator=g)
     tr = track(stream, ("hebbian", "delta", "oja"), lr=0.5, progress=progress)
@@ -278,11 +279,10 @@ def drift_tracking(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 def oja_pca_run(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     import torch
 
-    from .device import seed_everything
     from .oja import alignment, data_cloud, oja_pca, principal_components
     from .plotting import COLORS, labels
 
-    g = seed_everything(0)
+    g = torch.Generator().manual_seed(0)
     x = data_cloud(1000, 2, generator=g)  # plain Hebb overflows float32 on much longer runs
     _, u = principal_components(x, 1)
     w0 = torch.tensor([0.1, 0.0])
@@ -307,10 +307,9 @@ def decay_retention(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]
     import torch
 
     from .decay import half_life, measured_half_life, recall_vs_lag, retention
-    from .device import seed_everything
     from .plotting import labels, theory
 
-    g = seed_everything(0)
+    g = torch.Generator().manual_seed(0)
     gammas = torch.tensor([0.8, 0.9, 0.95, 0.99])
     max_lag = 100 if quick else 200
     r = recall_vs_lag(gammas, max_lag, d_k=64, d_v=64, n_trials=16 if quick else 64, generator=g)
@@ -332,10 +331,11 @@ def decay_retention(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]
 @experiment("unlearning", "07_decay_and_unlearning", "forget one association: Hebbian subtraction vs delta rule",
             needs=("unlearning",))
 def unlearning_methods(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .device import seed_everything
+    import torch
+
     from .unlearning import unlearning_experiment
 
-    g = seed_everything(0)
+    g = torch.Generator().manual_seed(0)
     reports = unlearning_experiment(n=16, d_k=64, d_v=64, overlap=0.5, repeats=2.0,
                                     n_trials=64 if quick else 256, generator=g)
     fig, (ax1, ax2) = _figure(ncols=2, width=4.0)
