@@ -89,3 +89,7 @@ def check_unstable_beta(answer: Callable[[], float] | float) -> bool:
     return check_value(answer, UNSTABLE_BETA, name="Exercise 2 (the unstable learning rate)",
                        hint="write the same unit key again and again: the error on it is multiplied by "
                             "(1 − β) at each write. For which β does |1 − β| exceed 1?", rtol=0.0, atol=0.1)
+
+
+__all__ = ["UNSTABLE_BETA", "check_delta_write", "check_oja_fixed_point", "check_unstable_beta", "delta_write_reference",
+           "oja_fixed_point_reference"]
