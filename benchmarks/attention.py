@@ -1,6 +1,6 @@
 """Speed of every attention form, as medians and ratios measured in one run (shared machines are noisy).
 
-    python benchmarks/attention.py [--T 256 1024 4096] [--repeats 7] [--device cpu|cuda] [--dtype float32]
+    python benchmarks/attention.py [--T 256 1024 4096] [--repeats 15] [--device cpu|cuda] [--dtype float32]
 
 B=1, H=4, d_k=d_v=64. The reference is one batched matmul with the FLOP count of the chunkwise linear
 form, so "chunk / matmul throughput" reads as the fraction of this machine's matmul speed it reaches.
@@ -30,7 +30,7 @@ def chunk_flops(T: int) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--T", type=int, nargs="+", default=[256, 1024, 4096])
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     args = parser.parse_args()
