@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 SUMMARY_NAME = "summary.json"
 
@@ -145,8 +146,6 @@ def conditioning_designs(out: Path, *, quick: bool, progress: bool) -> dict[str,
 @experiment("hebbian_recall", "02_hebbian_memory", "recall quality of an outer-product memory vs stored pairs",
             needs=("hebbian", "capacity"))
 def hebbian_recall(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    import torch
-
     from .capacity import fidelity_theory, random_keys
     from .hebbian import recall_cosine
     from .plotting import COLORS, band, labels, theory
@@ -173,8 +172,6 @@ def hebbian_recall(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 @experiment("linear_equivalence", "03_linear_attention", "parallel, recurrent and chunked forms agree",
             needs=("attention",))
 def linear_equivalence(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    import torch
-
     from .attention import linear_attention
 
     g = torch.Generator().manual_seed(0)
@@ -201,8 +198,6 @@ def linear_equivalence(out: Path, *, quick: bool, progress: bool) -> dict[str, A
 @experiment("capacity", "04_capacity_limits", "average vs error-free capacity as d_k grows",
             needs=("capacity",))
 def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    import torch
-
     from .capacity import average_capacity_theory, capacity_sweep, fit_slope, sweep_capacities, worst_case_bound
     from .plotting import COLORS, labels, theory
 
@@ -229,8 +224,6 @@ def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any
 @experiment("stacking", "05_depth_and_width", "error vs depth L for 1, 2 and 3 heads",
             needs=("stacking",))
 def stacking_depth(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    import torch
-
     from .plotting import labels
     from .stacking import chain_error, stack_error_theory
 
@@ -253,8 +246,6 @@ def stacking_depth(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 @experiment("drift", "06_delta_and_oja", "tracking drifting associations: Hebbian vs delta vs Oja",
             needs=("drift",))
 def drift_tracking(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    import torch
-
     from .drift import recovery_steps, redraw_stream, track
     from .plotting import COLORS, labels, mark_times
 
@@ -277,8 +268,6 @@ def drift_tracking(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 @experiment("oja", "06_delta_and_oja", "Oja's rule finds the first principal component; Hebb's norm explodes",
             needs=("oja",))
 def oja_pca_run(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    import torch
-
     from .oja import alignment, data_cloud, oja_pca, principal_components
     from .plotting import COLORS, labels
 
@@ -304,8 +293,6 @@ def oja_pca_run(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 @experiment("decay", "07_decay_and_unlearning", "recall vs age under decay γ (RetNet): measured vs γ^lag",
             needs=("decay",))
 def decay_retention(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    import torch
-
     from .decay import half_life, measured_half_life, recall_vs_lag, retention
     from .plotting import labels, theory
 
@@ -331,8 +318,6 @@ def decay_retention(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]
 @experiment("unlearning", "07_decay_and_unlearning", "forget one association: Hebbian subtraction vs delta rule",
             needs=("unlearning",))
 def unlearning_methods(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    import torch
-
     from .unlearning import unlearning_experiment
 
     g = torch.Generator().manual_seed(0)
