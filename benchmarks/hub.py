@@ -96,9 +96,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def make_course_repo(dest: pathlib.Path, notebooks: list[str]) -> str:
-    """A bare git repository (branch ``main``) holding ``course/`` and the learner copies ``student/`` of
-    ``notebooks``; returns its ``file://`` URL for nbgitpuller."""
+def make_course_repo(dest: pathlib.Path, notebooks: list[str], branch: str = "main") -> str:
+    """A bare git repository (one branch, ``branch``) holding ``course/`` and the learner copies ``student/``
+    of ``notebooks``; returns its ``file://`` URL for nbgitpuller."""
     from pavlovlab.student import make_student_copies
 
     src = dest / "src"
@@ -110,6 +110,7 @@ def make_course_repo(dest: pathlib.Path, notebooks: list[str]) -> str:
     subprocess.run([*git, "init", "-q"], cwd=src, check=True)
     subprocess.run([*git, "add", "."], cwd=src, check=True)
     subprocess.run([*git, "commit", "-q", "-m", "course"], cwd=src, check=True)
+    subprocess.run([*git, "branch", "-q", "-M", branch], cwd=src, check=True)
     subprocess.run(["git", "clone", "-q", "--bare", str(src), str(dest / "course.git")], check=True)
     return (dest / "course.git").as_uri()
 
@@ -314,6 +315,7 @@ class LearnerResult:
     kernel_id: str = ""
     kernel_peak_gb: float = float("nan")
     problem: str = ""
+    pulls: int = 0                      # nbgitpuller pulls that finished
 
 
 class Client:
@@ -392,8 +394,8 @@ async def execute_cells(client: Client, base: str, kernel_id: str, sources: list
         ws.close()
 
 
-async def learner(client: Client, name: str, repo: str, notebook: str, t0: float, cell_timeout: float
-                  ) -> LearnerResult:
+async def learner(client: Client, name: str, repo: str, notebook: str, t0: float, cell_timeout: float,
+                  branch: str = "main", pulls: int = 1) -> LearnerResult:
     """One learner: server, nbgitpuller pull, the learner copy of ``notebook`` executed cell by cell."""
     res = LearnerResult(name)
     base = f"{client.hub.url}/user/{name}"
@@ -413,11 +415,15 @@ async def learner(client: Client, name: str, repo: str, notebook: str, t0: float
                 if line.startswith("data: "):
                     with contextlib.suppress(ValueError):
                         events.append(json.loads(line[6:]))
-        q = urllib.parse.urlencode({"repo": repo, "branch": "main", "targetpath": TARGET})
-        await client.call("GET", f"{base}/git-pull/api?{q}", streaming_callback=on_chunk)
-        if not events or events[-1].get("phase") != "finished":
-            raise RuntimeError(f"nbgitpuller did not finish: {events[-1:] or 'no event'}")
-        res.pulled_s = time.perf_counter() - t0
+        q = urllib.parse.urlencode({"repo": repo, "branch": branch, "targetpath": TARGET})
+        for _ in range(pulls):  # pulls=2: the learner clicks the link a second time (pull into an existing clone)
+            events.clear()
+            await client.call("GET", f"{base}/git-pull/api?{q}", streaming_callback=on_chunk)
+            if not events or events[-1].get("phase") != "finished":
+                raise RuntimeError(f"nbgitpuller did not finish: {events[-1:] or 'no event'}")
+            if res.pulled_s != res.pulled_s:
+                res.pulled_s = time.perf_counter() - t0
+        res.pulls = pulls
         rel = f"{TARGET}/student/{notebook}"
         nb = (await client.call("GET", f"{base}/api/contents/{rel}?content=1"))["content"]
         sources = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
@@ -449,15 +455,17 @@ class RunResult:
     deaths: int
     per_learner: list[LearnerResult]
     leftover_pids: list[int]
+    workdirs: list[str] = field(default_factory=list)   # the temporary folders it made (removed at the end)
 
 
-async def _run(hub: LocalHub, names: list[str], repo: str, notebook: str, cell_timeout: float
-               ) -> tuple[list[LearnerResult], float]:
+async def _run(hub: LocalHub, names: list[str], repo: str, notebook: str, cell_timeout: float,
+               branch: str = "main", pulls: int = 1) -> tuple[list[LearnerResult], float]:
     client = Client(hub)
     await client.api("POST", "/users", {"usernames": names})
     hub.users.extend(names)
     t0 = time.perf_counter()
-    results = await asyncio.gather(*(learner(client, n, repo, notebook, t0, cell_timeout) for n in names))
+    results = await asyncio.gather(*(learner(client, n, repo, notebook, t0, cell_timeout, branch, pulls)
+                                           for n in names))
     return list(results), time.perf_counter() - t0
 
 
@@ -470,19 +478,22 @@ def idle_pss(sampler: Sampler) -> float:
 
 
 def run_workshop(n: int, notebook: str, threads: int | None = 1, proxy: str | None = None,
-                 cell_timeout: float = 900) -> RunResult:
-    """Start a hub, run ``n`` learners on the learner copy of ``notebook`` at once, stop and clean up."""
+                 cell_timeout: float = 900, branch: str = "main", pulls: int = 1) -> RunResult:
+    """Start a hub, run ``n`` learners on the learner copy of ``notebook`` at once, stop and clean up.
+
+    ``branch``: the branch of the local course repository that the nbgitpuller link names; ``pulls``: how
+    many times each learner pulls (2 = the link clicked again, a pull into the existing clone)."""
     proxy = proxy or find_proxy()
     if proxy is None:
         raise RuntimeError("configurable-http-proxy not found and npm could not install it")
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="pavlovlab-course-") as tmp:
-        repo = make_course_repo(pathlib.Path(tmp), [notebook])
+        repo = make_course_repo(pathlib.Path(tmp), [notebook], branch)
         hub = LocalHub(proxy, threads=threads)
         with hub:
             overhead = idle_pss(hub.sampler)
             names = [f"learner{i:02d}" for i in range(1, n + 1)]
-            results, wall = asyncio.run(_run(hub, names, repo, notebook, cell_timeout))
+            results, wall = asyncio.run(_run(hub, names, repo, notebook, cell_timeout, branch, pulls))
             s = hub.sampler
             for r in results:
                 r.kernel_peak_gb = s.kernel_peak.get(r.kernel_id, float("nan"))
@@ -495,7 +506,7 @@ def run_workshop(n: int, notebook: str, threads: int | None = 1, proxy: str | No
                 print(hub.log_tail(), file=sys.stderr)
         leftovers = hub.leftover_pids()
     return RunResult(notebook, n, threads, load_before, load_max, os.getloadavg(), wall, overhead, peak_rss,
-                     peak_pss, cpu, sum(r.died for r in results), results, leftovers)
+                     peak_pss, cpu, sum(r.died for r in results), results, leftovers, [tmp, str(hub.workdir)])
 
 
 def summary_line(r: RunResult) -> str:
