@@ -60,7 +60,7 @@ CHP_PACKAGE = "configurable-http-proxy@5.3.0"
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS")
 TARGET = "pavlovlab"  # the folder nbgitpuller clones into, in each learner's home
-NOTEBOOKS = {"00": "00_start_here.ipynb", "03": "03_linear_attention.ipynb", "05": "05_depth_and_width.ipynb"}
+NOTEBOOKS = {p.name[:2]: p.name for p in sorted((ROOT / "course").glob("[0-9][0-9]_*.ipynb"))}
 
 
 def cache_dir() -> pathlib.Path:
@@ -135,6 +135,7 @@ class Sampler(threading.Thread):
         self.cpu: dict[int, float] = {}
         self.pids: set[int] = set()
         self.peak_rss = self.peak_pss = 0.0
+        self.server_peak = 0.0  # the largest single-user server (jupyterhub-singleuser + JupyterLab), GB RSS
         self.load_max = 0.0
         self._cmd: dict[int, str] = {}
 
@@ -164,6 +165,8 @@ class Sampler(threading.Thread):
                 self.cpu[p.pid] = t.user + t.system + t.children_user + t.children_system
                 total_rss += rss
                 cmd = self._cmd[p.pid]
+                if "jupyterhub-singleuser" in cmd:
+                    self.server_peak = max(self.server_peak, rss)
                 if "kernel-" in cmd and ".json" in cmd:
                     kid = cmd.split("kernel-", 1)[1].split(".json", 1)[0]
                     self.kernel_pid[kid] = p.pid
@@ -456,6 +459,7 @@ class RunResult:
     per_learner: list[LearnerResult]
     leftover_pids: list[int]
     workdirs: list[str] = field(default_factory=list)   # the temporary folders it made (removed at the end)
+    server_peak_gb: float = float("nan")                 # RSS of the largest single-user server, kernel excluded
 
 
 async def _run(hub: LocalHub, names: list[str], repo: str, notebook: str, cell_timeout: float,
@@ -501,12 +505,12 @@ def run_workshop(n: int, notebook: str, threads: int | None = 1, proxy: str | No
                     r.died = True
             time.sleep(1.0)  # one more sample of CPU times before the servers stop
             cpu = sum(s.cpu.values())
-            peak_rss, peak_pss, load_max = s.peak_rss, s.peak_pss, s.load_max
+            peak_rss, peak_pss, load_max, server_peak = s.peak_rss, s.peak_pss, s.load_max, s.server_peak
             if any(r.problem for r in results):
                 print(hub.log_tail(), file=sys.stderr)
         leftovers = hub.leftover_pids()
     return RunResult(notebook, n, threads, load_before, load_max, os.getloadavg(), wall, overhead, peak_rss,
-                     peak_pss, cpu, sum(r.died for r in results), results, leftovers, [tmp, str(hub.workdir)])
+                     peak_pss, cpu, sum(r.died for r in results), results, leftovers, [tmp, str(hub.workdir)], server_peak)
 
 
 def summary_line(r: RunResult) -> str:
@@ -516,14 +520,35 @@ def summary_line(r: RunResult) -> str:
     peak = [x.kernel_peak_gb for x in ok]
     fmt = lambda xs: f"{min(xs):6.1f}–{max(xs):6.1f}" if xs else "      –      "  # noqa: E731
     return (f"{r.notebook[:2]:>3s} {r.learners:3d} {str(r.threads or 'all'):>7s} {fmt(srv)} {fmt(fin)} "
-            f"{max(peak) if peak else float('nan'):6.2f} {r.hub_overhead_gb:6.2f} {r.peak_total_pss_gb:7.2f} "
+            f"{max(peak) if peak else float('nan'):6.2f} {r.server_peak_gb:6.2f} {r.hub_overhead_gb:6.2f} {r.peak_total_pss_gb:7.2f} "
             f"{r.peak_total_rss_gb:7.2f} {r.cpu_s:7.0f} {r.deaths:3d} {len(r.per_learner) - len(ok):4d} "
             f"{r.load_before[0]:5.2f} {r.load_max_1min:5.2f}")
 
 
 HEADER = (f"{'nb':>3s} {'N':>3s} {'threads':>7s} {'server ready (s)':>13s} {'finished (s)':>13s} "
-          f"{'kern GB':>6s} {'hub GB':>6s} {'PSS GB':>7s} {'RSS GB':>7s} {'CPU s':>7s} {'die':>3s} {'fail':>4s} "
+          f"{'kern GB':>6s} {'srv GB':>6s} {'hub GB':>6s} {'PSS GB':>7s} {'RSS GB':>7s} {'CPU s':>7s} {'die':>3s} {'fail':>4s} "
           f"{'load0':>5s} {'loadM':>5s}")
+
+
+def markdown_table(runs: list[dict]) -> str:
+    """The guide's measured table from the stored runs (``--table FILE``)."""
+    lines = ["| notebook | learners | threads per learner | load (1-min avg: before / highest) | time to a running "
+             "server (s, min–max) | time to finish (s, min–max) | kernel peak RSS (GB, max) | total PSS (GB) "
+             "| PSS per learner (GB) | total RSS (GB) | CPU (s) | CPU per learner (s) | kernel deaths |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        ok = [x for x in r["per_learner"] if not x["problem"]]
+        srv = [x["server_s"] for x in ok]
+        fin = [x["finish_s"] for x in ok]
+        lines.append(
+            f"| {r['notebook'][:2]} | {r['learners']} | {r['threads'] or 'uncapped'} | "
+            f"{r['load_before'][0]:.1f} / {r['load_max_1min']:.1f} | {min(srv):.0f}–{max(srv):.0f} | "
+            f"{min(fin):.0f}–{max(fin):.0f} | {max(x['kernel_peak_gb'] for x in ok):.2f} | "
+            f"{r['peak_total_pss_gb']:.2f} | {(r['peak_total_pss_gb'] - r['hub_overhead_gb']) / r['learners']:.2f} | "
+            f"{r['peak_total_rss_gb']:.2f} | {r['cpu_s']:.0f} | "
+            f"{r['cpu_s'] / r['learners']:.1f} | {r['deaths']}"
+            + (f" ({len(r['per_learner']) - len(ok)} failed)" if len(ok) < len(r["per_learner"]) else "") + " |")
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -534,7 +559,11 @@ def main() -> None:
     parser.add_argument("--uncapped", type=int, default=8,
                         help="also run this many learners on the first notebook without thread caps (0: skip)")
     parser.add_argument("--json", type=pathlib.Path, help="append every run's full result to this JSON file")
+    parser.add_argument("--table", type=pathlib.Path, help="only print the markdown table of a stored JSON file")
     args = parser.parse_args()
+    if args.table:
+        print(markdown_table(json.loads(args.table.read_text())))
+        return
     proxy = find_proxy()
     if proxy is None:
         sys.exit("configurable-http-proxy not found and npm could not install it")
