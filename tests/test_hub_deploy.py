@@ -20,9 +20,10 @@ THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NU
 
 
 def _gigabytes(size: str) -> float:
-    """Kubernetes / systemd sizes: 1G, 1.5G, 512M, 2Gi, 900Mi -> GiB-ish floats (G and Gi both as 2**30)."""
-    m = re.fullmatch(r"([\d.]+)\s*([KMG])i?", str(size).strip())
-    assert m, size
+    """A JupyterHub memory size (``1.1G``, ``512M``; K/M/G are powers of 1024 there) in GiB, the unit of
+    the measurements."""
+    m = re.fullmatch(r"([\d.]+)([KMG])", str(size).strip())
+    assert m, f"{size!r}: JupyterHub (KubeSpawner, SystemdSpawner) reads only K, M, G, T suffixes"
     return float(m.group(1)) * {"K": 2**-20, "M": 2**-10, "G": 1.0}[m.group(2)]
 
 
