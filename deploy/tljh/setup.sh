@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Prepare a The Littlest JupyterHub (TLJH) server for a pavlovlab workshop.
+#
+# Run it as root on the TLJH machine, from a checkout of the release the class will use:
+#     git clone --depth 1 --branch v0.2.0 https://github.com/pavlovlab/pavlovlab /opt/pavlovlab-src
+#     sudo bash /opt/pavlovlab-src/deploy/tljh/setup.sh
+# Settings (environment variables, defaults in brackets; see deploy/README.md for the sizing behind them):
+#     MEM_LIMIT [2G]      per-learner memory ceiling (tljh-config limits.memory)
+#     CPU_LIMIT [1]       per-learner CPU ceiling in cores (tljh-config limits.cpu)
+#     CULL_TIMEOUT [7200] seconds of inactivity before a server is stopped (TLJH's default is 600)
+#     DRY_RUN [0]         1: print the commands without running them
+#
+# What it does:
+#  1. installs the course's pinned kernel requirements (binder/requirements.txt, CPU-only torch),
+#     nbgitpuller and the pavlovlab package of this checkout into the USER environment /opt/tljh/user;
+#     the hub's own environment /opt/tljh/hub is left alone;
+#  2. caps every learner's kernel to one thread (jupyterhub_config.d/pavlovlab.py);
+#  3. sets the memory and CPU limits and a workshop-long idle cull, then reloads the hub.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SRC="$(cd "$HERE/../.." && pwd)"
+USER_ENV="${USER_ENV:-/opt/tljh/user}"
+TLJH_CONFIG_D="${TLJH_CONFIG_D:-/opt/tljh/config/jupyterhub_config.d}"
+MEM_LIMIT="${MEM_LIMIT:-2G}"
+CPU_LIMIT="${CPU_LIMIT:-1}"
+CULL_TIMEOUT="${CULL_TIMEOUT:-7200}"
+NBGITPULLER="nbgitpuller==1.3.0"
+DRY_RUN="${DRY_RUN:-0}"
+
+run() { echo "+ $*"; if [ "$DRY_RUN" != 1 ]; then "$@"; fi; }
+
+if [ ! -f "$SRC/binder/requirements.txt" ] || [ ! -f "$SRC/pyproject.toml" ]; then
+    echo "setup.sh: run it from a pavlovlab checkout (no binder/requirements.txt under $SRC)" >&2
+    exit 1
+fi
+if [ "$DRY_RUN" != 1 ]; then
+    if [ ! -x "$USER_ENV/bin/python" ]; then
+        echo "setup.sh: no TLJH user environment at $USER_ENV: install TLJH first (tljh.jupyter.org)" >&2
+        exit 1
+    fi
+    # numpy 2.4 and the rest of the pins need Python >= 3.11 in the user environment.
+    if ! "$USER_ENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+        echo "setup.sh: $USER_ENV has Python $("$USER_ENV/bin/python" -V 2>&1); the course needs >= 3.11." >&2
+        echo "          Use a TLJH release whose user environment has Python >= 3.11." >&2
+        exit 1
+    fi
+fi
+release="$(git -C "$SRC" describe --tags --exact-match 2>/dev/null || echo "an untagged commit")"
+echo "pavlovlab checkout at $SRC: $release"
+
+# 1. Kernel requirements + nbgitpuller + the package, into the user environment only.
+run "$USER_ENV/bin/python" -m pip install --no-cache-dir -r "$SRC/binder/requirements.txt" "$NBGITPULLER"
+run "$USER_ENV/bin/python" -m pip install --no-cache-dir --no-deps "$SRC"
+run "$USER_ENV/bin/jupyter" server extension enable --sys-prefix nbgitpuller
+
+# 2. One thread per learner, JupyterLab by default, patient spawns.
+run install -D -m 644 "$HERE/jupyterhub_config.d/pavlovlab.py" "$TLJH_CONFIG_D/pavlovlab.py"
+
+# 3. Limits and the idle cull; reload.
+run tljh-config set limits.memory "$MEM_LIMIT"
+run tljh-config set limits.cpu "$CPU_LIMIT"
+run tljh-config set services.cull.timeout "$CULL_TIMEOUT"
+run tljh-config set user_environment.default_app jupyterlab
+run tljh-config reload hub
+run tljh-config reload proxy
+
+echo "Done. Check it as a learner: open a terminal on the hub and run 'pavlovlab doctor' (every line OK)."
