@@ -81,7 +81,7 @@ _TRIVIAL = {"def", "return", "import", "from", "for", "in", "if", "else", "print
 def _key_expressions(solution: str, stub: str) -> list[list[str]]:
     """The solution's lines that the stub does not share, as token lists with enough substance to be an
     answer (at least 4 tokens that are not keywords or punctuation)."""
-    stub_lines = {re.sub(r"\s+", "", ln) for ln in stub.splitlines()}
+    stub_lines = {re.sub(r"\s+", "", ln.split("#", 1)[0]) for ln in stub.splitlines()}
     keys = []
     for line in solution.splitlines():
         code = line.split("#", 1)[0].strip()
