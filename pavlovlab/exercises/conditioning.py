@@ -39,7 +39,8 @@ def rw_update(V, x, lam, alpha=0.3, beta=1.0):
     surprise = lam - prediction             # the prediction error δ
     return V + alpha * beta * surprise * x  # only the CSs present change
 
-rw_update(torch.tensor([0.8, 0.0]), torch.tensor([1.0, 1.0]), 1.0)  # try it: bell trained, light new
+# try it: a bell that already predicts 0.8 of the food, with a new light
+rw_update(torch.tensor([0.8, 0.0]), torch.tensor([1.0, 1.0]), 1.0)
 ''',
     check="ex.check_rw_update(rw_update);",
     wrong='''
@@ -92,7 +93,8 @@ BOOK.add(Exercise(
         "for n in n_pre])",
     ],
     solution='''
-alpha, n_compound = 0.2, 30                               # fixed: only the pretraining length varies
+# fixed: only the pretraining length varies
+alpha, n_compound = 0.2, 30
 n_pre = torch.arange(0, 31, 3)                            # from no pretraining to long pretraining
 v_light = torch.tensor([blocked_strength(int(n), n_compound, alpha) for n in n_pre])
 ''',

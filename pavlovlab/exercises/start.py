@@ -30,7 +30,8 @@ def match(bell, test):
 
 
 bell = torch.tensor([1.0, 0.0, 2.0])
-match(bell, torch.tensor([1.0, 0.5, 1.0]))  # try it: should give 3
+# try it: should give 3
+match(bell, torch.tensor([1.0, 0.5, 1.0]))
 ''',
     check="ex.check_match(match);",
     wrong='''
