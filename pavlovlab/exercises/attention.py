@@ -25,6 +25,13 @@ from ._core import Case, Exercise, Exercises, check_function, check_measurement
 
 _DTYPE = torch.float64
 
+def _pending(*answers: Any) -> tuple[Any, ...]:
+    """The learner's answers, or NotImplementedError (a ⏳, not a ❌) while a stub's ``...`` is still there."""
+    if any(a is Ellipsis for a in answers):
+        raise NotImplementedError("the stub's ... blanks are still there")
+    return answers
+
+
 BOOK = Exercises("03_linear_attention")
 
 BOOK.add(Exercise(
@@ -252,7 +259,7 @@ def check_cost_scaling(Ts: Any, flops: Any) -> bool:
     [1.85, 2.15] for the parallel form and in [0.85, 1.15] for the chunkwise form: the two costs the theory
     predicts (T² and T), measured on the package's actual code.
     """
-    return check_measurement(lambda: (Ts, flops), _judge_cost, name="Exercise 3 (cost against sequence length)",
+    return check_measurement(lambda: _pending(Ts, flops), _judge_cost, name="Exercise 3 (cost against sequence length)",
                              number=3, book=BOOK,
                              hint="the chunkwise form cuts the sequence into chunks of 64 tokens and pads the last "
                                   "one: what does it cost when the whole sequence fits in one chunk?")

@@ -19,6 +19,13 @@ import torch
 from ..conditioning import blocking, blocking_theory, rescorla_wagner
 from ._core import Exercise, Exercises, check_function, check_measurement
 
+def _pending(*answers: Any) -> tuple[Any, ...]:
+    """The learner's answers, or NotImplementedError (a ⏳, not a ❌) while a stub's ``...`` is still there."""
+    if any(a is Ellipsis for a in answers):
+        raise NotImplementedError("the stub's ... blanks are still there")
+    return answers
+
+
 BOOK = Exercises("01_pavlovian_conditioning")
 
 BOOK.add(Exercise(
@@ -232,7 +239,7 @@ def check_blocking_sweep(n_pre: Any, v_light: Any, alpha: float = 0.2, n_compoun
     (+1e-4) of the closed form ``λ (1 − α)^n (1 − (1 − 2α)^m) / 2`` (:func:`pavlovlab.conditioning.blocking_theory`,
     derived independently of any simulation).
     """
-    return check_measurement(lambda: (n_pre, v_light), _judge_blocking_sweep(alpha, n_compound),
+    return check_measurement(lambda: _pending(n_pre, v_light), _judge_blocking_sweep(alpha, n_compound),
                              name="Exercise 3 (how blocking grows with pretraining)", number=3, book=BOOK,
                              hint="what does the light learn with no pretraining, and with very long pretraining? "
                                   "Your lengths should show both ends and the way between.")

@@ -23,6 +23,13 @@ from ._core import Case, Exercise, Exercises, check_function, check_measurement
 _DTYPE = torch.float64
 _SHAPES = [(1, 3, 2), (3, 4, 4), (6, 5, 3), (9, 16, 7)]  # (n, d_k, d_v): one pair, d_v ≠ d_k, n > d_k
 
+def _pending(*answers: Any) -> tuple[Any, ...]:
+    """The learner's answers, or NotImplementedError (a ⏳, not a ❌) while a stub's ``...`` is still there."""
+    if any(a is Ellipsis for a in answers):
+        raise NotImplementedError("the stub's ... blanks are still there")
+    return answers
+
+
 BOOK = Exercises("02_hebbian_memory")
 
 BOOK.add(Exercise(
@@ -205,7 +212,7 @@ def check_crosstalk_slope(ns: Any, msq: Any, d_k: int) -> bool:
     memory row, :func:`pavlovlab.hebbian.slope_through_origin`) must be known to ±0.03 (one standard
     error) and lie within 3 standard errors of 1, the theory's value.
     """
-    return check_measurement(lambda: (ns, msq), _judge_slope(int(d_k)),
+    return check_measurement(lambda: _pending(ns, msq), _judge_slope(int(d_k)),
                              name="Exercise 3 (crosstalk variance against (n − 1)/d_k)", number=3, book=BOOK,
                              hint="what does the read-out of pair j hold besides the crosstalk? And are your "
                                   "keys of length 1?")
