@@ -56,7 +56,7 @@ def my_recurrent(q, k, v):
     return torch.stack(reads)
 
 
-# try it
+# try it: the first read already sees the first note, so row 0 is not all zeros
 my_recurrent(q, k, v)
 ''',
     check="ex.check_recurrent(my_recurrent);",
