@@ -413,8 +413,69 @@ def plot_design(ax: Axes, cs: torch.Tensor, us: torch.Tensor, labels: Labels, *,
     ax.set_title(title or labels.description)
 
 
+# --------------------------------------------------------------------------------------------------
+# Measurements
+# --------------------------------------------------------------------------------------------------
+
+
+def blocking_curve(n_pretrain: Sequence[int] | torch.Tensor, *, n_compound: int = 30,
+                   alpha: float = 0.3, beta: float = 1.0, lam: float = 1.0,
+                   dtype: torch.dtype = torch.float64, device: Device = None) -> torch.Tensor:
+    """How much pretraining blocks: the light's strength after each pretraining length.
+
+    For each length ``n`` of ``n_pretrain``: ``n`` bell → food trials (A+), then ``n_compound``
+    bell + light → food trials (AB+), simulated by :func:`rescorla_wagner` (one α for both CSs).
+    All lengths run at once, as one batch: a shorter pretraining is padded at the start with empty
+    trials (no CS present), which change nothing.
+
+    Args:
+        n_pretrain: (P,) pretraining lengths (whole numbers ≥ 0).
+    Returns:
+        V_light: (P,) the light's strength after the last compound trial (``dtype``, on ``device``).
+    Compare :func:`blocking_theory`, the closed form.
+    """
+    n = torch.as_tensor(n_pretrain).detach().cpu()
+    if n.dim() != 1 or n.numel() == 0:
+        raise ValueError(f"n_pretrain: expected a non-empty 1-D sequence of lengths, got shape {tuple(n.shape)}")
+    if n.is_floating_point() and not bool((n == n.round()).all()):
+        raise ValueError("n_pretrain: expected whole numbers of trials")
+    n = n.long()
+    if bool((n < 0).any()):
+        raise ValueError(f"n_pretrain: expected lengths >= 0, got {n.min().item()}")
+    m = _n(n_compound, "n_compound")
+    check_real("lam", lam)
+    top = int(n.max())
+    t = torch.arange(top + m)                                    # trial index in the padded design
+    start = (top - n)[:, None]                                   # (P, 1): first pretraining trial
+    bell = (t >= start).to(dtype)                                # (P, top + m)
+    light = (t >= top).to(dtype).expand_as(bell)
+    cs = torch.stack([bell, light], dim=-1).to(device)           # (P, trials, 2)
+    us = (lam * bell).to(device)                                 # food whenever the bell sounds
+    return rescorla_wagner(cs, us, alpha=alpha, beta=beta)[:, -1, 1]
+
+
+def blocking_theory(n_pretrain: torch.Tensor | Sequence[int] | int, *, n_compound: int = 30,
+                    alpha: float = 0.3, beta: float = 1.0, lam: float = 1.0) -> torch.Tensor:
+    """The closed form of :func:`blocking_curve` (one α for both CSs, ``a = αβ``):
+
+    after ``n`` A+ trials the bell predicts ``λ(1 − (1 − a)^n)``, so the first compound trial's surprise
+    is ``δ₀ = λ(1 − a)^n``; bell and light then share every surprise, which shrinks by ``(1 − 2a)`` per
+    trial, and the light ends with half of what was left: ``V_light = λ (1 − a)^n (1 − (1 − 2a)^m) / 2``.
+    Blocking therefore grows *exponentially* with the pretraining length, at the rate ``−log(1 − a)``.
+
+    n_pretrain: (P,) or a number → (P,) or () float64.
+    """
+    check_real("alpha", alpha, low=0.0)
+    check_real("beta", beta, low=0.0)
+    m = _n(n_compound, "n_compound")
+    a = alpha * beta
+    n = torch.as_tensor(n_pretrain, dtype=torch.float64)
+    return lam * (1 - a) ** n * (1 - (1 - 2 * a) ** m) / 2
+
+
 __all__ = [
-    "DESIGNS", "Design", "Labels", "RULES", "acquisition", "blocking", "blocking_control",
+    "DESIGNS", "Design", "Labels", "RULES", "acquisition", "blocking", "blocking_control", "blocking_curve",
+    "blocking_theory",
     "conditioned_inhibition", "extinction", "hebbian_conditioning", "overexpectation", "overshadowing",
     "partial_reinforcement", "plot_design", "plot_strengths", "prediction", "reacquisition",
     "rescorla_wagner", "simulate",

@@ -13,9 +13,11 @@ components. Random keys come from ``pavlovlab.capacity.random_keys`` (``kind="sp
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
-from ._checks import broadcast_lead, check_dim, check_same_kind, check_tensor
+from ._checks import broadcast_lead, check_dim, check_int, check_same_kind, check_tensor
 
 
 def _pairs(keys: torch.Tensor, values: torch.Tensor) -> None:
@@ -64,4 +66,50 @@ def recall_cosine(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.cosine_similarity(recalled, values.expand_as(recalled), dim=-1)
 
 
-__all__ = ["crosstalk", "outer_product_memory", "recall_cosine"]
+def crosstalk_variance(ns: Sequence[int] | torch.Tensor, d_k: int, *, trials: int = 200, d_v: int = 16,
+                       generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64,
+                       device: torch.device | str | None = None) -> torch.Tensor:
+    """Measure the crosstalk variance: for each number of pairs ``n`` in ``ns``, ``trials`` independent
+    memories of ``n`` random unit keys (uniform on the sphere in ``d_k`` dimensions) and Gaussian values
+    (unit-variance components, ``d_v`` of them); each memory's mean square crosstalk component
+    ``mean_{j,m} c_{j,m}²``, with ``c_j = Σ_{i≠j} v_i (k_i·k_j)``.
+
+    ns: (P,) whole numbers ≥ 2 → (trials, P): one measured variance per memory (the theory is
+    ``(n − 1)/d_k``). Random numbers are drawn on the CPU from ``generator`` (then moved to ``device``),
+    so a seed gives the same numbers on any device. One batched draw per ``n``.
+    """
+    from .capacity import random_keys  # local: capacity imports this module's helpers
+
+    sizes = [check_int(f"ns[{i}]", int(x) if isinstance(x, torch.Tensor) else x, low=2)
+             for i, x in enumerate(ns)]
+    if not sizes:
+        raise ValueError("ns: expected at least one number of pairs")
+    d_k = check_int("d_k", d_k, low=1)
+    trials = check_int("trials", trials, low=1)
+    d_v = check_int("d_v", d_v, low=1)
+    cols = []
+    for n in sizes:
+        keys = random_keys(trials, n, d=d_k, kind="sphere", generator=generator, dtype=dtype)
+        values = torch.randn(trials, n, d_v, generator=generator, dtype=dtype)
+        cols.append(crosstalk(keys.to(device), values.to(device)).pow(2).mean((-2, -1)))
+    return torch.stack(cols, dim=-1)
+
+
+def slope_through_origin(x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
+    """Fit ``y ≈ s·x`` (a line through the origin) to each row of ``y`` and average over the rows.
+
+    x: (P,), y: (R, P) with one independent measurement per row (R ≥ 2) → ``(mean slope, standard
+    error)``, where each row's least-squares slope is ``Σ_p x_p y_p / Σ_p x_p²`` and the standard error is
+    the rows' standard deviation over ``√R``.
+    """
+    check_tensor("x", x, rank=1)
+    check_tensor("y", y, rank=2)
+    check_dim("y", y.shape[-1], x.shape[-1], "number of points P (the length of x)")
+    if y.shape[0] < 2:
+        raise ValueError(f"y: expected at least 2 rows (independent measurements), got {y.shape[0]}")
+    x64, y64 = x.detach().double().cpu(), y.detach().double().cpu()
+    slopes = (y64 * x64).sum(-1) / (x64 * x64).sum()
+    return slopes.mean().item(), (slopes.std() / slopes.numel() ** 0.5).item()
+
+
+__all__ = ["crosstalk", "crosstalk_variance", "outer_product_memory", "recall_cosine", "slope_through_origin"]

@@ -244,3 +244,46 @@ def test_plots_draw_every_design():
     image = ax.get_images()[0].get_array()
     assert image.shape == (2, 8, 3)
     plt.close(fig)
+
+
+# ---------------------------------------------------------------- blocking against pretraining length
+
+
+def _literal_blocking(n, m, alpha, beta=1.0, lam=1.0):
+    """A literal loop over trials, written out by hand (no package code): V_light after n A+ then m AB+."""
+    vb = vl = 0.0
+    for _ in range(n):
+        vb += alpha * beta * (lam - vb)
+    for _ in range(m):
+        delta = lam - vb - vl
+        vb += alpha * beta * delta
+        vl += alpha * beta * delta
+    return vl
+
+
+@pytest.mark.parametrize("alpha, beta, m", [(0.2, 1.0, 30), (0.45, 0.5, 7), (0.05, 1.0, 1)])
+def test_blocking_curve_matches_literal_loop_and_closed_form(alpha, beta, m, device):
+    n = torch.tensor([0, 1, 2, 5, 13, 40])
+    got = C.blocking_curve(n, n_compound=m, alpha=alpha, beta=beta, lam=1.5, device=device)
+    assert got.shape == (6,) and got.device.type == torch.device(device).type
+    want = torch.tensor([_literal_blocking(int(k), m, alpha, beta, lam=1.5) for k in n], dtype=torch.float64)
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(C.blocking_theory(n, n_compound=m, alpha=alpha, beta=beta, lam=1.5), want,
+                               rtol=1e-12, atol=1e-14)
+
+
+def test_blocking_curve_float32_and_unsorted_lengths():
+    n = [7, 0, 3]
+    got = C.blocking_curve(n, n_compound=10, alpha=0.3, dtype=torch.float32)
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got.double(), torch.tensor([_literal_blocking(k, 10, 0.3) for k in n],
+                               dtype=torch.float64), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("bad, match", [([], "n_pretrain"), ([[1, 2]], "n_pretrain"), ([-1, 2], "n_pretrain"),
+                                        ([1.5], "n_pretrain")])
+def test_blocking_curve_bad_input(bad, match):
+    with pytest.raises(ValueError, match=match):
+        C.blocking_curve(torch.tensor(bad) if bad and not isinstance(bad[0], list) else bad)
+    with pytest.raises((ValueError, TypeError), match="n_compound"):
+        C.blocking_curve([1, 2], n_compound=0)

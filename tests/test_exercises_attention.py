@@ -1,11 +1,21 @@
-"""The checkers of notebook 03 (and the warm-up of 00): right answers pass, wrong ones fail, stubs are
-greeted kindly, and nothing raises."""
+"""The checkers of notebook 03: right answers pass (float32 and float64), typical mistakes fail with a hint
+that gives nothing away, stubs are greeted kindly, nothing raises; the operation counter agrees with
+PyTorch's own FlopCounterMode and with the closed-form counts."""
+
+import math
 
 import pytest
 import torch
 
 import pavlovlab as pl
 from pavlovlab.exercises import attention as ex
+
+
+@pytest.fixture(autouse=True)
+def _fresh_attempts():
+    for e in ex.BOOK:
+        e.attempts = 0
+    yield
 
 
 def stub(*args):
@@ -18,10 +28,6 @@ def crash(*args):
 
 # --- correct answers, written the way a learner would ------------------------------------------
 
-def dot_ok(bell, test):
-    return torch.dot(bell, test)
-
-
 def recurrent_ok(q, k, v):
     S = torch.zeros(v.shape[-1], k.shape[-1], dtype=q.dtype)
     outs = []
@@ -31,15 +37,24 @@ def recurrent_ok(q, k, v):
     return torch.stack(outs)
 
 
+def recurrent_float32_memory(q, k, v):  # S in float32 whatever the inputs: promoted on the first write
+    S = torch.zeros(v.shape[-1], k.shape[-1])
+    outs = []
+    for t in range(q.shape[0]):
+        S = S + torch.outer(v[t], k[t])
+        outs.append(S @ q[t])
+    return torch.stack(outs)
+
+
+def recurrent_in_float32(q, k, v):  # computes everything in float32: correct to float32 precision
+    return recurrent_ok(q.float(), k.float(), v.float())
+
+
 def inter_ok(q_c, k_c, v_c, S):
     return q_c @ S.T, S + v_c.T @ k_c
 
 
 # --- typical mistakes ----------------------------------------------------------------------------
-
-def dot_wrong(bell, test):
-    return (bell * test).mean()
-
 
 def recurrent_read_before_write(q, k, v):  # reads S_{t-1} q_t: misses the current pair
     S = torch.zeros(v.shape[-1], k.shape[-1], dtype=q.dtype)
@@ -50,9 +65,17 @@ def recurrent_read_before_write(q, k, v):  # reads S_{t-1} q_t: misses the curre
     return torch.stack(outs)
 
 
-def recurrent_overwrites(q, k, v):  # S = v_t k_tᵀ: forgets every earlier pair
-    outs = [torch.outer(v[t], k[t]) @ q[t] for t in range(q.shape[0])]
+def recurrent_read_before_write_float32(q, k, v):  # the issue's case: float32 S read before any write
+    S = torch.zeros(v.shape[-1], k.shape[-1])
+    outs = []
+    for t in range(q.shape[0]):
+        outs.append(S @ q[t])
+        S = S + torch.outer(v[t], k[t])
     return torch.stack(outs)
+
+
+def recurrent_overwrites(q, k, v):  # S = v_t k_tᵀ: forgets every earlier pair
+    return torch.stack([torch.outer(v[t], k[t]) @ q[t] for t in range(q.shape[0])])
 
 
 def inter_forgets_state(q_c, k_c, v_c, S):
@@ -64,35 +87,58 @@ def inter_single(q_c, k_c, v_c, S):
 
 
 CASES = [
-    (ex.check_dot_product, dot_ok, [dot_wrong]),
-    (ex.check_recurrent, recurrent_ok, [recurrent_read_before_write, recurrent_overwrites]),
-    (ex.check_inter_chunk, inter_ok, [inter_forgets_state, inter_single]),
+    (ex.check_recurrent, [recurrent_ok, recurrent_float32_memory, recurrent_in_float32],
+     [recurrent_read_before_write, recurrent_overwrites, recurrent_read_before_write_float32]),
+    (ex.check_inter_chunk, [inter_ok], [inter_forgets_state, inter_single]),
 ]
 
 
-@pytest.mark.parametrize("check, right, wrongs", CASES, ids=["dot", "recurrent", "inter_chunk"])
-def test_correct_passes(check, right, wrongs, capsys):
-    assert check(right) is True
-    assert "✅" in capsys.readouterr().out
+@pytest.mark.parametrize("check, rights, wrongs", CASES, ids=["recurrent", "inter_chunk"])
+def test_correct_passes(check, rights, wrongs, capsys):
+    for right in rights:
+        assert check(right) is True, capsys.readouterr().out
+        assert "✅" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("check, right, wrongs", CASES, ids=["dot", "recurrent", "inter_chunk"])
-def test_wrong_fails_with_hint(check, right, wrongs, capsys):
+@pytest.mark.parametrize("check, rights, wrongs", CASES, ids=["recurrent", "inter_chunk"])
+def test_wrong_fails_with_hint(check, rights, wrongs, capsys):
     for wrong in wrongs:
         assert check(wrong) is False
         out = capsys.readouterr().out
-        assert "❌" in out and "Hint:" in out
+        assert "❌" in out and "Hint:" in out and "ex.hint(" in out
 
 
-@pytest.mark.parametrize("check, right, wrongs", CASES, ids=["dot", "recurrent", "inter_chunk"])
-def test_stub_and_crash_never_raise(check, right, wrongs, capsys):
+def test_float32_memory_read_before_write_is_explained(capsys):
+    """The issue's misleading case: the first failing case is float32, so the learner sees wrong values
+    (not a dtype error); on float64 cases a dtype clash is explained in words."""
+    ex.check_recurrent(recurrent_read_before_write_float32)
+    out = capsys.readouterr().out
+    assert "float32 inputs" in out and "addmv" not in out
+
+    def clash(q, k, v):
+        return torch.zeros(v.shape[-1], k.shape[-1], dtype=torch.float16) @ q[0]
+
+    ex.check_recurrent(clash)
+    assert "different dtypes" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("check, rights, wrongs", CASES, ids=["recurrent", "inter_chunk"])
+def test_stub_and_crash_never_raise(check, rights, wrongs, capsys):
     assert check(stub) is False
     assert "not yet implemented" in capsys.readouterr().out
     assert check(crash) is False
     out = capsys.readouterr().out
     assert "IndexError" in out and "Traceback" not in out
-    assert check(None) is False  # not even a function
+    assert check(None) is False
     assert "expected a function" in capsys.readouterr().out
+
+
+def test_expected_numbers_only_after_a_first_attempt(capsys):
+    ex.check_recurrent(recurrent_overwrites)
+    first = capsys.readouterr().out
+    ex.check_recurrent(recurrent_overwrites)
+    second = capsys.readouterr().out
+    assert "expected [" not in first and "expected [" in second
 
 
 def test_inter_chunk_reference_is_the_carry(gen):
@@ -106,9 +152,8 @@ def test_inter_chunk_reference_is_the_carry(gen):
     C, S, outs = 4, torch.zeros(3, 4, dtype=torch.float64), []
     for c in range(0, 10, C):
         qc, kc, vc = q[c:c + C], k[c:c + C], v[c:c + C]
-        inter, S_new = ex.inter_chunk_reference(qc, kc, vc, S)
+        inter, S = ex.inter_chunk_reference(qc, kc, vc, S)
         outs.append((qc @ kc.T).tril() @ vc + inter)
-        S = S_new
     torch.testing.assert_close(torch.cat(outs), pl.linear_attention(q, k, v, mode="recurrent"))
 
 
@@ -116,4 +161,44 @@ def test_recurrent_reference_matches_circuit(gen):
     q, k, v = (torch.randn(7, d, generator=gen, dtype=torch.float64) for d in (5, 5, 2))
     mem = pl.AssociativeMemory(5, 2, dtype=torch.float64)
     torch.testing.assert_close(ex.recurrent_reference(q, k, v), mem.run(k, v, q))
-    torch.testing.assert_close(ex.dot_product_reference(q[0], k[0]), torch.dot(q[0], k[0]))
+
+
+# --- Exercise 3: the operation counts ------------------------------------------------------------
+
+def test_flop_counter_agrees_with_torch_flop_counter_mode():
+    """An independent count: PyTorch's FlopCounterMode on the same calls (real tensors)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    for T in (5, 100, 130):
+        q = torch.randn(2, T, 12)
+        v = torch.randn(2, T, 7)
+        for fn, kw in ((pl.softmax_attention, {}), (pl.linear_attention, {"mode": "parallel"}),
+                       (pl.linear_attention, {"mode": "chunk", "chunk_size": 16})):
+            with FlopCounterMode(display=False) as ref:
+                fn(q, q, v, **kw)
+            assert ex.count_flops(fn, q, q, v, **kw) == ref.get_total_flops()
+
+
+def test_flop_sweep_matches_closed_form_counts():
+    """Chunkwise: 2 T (C (d_k + d_v) + 2 d_k d_v) when C divides T; softmax: 2 T² (d_k + d_v)."""
+    Ts = [128, 256, 1024]
+    got = ex.flop_sweep(Ts, forms=("softmax", "chunk"), d_k=32, d_v=16, chunk_size=64)
+    assert got["chunk"] == [2 * T * (64 * 48 + 2 * 32 * 16) for T in Ts]
+    assert got["softmax"] == [2 * T * T * 48 for T in Ts]
+    assert ex.loglog_slope([1, 2, 4, 8], [3, 12, 48, 192]) == pytest.approx(2.0)
+
+
+def test_cost_checker_judges_the_result(capsys):
+    Ts = [128, 256, 512, 1024]
+    good = ex.flop_sweep(Ts, forms=("parallel", "chunk"))
+    assert ex.check_cost_scaling(Ts, good) is True
+    capsys.readouterr()
+    small = [8, 16, 32, 64]                       # one chunk: the chunkwise count is constant
+    assert ex.check_cost_scaling(small, ex.flop_sweep(small, forms=("parallel", "chunk"))) is False
+    out = capsys.readouterr().out
+    assert "❌" in out and "chunk" in out
+    swapped = {"parallel": good["chunk"], "chunk": good["parallel"]}
+    assert ex.check_cost_scaling(Ts, swapped) is False
+    for bad in (None, {"parallel": [1, 2]}, {"parallel": [math.nan] * 4, "chunk": [1] * 4}):
+        assert ex.check_cost_scaling(Ts, bad) is False
+    assert "Traceback" not in capsys.readouterr().out

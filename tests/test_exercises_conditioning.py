@@ -1,10 +1,20 @@
-"""The notebook-01 checkers: a correct answer passes, a wrong one fails, a stub is "not yet implemented",
-and nothing the learner does makes a checker raise."""
+"""The notebook-01 checkers: a correct answer passes, a wrong one fails with a hint that gives nothing
+away, a stub is "not yet implemented", and nothing the learner does makes a checker raise."""
 
+import math
+
+import pytest
 import torch
 
-from pavlovlab.conditioning import rescorla_wagner
+from pavlovlab.conditioning import hebbian_conditioning, rescorla_wagner
 from pavlovlab.exercises import conditioning as E
+
+
+@pytest.fixture(autouse=True)
+def _fresh_attempts():
+    for e in E.BOOK:
+        e.attempts = 0
+    yield
 
 
 def good_update(V, x, lam, alpha=0.3, beta=1.0):
@@ -34,9 +44,13 @@ def test_rw_update_checker(capsys):
     assert "✅" in capsys.readouterr().out
     assert E.check_rw_update(in_place_update) is True  # copies are passed: in-place is fine
     capsys.readouterr()
+    E.BOOK.get(1).attempts = 0                                            # a learner's first attempt
     assert E.check_rw_update(hebbian_update) is False
     out = capsys.readouterr().out
-    assert "❌" in out and "Hint" in out
+    assert "❌" in out and "Hint" in out and "already predicts" in out   # fails at once, on the telling case
+    assert "lam - " not in out and "expected [" not in out                # no formula, no numbers yet
+    assert E.check_rw_update(hebbian_update) is False
+    assert "expected [" in capsys.readouterr().out                        # numbers from the 2nd attempt
     assert E.check_rw_update(stub) is False
     assert "not yet implemented" in capsys.readouterr().out
 
@@ -68,3 +82,31 @@ def test_references_agree_with_hand_computation():
     torch.testing.assert_close(E.reference_rw_update(V, x, 1.0, alpha=0.5), torch.tensor([0.65, 0.35]))
     assert E.reference_blocked_strength(0, 40, 0.3) > 0.49
     assert E.reference_blocked_strength(40, 10, 0.3) < 0.01
+
+
+# --- Exercise 3: the designed measurement ---------------------------------------------------------
+
+def test_blocking_sweep_checker_judges_the_curve(capsys):
+    n_pre = torch.arange(0, 31, 3)
+    good = torch.tensor([float(good_blocking(int(n), 30, 0.2)) for n in n_pre])
+    assert E.check_blocking_sweep(n_pre, good, 0.2, 30) is True
+    out = capsys.readouterr().out
+    assert "✅" in out and f"{-math.log(0.8):.3f}" in out
+    # float32 simulation (the learner's natural dtype) passes too
+    assert E.check_blocking_sweep(n_pre.tolist(), good.float(), 0.2, 30) is True
+    capsys.readouterr()
+    # the Hebbian rule: no blocking at any length
+    heb = torch.tensor([hebbian_conditioning(torch.cat([torch.tensor([[1.0, 0.0]]).repeat(int(n), 1),
+                        torch.tensor([[1.0, 1.0]]).repeat(30, 1)]), torch.ones(int(n) + 30), alpha=0.2)[-1, 1].item()
+                        for n in n_pre])
+    E.BOOK.get(3).attempts = 0
+    assert E.check_blocking_sweep(n_pre, heb, 0.2, 30) is False
+    first = capsys.readouterr().out
+    assert "❌" in first and "expected" not in first
+    assert E.check_blocking_sweep(n_pre, heb, 0.2, 30) is False
+    assert "expected" in capsys.readouterr().out
+    # too few lengths, lengths that miss the control, mismatched shapes, NaN
+    for n, v in ((torch.tensor([30]), good[-1:]), (torch.arange(5, 31, 5), good[:6]),
+                 (n_pre, good[:-1]), (n_pre, torch.full_like(good, math.nan)), (None, None)):
+        assert E.check_blocking_sweep(n, v, 0.2, 30) is False
+    assert "Traceback" not in capsys.readouterr().out

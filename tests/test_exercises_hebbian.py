@@ -1,24 +1,23 @@
-"""The checkers of notebook 02: right answers pass, wrong ones fail, stubs are greeted kindly, and
-nothing raises."""
+"""The checkers of notebook 02: right answers pass, wrong ones fail with a hint that gives nothing away,
+stubs are greeted kindly, nothing raises; the designed measurement is judged on its result."""
 
 import pytest
 import torch
 
+from pavlovlab.capacity import random_keys
 from pavlovlab.exercises import hebbian as ex
+from pavlovlab.hebbian import crosstalk_variance
 
 
-def stub(*args):
-    raise NotImplementedError("Exercise: write me")
+@pytest.fixture(autouse=True)
+def _fresh_attempts():
+    for e in ex.BOOK:
+        e.attempts = 0
+    yield
 
-
-def crash(*args):
-    raise IndexError("index 3 is out of bounds")
-
-
-# --- correct answers, written the way a learner would ------------------------------------------
 
 def memory_loop(keys, values):
-    S = torch.zeros(values.shape[1], keys.shape[1])
+    S = torch.zeros(values.shape[1], keys.shape[1], dtype=keys.dtype)
     for k, v in zip(keys, values):
         S = S + torch.outer(v, k)
     return S
@@ -28,68 +27,83 @@ def memory_matmul(keys, values):
     return values.T @ keys
 
 
+def memory_float32(keys, values):  # a correct answer computed in float32
+    return values.float().T @ keys.float()
+
+
+def memory_transposed(keys, values):  # key × value: (d_k, d_v)
+    return keys.T @ values
+
+
+def memory_last_only(keys, values):  # overwrites instead of adding up
+    return torch.outer(values[-1], keys[-1])
+
+
 def crosstalk_loop(keys, values, j):
     c = torch.zeros(values.shape[1], dtype=values.dtype)
-    for i in range(len(keys)):
+    for i in range(keys.shape[0]):
         if i != j:
             c = c + values[i] * (keys[i] @ keys[j])
     return c
 
 
-def crosstalk_subtract(keys, values, j):
-    S = values.T @ keys
-    return S @ keys[j] - values[j] * (keys[j] @ keys[j])
-
-
-# --- typical mistakes ----------------------------------------------------------------------------
-
-def memory_transposed(keys, values):  # k vᵀ instead of v kᵀ
-    return keys.T @ values
-
-
-def memory_last_pair_only(keys, values):  # overwrites instead of adding
-    return torch.outer(values[-1], keys[-1])
-
-
-def crosstalk_keeps_signal(keys, values, j):  # forgets to leave out i = j
+def crosstalk_with_signal(keys, values, j):  # forgot to remove the pair's own note
     return (values.T @ keys) @ keys[j]
 
 
-def crosstalk_as_number(keys, values, j):  # returns the size, not the vector
-    return crosstalk_subtract(keys, values, j).norm()
+def crosstalk_all_pairs(keys, values, j):  # returns c for every pair, not just j
+    S = values.T @ keys
+    return keys @ S.T - values
 
 
-@pytest.mark.parametrize("check, fn", [(ex.check_memory, memory_loop), (ex.check_memory, memory_matmul),
-                                       (ex.check_crosstalk, crosstalk_loop),
-                                       (ex.check_crosstalk, crosstalk_subtract)])
-def test_right_answers_pass(check, fn, capsys):
-    assert check(fn) is True
-    assert "✅" in capsys.readouterr().out
+def stub(*args):
+    raise NotImplementedError("Exercise: to do")
 
 
-@pytest.mark.parametrize("check, fn", [(ex.check_memory, memory_transposed),
-                                       (ex.check_memory, memory_last_pair_only),
-                                       (ex.check_crosstalk, crosstalk_keeps_signal),
-                                       (ex.check_crosstalk, crosstalk_as_number),
-                                       (ex.check_memory, crash), (ex.check_crosstalk, crash),
-                                       (ex.check_memory, "not a function")])
-def test_wrong_answers_fail_with_a_hint(check, fn, capsys):
-    assert check(fn) is False
-    out = capsys.readouterr().out
-    assert "❌" in out and "Hint:" in out and "Traceback" not in out
-
-
-@pytest.mark.parametrize("check", [ex.check_memory, ex.check_crosstalk])
-def test_stubs_are_greeted_kindly(check, capsys):
+@pytest.mark.parametrize("check, rights, wrongs", [
+    (ex.check_memory, [memory_loop, memory_matmul, memory_float32], [memory_transposed, memory_last_only]),
+    (ex.check_crosstalk, [crosstalk_loop], [crosstalk_with_signal, crosstalk_all_pairs]),
+], ids=["memory", "crosstalk"])
+def test_checkers(check, rights, wrongs, capsys):
+    for right in rights:
+        assert check(right) is True, capsys.readouterr().out
+    capsys.readouterr()
+    for wrong in wrongs:
+        assert check(wrong) is False
+        out = capsys.readouterr().out
+        assert "❌" in out and "Hint:" in out and "values.T @ keys" not in out
     assert check(stub) is False
-    out = capsys.readouterr().out
-    assert "not yet implemented" in out and "❌" not in out
+    assert "not yet implemented" in capsys.readouterr().out
+    for bad in (None, lambda *a: "text", lambda *a: torch.zeros(1) @ torch.zeros(2)):
+        assert check(bad) is False
+    assert "Traceback" not in capsys.readouterr().out
 
 
-def test_references_agree_with_the_definitions():
-    g = torch.Generator().manual_seed(3)
-    keys, values = torch.randn(5, 4, generator=g, dtype=torch.float64), torch.randn(5, 3, generator=g,
-                                                                                     dtype=torch.float64)
-    assert torch.allclose(ex.memory_reference(keys, values), memory_loop(keys, values).double())
-    for j in range(5):
-        assert torch.allclose(ex.crosstalk_reference(keys, values, j), crosstalk_loop(keys, values, j))
+def test_references_against_hand_sums(gen):
+    keys = random_keys(5, d=4, kind="sphere", generator=gen, dtype=torch.float64)
+    values = torch.randn(5, 3, generator=gen, dtype=torch.float64)
+    torch.testing.assert_close(ex.memory_reference(keys, values), sum(torch.outer(values[i], keys[i]) for i in range(5)))
+    torch.testing.assert_close(ex.crosstalk_reference(keys, values, 2), crosstalk_loop(keys, values, 2))
+
+
+def test_crosstalk_slope_checker_judges_the_result(capsys):
+    ns = torch.tensor([2, 4, 8, 16, 32, 64, 128])
+    g = torch.Generator().manual_seed(0)
+    good = crosstalk_variance(ns, 32, trials=200, generator=g)
+    assert ex.check_crosstalk_slope(ns, good, 32) is True
+    assert "✅" in capsys.readouterr().out
+    assert ex.check_crosstalk_slope(ns, good.float(), 32) is True       # float32 is fine
+    capsys.readouterr()
+    ex.BOOK.get(3).attempts = 0
+    assert ex.check_crosstalk_slope(ns, good + 1.0, 32) is False         # the signal measured too
+    first = capsys.readouterr().out
+    assert "❌" in first and "fitted slope" not in first
+    assert ex.check_crosstalk_slope(ns, good + 1.0, 32) is False
+    assert "fitted slope" in capsys.readouterr().out                     # numbers from the 2nd attempt
+    assert ex.check_crosstalk_slope(ns, good, 64) is False               # told the wrong d_k: slope 2
+    # too few memories, too narrow a range, too few n, wrong shape, NaN: all rejected, none raises
+    few = crosstalk_variance(ns, 32, trials=10, generator=g)
+    for n, m in ((ns, few), (ns[:3], good[:, :3]), (torch.tensor([8, 9, 10, 11]), good[:, :4]),
+                 (ns, good[:, :3]), (ns, torch.full_like(good, float("nan"))), (None, None)):
+        assert ex.check_crosstalk_slope(n, m, 32) is False
+    assert "Traceback" not in capsys.readouterr().out

@@ -90,3 +90,47 @@ def test_bad_pairs_are_rejected(bad, error, gen):
     keys, values = torch.randn(4, 5, generator=gen), torch.randn(4, 2, generator=gen)
     with pytest.raises(error, match="keys|values"):
         bad(keys, values)
+
+
+def test_crosstalk_variance_equals_a_literal_computation():
+    """Same generator, same draws: the measured mean squares equal a hand-written double loop."""
+    from pavlovlab.hebbian import crosstalk_variance
+
+    ns, d_k, trials, d_v = [2, 5], 6, 4, 3
+    got = crosstalk_variance(ns, d_k, trials=trials, d_v=d_v, generator=torch.Generator().manual_seed(7))
+    g = torch.Generator().manual_seed(7)
+    want = torch.zeros(trials, len(ns), dtype=torch.float64)
+    for col, n in enumerate(ns):
+        keys = random_keys(trials, n, d=d_k, kind="sphere", generator=g, dtype=torch.float64)
+        values = torch.randn(trials, n, d_v, generator=g, dtype=torch.float64)
+        for t in range(trials):
+            total = 0.0
+            for j in range(n):
+                c = sum(values[t, i] * float(keys[t, i] @ keys[t, j]) for i in range(n) if i != j)
+                total += float((c ** 2).sum())
+            want[t, col] = total / (n * d_v)
+    assert got.shape == (trials, 2)
+    torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-14)
+
+
+def test_crosstalk_variance_slope_is_one_for_random_unit_keys():
+    """The theory (n − 1)/d_k, an independent closed form: slope 1 within 4 standard errors."""
+    from pavlovlab.hebbian import crosstalk_variance, slope_through_origin
+
+    ns = torch.tensor([2, 8, 32, 64])
+    msq = crosstalk_variance(ns, 16, trials=300, generator=torch.Generator().manual_seed(0))
+    slope, se = slope_through_origin((ns - 1) / 16, msq)
+    assert 0 < se < 0.02 and abs(slope - 1) < 4 * se
+
+
+def test_slope_through_origin_by_hand():
+    from pavlovlab.hebbian import slope_through_origin
+
+    x = torch.tensor([1.0, 2.0, 4.0])
+    y = torch.stack([2 * x, 3 * x])                      # rows with slopes 2 and 3
+    slope, se = slope_through_origin(x, y)
+    assert slope == pytest.approx(2.5) and se == pytest.approx(0.5)   # std of (2, 3) is 0.7071, /√2
+    with pytest.raises(ValueError, match="y"):
+        slope_through_origin(x, y[:1])
+    with pytest.raises(ValueError, match="y"):
+        slope_through_origin(x, y[:, :2])
