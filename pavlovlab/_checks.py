@@ -53,10 +53,10 @@ def check_dtype(name: str, dtype: object, *, allow_none: bool = True) -> torch.d
     if isinstance(dtype, str):
         got = getattr(torch, dtype.removeprefix("torch."), None)
         if not isinstance(got, torch.dtype):
-            raise TypeError(f"{name}: expected a floating torch dtype such as torch.float32, got the string {dtype!r}")
+            raise TypeError(f"{name}: expected a floating-point dtype such as torch.float32, got the string {dtype!r}")
         dtype = got
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"{name}: expected a floating torch dtype such as torch.float32, got {dtype!r}")
+        raise TypeError(f"{name}: expected a floating-point dtype such as torch.float32, got {dtype!r}")
     return dtype
 
 
@@ -146,6 +146,25 @@ def check_real_tensor(name: str, x: torch.Tensor, *, low: float | None = None, h
         raise ValueError(f"{name}: expected values >= {low}, got a minimum of {x.min().item():.4g}")
     if high is not None and bool((x > high).any()):
         raise ValueError(f"{name}: expected values <= {high}, got a maximum of {x.max().item():.4g}")
+
+
+def check_numbers(name: str, x: object, *, low: float | None = None, high: float | None = None,
+                  low_open: bool = False) -> None:
+    """Require a number, an array or a tensor of finite numbers within [low, high] (or (low, high]):
+    for the theory helpers, whose arguments broadcast."""
+    try:
+        a = x.detach().cpu().double() if isinstance(x, torch.Tensor) else torch.as_tensor(x, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"{name}: expected a number or an array of numbers, got {type(x).__name__}") from None
+    if a.numel() == 0:
+        raise ValueError(f"{name}: expected at least one number, got an empty {type(x).__name__}")
+    if not bool(torch.isfinite(a).all()):
+        raise ValueError(f"{name}: expected finite numbers, got {x!r} (non-finite inputs are rejected everywhere "
+                         "in pavlovlab)")
+    if low is not None and bool((a <= low).any() if low_open else (a < low).any()):
+        raise ValueError(f"{name}: expected numbers {'>' if low_open else '>='} {low}, got {a.min().item():g}")
+    if high is not None and bool((a > high).any()):
+        raise ValueError(f"{name}: expected numbers <= {high}, got {a.max().item():g}")
 
 
 def check_int(name: str, value: object, *, low: int | None = None, high: int | None = None) -> int:

@@ -42,7 +42,7 @@ def _alpha(alpha: float | Sequence[float] | torch.Tensor, n_cs: int, like: torch
     if isinstance(alpha, torch.Tensor):
         if not alpha.is_floating_point():
             raise TypeError(f"alpha: expected a float or a floating-point tensor, got dtype {alpha.dtype}")
-        a = alpha.detach().to(dtype=like.dtype, device=like.device)
+        a = alpha.to(dtype=like.dtype, device=like.device)  # not detached: gradients flow to α
         if a.dim() == 0:
             a = a[None]
     elif isinstance(alpha, (list, tuple)):
@@ -70,6 +70,9 @@ def _conditioning(cs: torch.Tensor, us: torch.Tensor, alpha, beta: float, V0: to
     check_real_tensor("us", us)
     a = _alpha(alpha, n_cs, cs)
     beta = check_real("beta", beta, low=0.0)
+    if bool((a * beta > 2).any()):  # one CS present: V_{t+1} − λ = (1 − αβ)(V_t − λ) diverges when αβ > 2
+        raise ValueError(f"alpha: expected α·β <= 2 (beyond it each trial overshoots by more than it corrects and V "
+                         f"diverges), got α·β = {float((a * beta).max()):.4g}")
     shapes = {"cs": cs.shape[:-2], "us": us.shape[:-1], "alpha": a.shape[:-1]}
     if V0 is not None:
         check_tensor("V0", V0, min_rank=1)

@@ -233,8 +233,11 @@ def unlearning_experiment(n: int = 16, d_k: int = 64, d_v: int = 64, *, repeats:
     keys protected. Returns {method: UnlearningReport} with fields of shape (n_trials,) / (n_trials, n).
     """
     check_int("n_trials", n_trials, low=1)
-    if n < 2:
-        raise ValueError(f"n: expected at least 2 associations (one to unlearn, others to watch), got {n}")
+    check_int("n", n, low=2)
+    check_int("d_k", d_k, low=1)
+    if n - 1 >= d_k:
+        raise ValueError(f"n: the 'delta_protected' method protects the other n − 1 keys, which needs n − 1 < d_k; "
+                         f"got n = {n}, d_k = {d_k}")
     keys, values = random_associations(n, d_k, d_v, batch_shape=(n_trials,), overlap=overlap, generator=generator,
                                        device=device, dtype=dtype)
     r = torch.ones(n, dtype=dtype, device=keys.device)
