@@ -25,7 +25,7 @@ from typing import NamedTuple
 import torch
 from tqdm.auto import tqdm
 
-from ._checks import check_choice, check_int, check_numbers, check_real, check_tensor
+from ._checks import check_choice, check_dtype, check_int, check_numbers, check_real, check_tensor
 from .hebbian import outer_product_memory
 
 KINDS = ("gaussian", "sphere", "orthogonal", "binary")
@@ -59,9 +59,7 @@ def random_keys(*shape: int, d: int, kind: str = "gaussian", generator: torch.Ge
     shape = _shape(shape)
     d = check_int("d", d, low=1)
     kind = check_choice("kind", kind, KINDS)
-    dtype = torch.get_default_dtype() if dtype is None else dtype
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype: expected a floating-point torch dtype, got {dtype}")
+    dtype = torch.get_default_dtype() if dtype is None else check_dtype("dtype", dtype)
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
     work = torch.float64 if dtype == torch.float64 else torch.float32
