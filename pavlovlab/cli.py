@@ -22,7 +22,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 """The repository root when the package is used from a checkout (editable install, Binder)."""
 
 WIDGETS_LABEXTENSION = ("@jupyter-widgets", "jupyterlab-manager")
-CI_ONLY = frozenset({"playwright", "jupyter-repo2docker"})
+CI_ONLY = frozenset({"playwright", "jupyter-repo2docker", "hypothesis"})
 """Pinned in requirements.txt for the course's own tests only; learners (and Binder) do not need them."""
 
 

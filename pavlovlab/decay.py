@@ -204,6 +204,8 @@ def gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g:
     g = g.expand(*lead, T)
     S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
         _check_state("initial_state", initial_state, (d_v, d_k), q, lead).expand(*lead, d_v, d_k)
+    if T == 0:  # an empty sequence: an empty output, the state unchanged (as in every attention form)
+        return (v.new_zeros(*lead, 0, d_v), S0.clone()) if return_state else v.new_zeros(*lead, 0, d_v)
     if mode == "recurrent":
         S, outputs = S0, []
         for t in range(T):
