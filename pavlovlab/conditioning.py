@@ -70,7 +70,7 @@ def _conditioning(cs: torch.Tensor, us: torch.Tensor, alpha, beta: float, V0: to
     check_real_tensor("us", us)
     a = _alpha(alpha, n_cs, cs)
     beta = check_real("beta", beta, low=0.0)
-    if bool((a * beta > 2).any()):  # one CS present: V_{t+1} − λ = (1 − αβ)(V_t − λ) diverges when αβ > 2
+    if error and bool((a * beta > 2).any()):  # one CS present: V_{t+1} − λ = (1 − αβ)(V_t − λ) diverges when αβ > 2
         raise ValueError(f"alpha: expected α·β <= 2 (beyond it each trial overshoots by more than it corrects and V "
                          f"diverges), got α·β = {float((a * beta).max()):.4g}")
     shapes = {"cs": cs.shape[:-2], "us": us.shape[:-1], "alpha": a.shape[:-1]}

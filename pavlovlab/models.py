@@ -124,6 +124,8 @@ class TinyTransformer(nn.Module):
         if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):
             raise ValueError(f"tokens: expected ids in [0, vocab_size = {vocab}), got ids from {int(tokens.min())} "
                              f"to {int(tokens.max())}")
+        if tokens.shape[1] == 0:  # an empty sequence: empty logits (N, 0, vocab_size), as the attention forms do
+            return self.readout.weight.new_zeros(tokens.shape[0], 0, vocab)
         x = self.embed(tokens)
         for block in self.blocks:
             x = block(x)

@@ -194,6 +194,7 @@ def _tasks_models():
          "feature_map: expected one of"),
         ("tokens ≥ vocab", lambda: model(torch.tensor([[0, 1, 8]])), ValueError, "tokens: expected ids in [0, vocab_size"),
         ("negative token", lambda: model(torch.tensor([[0, -1]])), ValueError, "tokens: expected ids"),
+        ("T = 0 forward", lambda: model(torch.zeros(2, 0, dtype=torch.long)).shape == (2, 0, 8), "ok", ""),
         ("float tokens", lambda: model(torch.zeros(1, 3)), TypeError, "tokens: expected a (N, T) long tensor"),
     ]
 
