@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
-from ._checks import (broadcast_lead, check_choice, check_dim, check_int, check_real, check_real_tensor,
+from ._checks import (broadcast_lead, check_choice, check_dim, check_dtype, check_int, check_real, check_real_tensor,
                       check_same_kind, check_tensor)
 
 Device = torch.device | str | None
@@ -192,8 +192,7 @@ def _build(phases: Sequence[tuple[str, Sequence[tuple[Sequence[float], float]]]]
            ) -> Design:
     """Assemble a design from phases, each a list of trials ``(cs row, US present 0/1)``."""
     lam = check_real("lam", lam, low=0.0)
-    if not dtype.is_floating_point:
-        raise TypeError(f"dtype: expected a floating-point dtype, got {dtype}")
+    dtype = check_dtype("dtype", dtype, allow_none=False)
     rows, us, spans, t = [], [], [], 0
     for name, trials in phases:
         for x, present in trials:
@@ -253,8 +252,7 @@ def partial_reinforcement(n_trials: int = 60, *, p: float = 0.5, lam: float = 1.
     elif not isinstance(generator, torch.Generator):
         raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
     batch = tuple(check_int(f"batch_shape[{i}]", b, low=1) for i, b in enumerate(batch_shape))
-    if not dtype.is_floating_point:
-        raise TypeError(f"dtype: expected a floating-point dtype, got {dtype}")
+    dtype = check_dtype("dtype", dtype, allow_none=False)
     fed = (torch.rand(*batch, n, generator=generator, dtype=torch.float64) < p).to(dtype)
     labels = Labels((BELL,), ((f"partial reinforcement A± (p = {p:g})", 0, n),), (1.0,),
                     f"the bell is followed by food on a random {p:.0%} of trials")

@@ -151,6 +151,8 @@ def _conditioning():
         ("alpha keeps its gradient", grad_flows, "ok", ""),
         ("NaN cs", lambda: C.rescorla_wagner(_nan(cs), us), ValueError, "cs: expected finite"),
         ("design typo", lambda: C.simulate("blockin"), ValueError, "design"),
+        ("design dtype as a string", lambda: C.acquisition(3, dtype="float64").cs.dtype == torch.float64, "ok", ""),
+        ("design dtype 'int64'", lambda: C.extinction(3, dtype="int64"), TypeError, "dtype: expected a floating-point"),
     ]
 
 
