@@ -1,16 +1,83 @@
 """Input checks shared by the package: each raises a ValueError/TypeError naming the argument,
-what was expected and what was given."""
+what was expected and what was given.
+
+**Non-finite policy** (the same in every public function of the package):
+
+1. *Inputs.* A NaN or ±inf in a tensor argument or a number hyper-parameter raises ValueError naming
+   the argument (``q: expected finite values, got 1 NaN/inf entries``): :func:`check_tensor` does it for
+   every tensor it checks, :func:`check_real` for numbers. Nothing non-finite passes through silently.
+2. *Documented bounds.* Where the maths states a bound on a hyper-parameter for the state to stay
+   bounded (the delta rule's β ≤ 2 on unit keys, Rescorla–Wagner's αβ ≤ 2, Oja's step size), the bound
+   is checked and raises.
+3. *Data-dependent divergence.* Where finite, in-bound inputs can still blow up (unnormalised keys,
+   very long runs), the function returns what it computed and warns once per call with a
+   :class:`NonFiniteWarning` (a RuntimeWarning) naming the function and the cause (:func:`warn_nonfinite`).
+   Turn it into an error with ``warnings.simplefilter("error", NonFiniteWarning)``.
+"""
 
 from __future__ import annotations
 
 import math
+import numbers
+import warnings
 from collections.abc import Iterable, Sequence
 
 import torch
 
 
-def check_tensor(name: str, x: object, *, min_rank: int = 1, rank: int | None = None) -> torch.Tensor:
-    """Require a floating-point tensor of at least ``min_rank`` (or exactly ``rank``) dimensions."""
+class NonFiniteWarning(RuntimeWarning):
+    """A result became NaN or inf from finite inputs (data-dependent divergence), see the module docstring."""
+
+
+def check_finite(name: str, x: torch.Tensor) -> torch.Tensor:
+    """Require every entry of ``x`` to be finite (the package's non-finite policy, rule 1)."""
+    if x.device.type != "meta" and x.numel() and not bool(torch.isfinite(x).all()):
+        bad = int((~torch.isfinite(x)).sum())
+        raise ValueError(f"{name}: expected finite values, got {bad} NaN/inf entr{'y' if bad == 1 else 'ies'} "
+                         "(non-finite inputs are rejected everywhere in pavlovlab)")
+    return x
+
+
+def warn_nonfinite(where: str, x: torch.Tensor, cause: str) -> torch.Tensor:
+    """Warn once (a :class:`NonFiniteWarning`) if ``x`` holds NaN or inf; return ``x`` unchanged."""
+    if x.device.type != "meta" and x.numel() and not bool(torch.isfinite(x).all()):
+        warnings.warn(f"{where}: the result became NaN/inf from finite inputs ({cause})", NonFiniteWarning,
+                      stacklevel=3)
+    return x
+
+
+def check_dtype(name: str, dtype: object, *, allow_none: bool = True) -> torch.dtype | None:
+    """A floating torch dtype: ``torch.float32``, or its name ``"float32"`` / ``"torch.float64"``."""
+    if dtype is None and allow_none:
+        return None
+    if isinstance(dtype, str):
+        got = getattr(torch, dtype.removeprefix("torch."), None)
+        if not isinstance(got, torch.dtype):
+            raise TypeError(f"{name}: expected a floating-point dtype such as torch.float32, got the string {dtype!r}")
+        dtype = got
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"{name}: expected a floating-point dtype such as torch.float32, got {dtype!r}")
+    return dtype
+
+
+def check_output(name: str, out: object, shape: Sequence[int], like: torch.Tensor) -> torch.Tensor:
+    """Check what a user-supplied callable (a feature map, a learning rule) returned: a tensor of
+    exactly ``shape`` and of ``like``'s dtype and device."""
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"{name}: expected the callable to return a torch.Tensor, got {type(out).__name__}")
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError(f"{name}: expected the callable to return shape {tuple(shape)}, got {tuple(out.shape)}")
+    if out.dtype != like.dtype:
+        raise TypeError(f"{name}: expected the callable to return dtype {like.dtype}, got {out.dtype}")
+    if out.device != like.device:
+        raise ValueError(f"{name}: expected the callable to return a tensor on {like.device}, got {out.device}")
+    return out
+
+
+def check_tensor(name: str, x: object, *, min_rank: int = 1, rank: int | None = None,
+                 finite: bool = True) -> torch.Tensor:
+    """Require a floating-point tensor of at least ``min_rank`` (or exactly ``rank``) dimensions, with
+    finite entries unless ``finite=False`` (see the non-finite policy above)."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
     if not x.is_floating_point():
@@ -22,6 +89,8 @@ def check_tensor(name: str, x: object, *, min_rank: int = 1, rank: int | None = 
             f"{name}: expected a tensor of rank >= {min_rank} (..., {'T, ' if min_rank > 1 else ''}d), "
             f"got shape {tuple(x.shape)}"
         )
+    if finite:
+        check_finite(name, x)
     return x
 
 
@@ -37,6 +106,7 @@ def check_same_kind(**tensors: torch.Tensor) -> None:
 
 
 def check_dim(name: str, got: int, expected: int, what: str) -> None:
+    """Require one size to equal the size it must match."""
     if got != expected:
         raise ValueError(f"{name}: expected {what} = {expected}, got {got}")
 
@@ -53,7 +123,9 @@ def broadcast_lead(**shapes: Sequence[int]) -> torch.Size:
 def check_real(name: str, value: object, *, low: float | None = None, high: float | None = None,
                low_open: bool = False) -> float:
     """Require a finite real number within [low, high] (or (low, high] when ``low_open``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, torch.Tensor) and value.numel() == 1 and not value.requires_grad:
+        value = value.item()  # a 0-d tensor is a number here
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
     value = float(value)
     if not math.isfinite(value):
@@ -68,22 +140,47 @@ def check_real(name: str, value: object, *, low: float | None = None, high: floa
 def check_real_tensor(name: str, x: torch.Tensor, *, low: float | None = None, high: float | None = None) -> None:
     """Require every entry of a tensor hyper-parameter to be finite and within [low, high]."""
     if not bool(torch.isfinite(x).all()):
-        raise ValueError(f"{name}: expected finite values, got a tensor with inf or nan")
+        raise ValueError(f"{name}: expected finite values, got a tensor with inf or nan "
+                         "(non-finite inputs are rejected everywhere in pavlovlab)")
     if low is not None and bool((x < low).any()):
         raise ValueError(f"{name}: expected values >= {low}, got a minimum of {x.min().item():.4g}")
     if high is not None and bool((x > high).any()):
         raise ValueError(f"{name}: expected values <= {high}, got a maximum of {x.max().item():.4g}")
 
 
-def check_int(name: str, value: object, *, low: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+def check_numbers(name: str, x: object, *, low: float | None = None, high: float | None = None,
+                  low_open: bool = False) -> None:
+    """Require a number, an array or a tensor of finite numbers within [low, high] (or (low, high]):
+    for the theory helpers, whose arguments broadcast."""
+    try:
+        a = x.detach().cpu().double() if isinstance(x, torch.Tensor) else torch.as_tensor(x, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"{name}: expected a number or an array of numbers, got {type(x).__name__}") from None
+    if a.numel() == 0:
+        raise ValueError(f"{name}: expected at least one number, got an empty {type(x).__name__}")
+    if not bool(torch.isfinite(a).all()):
+        raise ValueError(f"{name}: expected finite numbers, got {x!r} (non-finite inputs are rejected everywhere "
+                         "in pavlovlab)")
+    if low is not None and bool((a <= low).any() if low_open else (a < low).any()):
+        raise ValueError(f"{name}: expected numbers {'>' if low_open else '>='} {low}, got {a.min().item():g}")
+    if high is not None and bool((a > high).any()):
+        raise ValueError(f"{name}: expected numbers <= {high}, got {a.max().item():g}")
+
+
+def check_int(name: str, value: object, *, low: int | None = None, high: int | None = None) -> int:
+    """Require an integer (Python or NumPy) within [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name}: expected an integer, got {type(value).__name__}")
+    value = int(value)
     if low is not None and value < low:
         raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
+    if high is not None and value > high:
+        raise ValueError(f"{name}: expected an integer <= {high}, got {value}")
     return value
 
 
 def check_choice(name: str, value: object, choices: Iterable[str]) -> str:
+    """Require one of the named options."""
     choices = list(choices)
     if value not in choices:
         raise ValueError(f"{name}: expected one of {choices}, got {value!r}")

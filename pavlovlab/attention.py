@@ -9,6 +9,10 @@ Each algorithm comes in forms that compute the same numbers, side by side:
 ``"parallel"`` (one masked matrix product), ``"recurrent"`` (the explicit loop over time that
 updates ``S``: the circuit as written in the paper) and ``"chunk"`` (chunkwise: masked products
 inside chunks of ``chunk_size`` tokens plus a state carried from chunk to chunk).
+
+Edge cases, the same in every form: ``T = 0`` gives an empty ``(..., 0, d_v)`` output (and the initial
+state back); a ``chunk_size`` larger than ``T`` is clamped to ``T``. Non-finite inputs raise; a result
+that becomes non-finite from finite inputs warns once (``pavlovlab._checks``' non-finite policy).
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ from typing import Union
 import torch
 import torch.nn.functional as F
 
-from ._checks import (broadcast_lead, check_choice, check_dim, check_int, check_real, check_real_tensor,
-                      check_same_kind, check_tensor)
+from ._checks import (broadcast_lead, check_choice, check_dim, check_int, check_output, check_real,
+                      check_real_tensor, check_same_kind, check_tensor, warn_nonfinite)
 
 FeatureMap = Union[str, Callable[[torch.Tensor], torch.Tensor]]
 EPS = 1e-6
@@ -36,6 +40,11 @@ SEGMENT_CHUNKS = 16
 """The chunkwise forms walk through a long sequence in segments of this many chunks, carrying the state from
 one to the next, so that a segment's working set stays in the CPU cache and the time grows linearly in T."""
 DELTA_MODES = ("recurrent", "chunk")
+POSITIVE_MAPS = ("elu1", "relu")
+"""Feature maps with non-negative outputs: the only ones ``normalize=True`` accepts among the named maps."""
+BETA_MAX = 2.0
+"""The delta rule's bound: with unit keys, ``I − β k kᵀ`` is a contraction for 0 < β < 2 (a reflection at 2)."""
+LOW_PRECISION = (torch.float16, torch.bfloat16)
 
 
 def _check_qkv(q: object, k: object, v: object, *, same_length: bool = True) -> torch.Size:
@@ -51,17 +60,32 @@ def _check_qkv(q: object, k: object, v: object, *, same_length: bool = True) -> 
     return broadcast_lead(q=q.shape[:-2], k=k.shape[:-2], v=v.shape[:-2])
 
 
-def _check_state(name: str, state: object, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
+def _check_state(name: str, state: object, shape: tuple[int, ...], like: torch.Tensor,
+                 lead: torch.Size | None = None) -> torch.Tensor:
+    """A state tensor of trailing ``shape``, like ``like``'s dtype and device, whose leading dims broadcast
+    to ``lead`` (the batch/head dims of q, k, v) when given."""
     check_tensor(name, state, min_rank=len(shape))
     check_same_kind(q=like, **{name: state})
-    if tuple(state.shape[-len(shape):]) != shape:
+    if tuple(state.shape[state.dim() - len(shape):]) != shape:
         raise ValueError(f"{name}: expected trailing shape {shape}, got shape {tuple(state.shape)}")
+    if lead is not None:
+        extra = tuple(state.shape[:state.dim() - len(shape)])
+        try:
+            fits = torch.broadcast_shapes(extra, tuple(lead)) == tuple(lead)
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(f"{name}: expected leading dims that broadcast to the batch/head dims {tuple(lead)} "
+                             f"of q, k, v, got shape {tuple(state.shape)}")
     return state
 
 
 def _feature_map(feature_map: FeatureMap) -> Callable[[torch.Tensor], torch.Tensor]:
     if callable(feature_map):
         return feature_map
+    if not isinstance(feature_map, str):
+        raise TypeError(f"feature_map: expected one of {list(FEATURE_MAPS)} or a callable, "
+                        f"got {type(feature_map).__name__}")
     return FEATURE_MAPS[check_choice("feature_map", feature_map, FEATURE_MAPS)]
 
 
@@ -91,6 +115,9 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, caus
     """
     _check_qkv(q, k, v, same_length=causal)
     scale = q.shape[-1] ** -0.5 if scale is None else check_real("scale", scale, low=0.0, low_open=True)
+    if k.shape[-2] == 0:  # no key to attend to: an empty causal sequence (or no memory for a cross-attention)
+        lead = broadcast_lead(q=q.shape[:-2], k=k.shape[:-2], v=v.shape[:-2])
+        return v.new_zeros(*lead, q.shape[-2], v.shape[-1])
     scores = (q @ k.mT) * scale
     if causal:
         T = k.shape[-2]
@@ -112,7 +139,9 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
 
     so that ``o_t = Σ_{s≤t} γ^{t-s} (φ(q_t)·φ(k_s)) v_s``: softmax attention with the exponential
     replaced by a dot product. With ``normalize=True`` the output is divided by ``φ(q_t)·z_t + EPS``
-    with ``z_t = γ z_{t-1} + φ(k_t)``.
+    with ``z_t = γ z_{t-1} + φ(k_t)``; that needs a non-negative feature map (``"elu1"``, ``"relu"``
+    or a callable whose values are ≥ 0): with ``"identity"`` the normaliser crosses 0 and the output
+    explodes, so that combination raises.
 
     Args:
         q, k: (..., T, d_k); v: (..., T, d_v); leading dims broadcast.
@@ -132,10 +161,17 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
     lead = _check_qkv(q, k, v)
     mode = check_choice("mode", mode, LINEAR_MODES)
     check_int("chunk_size", chunk_size, low=1)
+    if not isinstance(normalize, bool):
+        raise TypeError(f"normalize: expected True or False, got {type(normalize).__name__}")
+    if normalize and isinstance(feature_map, str) and feature_map not in POSITIVE_MAPS and feature_map in FEATURE_MAPS:
+        raise ValueError(f"feature_map: normalize=True needs a non-negative feature map ({' or '.join(map(repr, POSITIVE_MAPS))}); "
+                         f"with {feature_map!r} the normaliser φ(q)·z crosses 0 and the output explodes")
     phi = _feature_map(feature_map)
-    fq, fk = phi(q), phi(k)
-    if fq.shape != q.shape or fk.shape != k.shape:
-        raise ValueError(f"feature_map: expected a map that keeps the shape {tuple(q.shape)}, got {tuple(fq.shape)}")
+    fq = check_output("feature_map", phi(q), q.shape, q)
+    fk = check_output("feature_map", phi(k), k.shape, k)
+    if normalize and callable(feature_map) and (bool((fq < 0).any()) or bool((fk < 0).any())):
+        raise ValueError("feature_map: normalize=True needs a non-negative feature map; the callable returned "
+                         "negative values, so the normaliser φ(q)·z can cross 0")
     d_k, d_v = q.shape[-1], v.shape[-1]
     gamma = _decay_tensor(decay, lead, q)
     S0 = z0 = None
@@ -144,20 +180,25 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
             if not (isinstance(initial_state, tuple) and len(initial_state) == 2):
                 raise TypeError("initial_state: expected the pair (S_0, z_0) when normalize=True, "
                                 f"got {type(initial_state).__name__}")
-            S0 = _check_state("initial_state[0]", initial_state[0], (d_v, d_k), q)
-            z0 = _check_state("initial_state[1]", initial_state[1], (d_k,), q)
+            S0 = _check_state("initial_state[0]", initial_state[0], (d_v, d_k), q, lead)
+            z0 = _check_state("initial_state[1]", initial_state[1], (d_k,), q, lead)
         else:
-            S0 = _check_state("initial_state", initial_state, (d_v, d_k), q)
+            S0 = _check_state("initial_state", initial_state, (d_v, d_k), q, lead)
     fq, fk, v = (x.expand(*lead, *x.shape[-2:]) for x in (fq, fk, v))
     S0 = q.new_zeros(*lead, d_v, d_k) if S0 is None else S0.expand(*lead, d_v, d_k)
     if normalize:
         z0 = q.new_zeros(*lead, d_k) if z0 is None else z0.expand(*lead, d_k)
         v = torch.cat([v, torch.ones_like(v[..., :1])], dim=-1)  # z rides along as an extra value row
         S0 = torch.cat([S0, z0[..., None, :]], dim=-2)
-    if mode == "chunk":
-        o, S = _segmented(lambda *x: _linear_chunk(*x[:3], gamma, *x[3:]), (fq, fk, v), S0, chunk_size)
+    T = q.shape[-2]
+    if T == 0:
+        o, S = v.new_zeros(*lead, 0, v.shape[-1]), S0.clone()
+    elif mode == "chunk":
+        C = min(chunk_size, T)
+        o, S = _segmented(lambda *x: _linear_chunk(*x[:3], gamma, *x[3:]), (fq, fk, v), S0, C)
     else:
         o, S = (_linear_parallel if mode == "parallel" else _linear_recurrent)(fq, fk, v, gamma, S0)
+    warn_nonfinite("linear_attention", o, "very large q, k or v overflow the dtype")
     if normalize:
         o = o[..., :d_v] / (o[..., d_v:] + EPS)
         S, z = S[..., :d_v, :], S[..., d_v, :]
@@ -254,12 +295,17 @@ def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta
         o_t = S_t q_t
 
     Unlike the Hebbian sum of linear attention, the write erases what the memory already predicts
-    for ``k_t``. Keys are used as given: with L2-normalised keys and ``0 ≤ β ≤ 1`` (stable up to
-    β < 2) every step is a contraction and the state stays bounded; unnormalised keys can diverge.
+    for ``k_t``. Keys are used as given: with L2-normalised keys and ``0 ≤ β ≤ 2`` every step is a
+    contraction (a reflection at β = 2) and the state stays bounded, so β > 2 raises. Unnormalised keys
+    can still diverge (the step's factor is ``1 − β‖k‖²``): a non-finite result then warns once
+    (:class:`pavlovlab._checks.NonFiniteWarning`).
+
+    float16 and bfloat16 inputs are computed in float32 and the result cast back (the chunk form's
+    triangular solve has no half-precision kernel, and the recurrence loses too much in 8 mantissa bits).
 
     Args:
         q, k: (..., T, d_k); v: (..., T, d_v); leading dims broadcast.
-        beta: learning rate β ≥ 0, a float or a tensor of shape (..., T) (one β per token).
+        beta: learning rate 0 ≤ β ≤ 2, a float or a tensor of shape (..., T) (one β per token).
         mode: ``"recurrent"`` (a loop over t) or ``"chunk"`` (the WY/UT-transform chunkwise algorithm
             of Yang et al. 2024: inside a chunk, the errors solve one triangular system).
         initial_state: S_0 of shape (..., d_v, d_k).
@@ -275,18 +321,26 @@ def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta
         check_tensor("beta", beta, min_rank=1)
         check_same_kind(q=q, beta=beta)
         check_dim("beta", beta.shape[-1], T, "sequence length T (last dim of beta)")
-        check_real_tensor("beta", beta, low=0.0)
+        check_real_tensor("beta", beta, low=0.0, high=BETA_MAX)
         lead = broadcast_lead(qkv=lead, beta=beta.shape[:-1])
     else:
-        beta = torch.full((T,), check_real("beta", beta, low=0.0), dtype=q.dtype, device=q.device)
+        beta = torch.full((T,), check_real("beta", beta, low=0.0, high=BETA_MAX), dtype=q.dtype, device=q.device)
     beta = beta.expand(*lead, T)
     q, k, v = (x.expand(*lead, *x.shape[-2:]) for x in (q, k, v))
     S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
-        _check_state("initial_state", initial_state, (d_v, d_k), q).expand(*lead, d_v, d_k)
-    if mode == "chunk":
-        o, S = _segmented(_delta_chunk, (q, k, v, beta[..., None]), S0, chunk_size)
+        _check_state("initial_state", initial_state, (d_v, d_k), q, lead).expand(*lead, d_v, d_k)
+    dtype = q.dtype
+    if dtype in LOW_PRECISION:  # compute in float32, return in the caller's dtype
+        q, k, v, beta, S0 = (x.float() for x in (q, k, v, beta, S0))
+    if T == 0:
+        o, S = v.new_zeros(*lead, 0, d_v), S0.clone()
+    elif mode == "chunk":
+        o, S = _segmented(_delta_chunk, (q, k, v, beta[..., None]), S0, min(chunk_size, T))
     else:
         o, S = _delta_recurrent(q, k, v, beta, S0)
+    warn_nonfinite("delta_rule_attention", o, "the state diverged: are the keys L2-normalised? each step scales "
+                   "the stored k-component by 1 − β‖k‖², which must stay within [−1, 1]")
+    o, S = o.to(dtype), S.to(dtype)
     return (o, S) if return_state else o
 
 

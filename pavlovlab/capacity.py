@@ -25,7 +25,7 @@ from typing import NamedTuple
 import torch
 from tqdm.auto import tqdm
 
-from ._checks import check_choice, check_int, check_real, check_tensor
+from ._checks import check_choice, check_dtype, check_int, check_numbers, check_real, check_tensor
 from .hebbian import outer_product_memory
 
 KINDS = ("gaussian", "sphere", "orthogonal", "binary")
@@ -59,9 +59,7 @@ def random_keys(*shape: int, d: int, kind: str = "gaussian", generator: torch.Ge
     shape = _shape(shape)
     d = check_int("d", d, low=1)
     kind = check_choice("kind", kind, KINDS)
-    dtype = torch.get_default_dtype() if dtype is None else dtype
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype: expected a floating-point torch dtype, got {dtype}")
+    dtype = torch.get_default_dtype() if dtype is None else check_dtype("dtype", dtype)
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
     work = torch.float64 if dtype == torch.float64 else torch.float32
@@ -258,6 +256,7 @@ def fidelity_theory(n: int | float | torch.Tensor, d_k: int | float | torch.Tens
 def average_capacity_theory(d_k: int | float | torch.Tensor, threshold: float = 0.8) -> torch.Tensor:
     """Largest n whose theoretical mean cosine stays ≥ ``threshold``: ``1 + d_k (1/θ² − 1)`` (linear in d_k)."""
     threshold = check_real("threshold", threshold, low=0.0, high=1.0, low_open=True)
+    check_numbers("d_k", d_k, low=0.0, low_open=True)
     d_t = torch.as_tensor(d_k, dtype=torch.float64)
     return 1.0 + d_t * (1.0 / threshold**2 - 1.0)
 

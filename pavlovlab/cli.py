@@ -22,7 +22,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 """The repository root when the package is used from a checkout (editable install, Binder)."""
 
 WIDGETS_LABEXTENSION = ("@jupyter-widgets", "jupyterlab-manager")
-CI_ONLY = frozenset({"playwright", "jupyter-repo2docker"})
+CI_ONLY = frozenset({"playwright", "jupyter-repo2docker", "hypothesis"})
 """Pinned in requirements.txt for the course's own tests only; learners (and Binder) do not need them."""
 
 
@@ -238,17 +238,32 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------- student
+def _cannot_write(command: str, e: OSError) -> int:
+    """The one line for a filesystem fault (read-only folder, a parent that is a file, disk full)."""
+    path = e.filename if e.filename is not None else "?"
+    reason = e.strerror or str(e) or type(e).__name__
+    return _fail(f"{command}: cannot write {path}: {reason}")
+
+
 def cmd_student(args: argparse.Namespace) -> int:
-    """``pavlovlab student OUTDIR [--force] [--course PATH]``: write learner copies; exit 2 on a bad folder."""
+    """``pavlovlab student OUTDIR [--force] [--course PATH]``: write learner copies; exit 2 on a bad folder.
+
+    Refused (exit 2, one line naming the folder, nothing written): an empty OUTDIR, the course folder or
+    a folder inside it, a folder holding course notebooks, a file. A filesystem fault while writing is
+    reported as ``pavlovlab student: cannot write PATH: REASON`` (exit 2)."""
     from .student import make_student_copies
 
+    if args.course is not None and str(args.course).strip() == "":
+        return _fail("student: --course: expected a folder, got an empty string")
     src = course_dir(args.course or None)
     if not src.is_dir():
         return _fail(f"student: course folder {str(src)!r} not found; pass --course PATH to the course's notebooks")
     try:
         report = make_student_copies(src, args.outdir, force=args.force)
     except ValueError as e:
-        return _fail(f"student: {e}")
+        return _fail(f"student: {str(e).replace('out_dir: ', 'OUTDIR: ', 1)}")
+    except OSError as e:
+        return _cannot_write("student", e)
     out = Path(args.outdir)
     for p in report.written:
         print(f"wrote    {p}")
@@ -265,8 +280,15 @@ def cmd_student(args: argparse.Namespace) -> int:
 
 # -------------------------------------------------------------------------------------- reproduce
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    """``pavlovlab reproduce [--out DIR] [--quick] [--only NAME...] [--list]``: exit 1 if an experiment failed."""
+    """``pavlovlab reproduce [--out DIR] [--force] [--quick] [--only NAME...] [--list]``.
+
+    Exit 1 if an experiment failed; exit 2 (one line, nothing written) for an unusable ``--out``: empty,
+    a file, the course folder or inside it, a folder holding course notebooks, or a non-empty folder
+    without ``--force``. With ``--force`` the files this run makes are replaced and its results are merged
+    into an existing ``summary.json`` (the other experiments' entries are kept). A filesystem fault is
+    ``pavlovlab reproduce: cannot write PATH: REASON`` (exit 2)."""
     from . import reproduce
+    from .student import refuse_unsafe_outdir
 
     names = [e.name for e in reproduce.EXPERIMENTS]
     if args.list:
@@ -276,16 +298,34 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     unknown = [n for n in (args.only or []) if n not in names]
     if unknown:
         return _fail(f"reproduce: unknown experiment(s) {', '.join(unknown)}; choose from {', '.join(names)}")
-    out = Path(args.out)
+    try:
+        out = refuse_unsafe_outdir(args.out, course_dir(), name="--out")
+    except ValueError as e:
+        return _fail(f"reproduce: {e}")
     if out.exists() and not out.is_dir():
         return _fail(f"reproduce: --out {str(out)!r} is a file, expected a folder")
-    summary = reproduce.run_all(out, quick=args.quick, only=args.only, progress=not args.no_progress)
-    for name, res in summary["experiments"].items():
+    merged = False
+    if out.is_dir() and any(out.iterdir()):
+        if not args.force:
+            return _fail(f"reproduce: --out {str(out)!r} is not empty; pass --force to replace the figures this run "
+                         f"makes and merge its results into {reproduce.SUMMARY_NAME}, or choose a new folder")
+        merged = (out / reproduce.SUMMARY_NAME).is_file()
+    try:
+        summary = reproduce.run_all(out, quick=args.quick, only=args.only, progress=not args.no_progress)
+    except OSError as e:
+        return _cannot_write("reproduce", e)
+    except ValueError as e:
+        return _fail(f"reproduce: {e}")
+    ran = [n for n in names if not args.only or n in args.only]
+    for name in ran:
+        res = summary["experiments"][name]
         status = res["status"]
         extra = f" ({res['seconds']:.1f} s)" if "seconds" in res else ""
         print(f"{status.upper():<8} {name}{extra}" + (f": {res['reason']}" if "reason" in res else ""))
-    print(f"figures and {reproduce.SUMMARY_NAME} in {out}")
-    return 1 if any(r["status"] == "failed" for r in summary["experiments"].values()) else 0
+    kept = sorted(set(summary["experiments"]) - set(ran))
+    note = (f" (merged: results of {', '.join(kept)} kept from the earlier run)" if merged and kept else "")
+    print(f"figures and {reproduce.SUMMARY_NAME} in {out}{note}")
+    return 1 if any(summary["experiments"][n]["status"] == "failed" for n in ran) else 0
 
 
 # --------------------------------------------------------------------------------------- the parser
@@ -317,8 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("student", help="write learner copies of the notebooks (solutions removed)",
                        description="Write learner copies of every course notebook into OUTDIR: cells tagged "
                        "'solution' removed, outputs cleared, exercise checkers kept. Existing files are never "
-                       "overwritten unless --force is given.")
-    p.add_argument("outdir", metavar="OUTDIR", help="folder for the copies (created if needed)")
+                       "overwritten unless --force is given. OUTDIR must lie outside the course folder.")
+    p.add_argument("outdir", metavar="OUTDIR", help="folder for the copies (created if needed; not the course folder)")
     p.add_argument("--force", action="store_true", help="replace files that already exist in OUTDIR")
     p.add_argument("--course", metavar="PATH", help=COURSE_HELP)
     p.set_defaults(func=cmd_student)
@@ -327,7 +367,10 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Re-run each notebook's figure experiments from the package (not from the "
                        "notebooks), with progress bars, and save one PNG per figure plus a JSON of the headline "
                        "numbers.")
-    p.add_argument("--out", default="reproduce", metavar="DIR", help="output folder (default: ./reproduce)")
+    p.add_argument("--out", default="reproduce", metavar="DIR",
+                   help="output folder, new or empty (default: ./reproduce); never the course folder")
+    p.add_argument("--force", action="store_true",
+                   help="write into a non-empty DIR: replace this run's figures, merge its results into summary.json")
     p.add_argument("--quick", action="store_true", help="smaller sizes and fewer trials (about a minute on a laptop)")
     p.add_argument("--only", nargs="+", metavar="NAME", help="run only these experiments (see --list)")
     p.add_argument("--list", action="store_true", help="list the experiments and exit")

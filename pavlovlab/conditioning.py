@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
-from ._checks import (broadcast_lead, check_choice, check_dim, check_int, check_real, check_real_tensor,
+from ._checks import (broadcast_lead, check_choice, check_dim, check_dtype, check_int, check_real, check_real_tensor,
                       check_same_kind, check_tensor)
 
 Device = torch.device | str | None
@@ -42,7 +42,7 @@ def _alpha(alpha: float | Sequence[float] | torch.Tensor, n_cs: int, like: torch
     if isinstance(alpha, torch.Tensor):
         if not alpha.is_floating_point():
             raise TypeError(f"alpha: expected a float or a floating-point tensor, got dtype {alpha.dtype}")
-        a = alpha.detach().to(dtype=like.dtype, device=like.device)
+        a = alpha.to(dtype=like.dtype, device=like.device)  # not detached: gradients flow to α
         if a.dim() == 0:
             a = a[None]
     elif isinstance(alpha, (list, tuple)):
@@ -70,6 +70,9 @@ def _conditioning(cs: torch.Tensor, us: torch.Tensor, alpha, beta: float, V0: to
     check_real_tensor("us", us)
     a = _alpha(alpha, n_cs, cs)
     beta = check_real("beta", beta, low=0.0)
+    if error and bool((a * beta > 2).any()):  # one CS present: V_{t+1} − λ = (1 − αβ)(V_t − λ) diverges when αβ > 2
+        raise ValueError(f"alpha: expected α·β <= 2 (beyond it each trial overshoots by more than it corrects and V "
+                         f"diverges), got α·β = {float((a * beta).max()):.4g}")
     shapes = {"cs": cs.shape[:-2], "us": us.shape[:-1], "alpha": a.shape[:-1]}
     if V0 is not None:
         check_tensor("V0", V0, min_rank=1)
@@ -189,8 +192,7 @@ def _build(phases: Sequence[tuple[str, Sequence[tuple[Sequence[float], float]]]]
            ) -> Design:
     """Assemble a design from phases, each a list of trials ``(cs row, US present 0/1)``."""
     lam = check_real("lam", lam, low=0.0)
-    if not dtype.is_floating_point:
-        raise TypeError(f"dtype: expected a floating-point dtype, got {dtype}")
+    dtype = check_dtype("dtype", dtype, allow_none=False)
     rows, us, spans, t = [], [], [], 0
     for name, trials in phases:
         for x, present in trials:
@@ -250,8 +252,7 @@ def partial_reinforcement(n_trials: int = 60, *, p: float = 0.5, lam: float = 1.
     elif not isinstance(generator, torch.Generator):
         raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
     batch = tuple(check_int(f"batch_shape[{i}]", b, low=1) for i, b in enumerate(batch_shape))
-    if not dtype.is_floating_point:
-        raise TypeError(f"dtype: expected a floating-point dtype, got {dtype}")
+    dtype = check_dtype("dtype", dtype, allow_none=False)
     fed = (torch.rand(*batch, n, generator=generator, dtype=torch.float64) < p).to(dtype)
     labels = Labels((BELL,), ((f"partial reinforcement A± (p = {p:g})", 0, n),), (1.0,),
                     f"the bell is followed by food on a random {p:.0%} of trials")

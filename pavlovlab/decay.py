@@ -19,8 +19,8 @@ import torch
 
 from collections.abc import Callable
 
-from ._checks import (broadcast_lead, check_choice, check_dim, check_int, check_real, check_real_tensor,
-                      check_same_kind, check_tensor)
+from ._checks import (broadcast_lead, check_choice, check_dim, check_dtype, check_int, check_real,
+                      check_real_tensor, check_same_kind, check_tensor)
 from .attention import _check_qkv, _check_state, linear_attention
 from .capacity import random_keys
 
@@ -51,8 +51,14 @@ def retnet_decays(n_heads: int, *, first: int = 5, device: torch.device | str | 
     """
     check_int("n_heads", n_heads, low=1)
     check_int("first", first, low=1)
+    dtype = check_dtype("dtype", dtype, allow_none=False)
     h = torch.arange(n_heads, dtype=torch.float64)
-    return (1.0 - 2.0 ** (-first - h)).to(device=device, dtype=dtype)
+    gammas = (1.0 - 2.0 ** (-first - h)).to(device=device, dtype=dtype)
+    if bool((gammas >= 1).any()):  # 1 − 2^−m rounds to 1 ("never forget") once m exceeds the mantissa
+        ok = int((gammas < 1).sum())
+        raise ValueError(f"n_heads: in {dtype} only the first {ok} of {n_heads} heads (first={first}) have a decay "
+                         f"γ < 1, the others round to γ = 1.0 (never forget); use dtype=torch.float64 or fewer heads")
+    return gammas
 
 
 def half_life(gamma: float | torch.Tensor) -> float | torch.Tensor:
@@ -197,13 +203,15 @@ def gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g:
     q, k, v = (x.expand(*lead, *x.shape[-2:]) for x in (q, k, v))
     g = g.expand(*lead, T)
     S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
-        _check_state("initial_state", initial_state, (d_v, d_k), q).expand(*lead, d_v, d_k)
+        _check_state("initial_state", initial_state, (d_v, d_k), q, lead).expand(*lead, d_v, d_k)
+    if T == 0:  # an empty sequence: an empty output, the state unchanged (as in every attention form)
+        return (v.new_zeros(*lead, 0, d_v), S0.clone()) if return_state else v.new_zeros(*lead, 0, d_v)
     if mode == "recurrent":
         S, outputs = S0, []
         for t in range(T):
             S = g[..., t, None, None] * S + v[..., t, :, None] * k[..., t, None, :]
             outputs.append((S @ q[..., t, :, None])[..., 0])
-        o = torch.stack(outputs, dim=-2)
+        o = torch.stack(outputs, dim=-2) if outputs else v.new_zeros(*lead, 0, d_v)  # T = 0: empty
     else:
         b = torch.cumsum(torch.log(g), dim=-1)                          # (..., T): log of Π_{r≤t} g_r
         causal = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()

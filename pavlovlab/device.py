@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import random
 
 import numpy as np
@@ -13,8 +14,11 @@ def seed_everything(seed: int = 0) -> torch.Generator:
 
     >>> g = seed_everything(0)
     """
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed: expected a non-negative integer, got {type(seed).__name__}")
+    seed = int(seed)
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"seed: expected an integer in [0, 2**64) (torch's generators take 64 bits), got {seed}")
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)  # also seeds every CUDA device

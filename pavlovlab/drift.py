@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ._checks import check_choice, check_int, check_real, check_tensor
+from ._checks import check_choice, check_int, check_real, check_tensor, warn_nonfinite
 from .capacity import random_keys
 from .memory import hebbian_update
 
@@ -272,6 +272,7 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja"
     if history:
         measure(T - len(history))
     cat = lambda xs: torch.cat(xs, dim=-1)  # noqa: E731
+    warn_nonfinite("track", S, "a memory diverged: with unit keys the delta rule needs lr <= 2, Oja a small lr")
     return Tracking(rules, eta.flatten(), cat(cosine), cat(error), cat(norm), S)
 
 
@@ -310,8 +311,8 @@ def key_reuse_task(n_keys: int = 16, d_k: int = 32, d_v: int = 32, rewrites: int
     L = n_keys·rewrites, the queries q (..., n_keys, d_k) (the keys in a random order) and ``latest``
     (..., n_keys, d_v), the right answer for each query. Keys are orthonormal when n_keys ≤ d_k.
     """
-    batch = _check_common(n_keys, d_k, d_v, n_keys * rewrites, batch_shape)
     check_int("rewrites", rewrites, low=1)
+    batch = _check_common(n_keys, d_k, d_v, n_keys * rewrites, batch_shape)
     keys = _random_keys(n_keys, d_k, batch, n_keys <= d_k, generator, dtype)
     table = random_keys(*batch, rewrites, n_keys, d=d_v, kind="sphere", generator=generator,
                         dtype=torch.float64).to(dtype)

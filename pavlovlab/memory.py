@@ -11,13 +11,16 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from ._checks import check_choice, check_dim, check_int, check_real, check_real_tensor, check_tensor
+from ._checks import (check_choice, check_dim, check_dtype, check_int, check_output, check_real, check_real_tensor,
+                      check_tensor, warn_nonfinite)
 
 Rule = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 
 def hebbian_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Hebb's rule, "fire together, wire together": ``ΔS = v kᵀ``. S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v)."""
+    check_dim("k", k.shape[-1], S.shape[-1], "key dimension d_k (last dim of S)")
+    check_dim("v", v.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
     return v[..., :, None] * k[..., None, :]
 
 
@@ -65,8 +68,7 @@ class AssociativeMemory:
             self.rule = RULES[self.rule_name]
         self.lr = check_real("lr", lr, low=0.0)
         self.decay = check_real("decay", decay, low=0.0, high=1.0)
-        if not dtype.is_floating_point:
-            raise TypeError(f"dtype: expected a floating-point dtype, got {dtype}")
+        dtype = check_dtype("dtype", dtype, allow_none=False)
         self.batch_shape = torch.Size(batch_shape)
         self.S = torch.zeros(*self.batch_shape, d_value, d_key, device=device, dtype=dtype)
 
@@ -131,7 +133,12 @@ class AssociativeMemory:
         reads = []
         for t in range(T):  # the recurrence itself: each write depends on the state left by the last
             r = rate[..., t, None, None] if isinstance(rate, torch.Tensor) else rate
-            self.S = self.decay * self.S + r * self.rule(self.S, k[..., t, :], v[..., t, :])
+            dS = check_output("rule", self.rule(self.S, k[..., t, :], v[..., t, :]), self.S.shape, self.S)
+            self.S = self.decay * self.S + r * dS
             if q is not None:
                 reads.append((self.S @ q[..., t, :, None])[..., 0])
-        return torch.stack(reads, dim=-2) if q is not None else None
+        warn_nonfinite(f"AssociativeMemory(rule={self.rule_name!r})", self.S, "the memory diverged: unnormalised keys "
+                       "or a large lr make the delta rule's factor 1 − lr·‖k‖² leave [−1, 1]")
+        if q is None:
+            return None
+        return torch.stack(reads, dim=-2) if reads else self.S.new_zeros(*self.S.shape[:-2], 0, self.d_value)

@@ -22,7 +22,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ._checks import check_choice, check_int, check_real
-from .attention import delta_rule_attention, linear_attention, softmax_attention
+from .attention import FEATURE_MAPS, delta_rule_attention, linear_attention, softmax_attention
 from .tasks import IGNORE, RecallBatch, associative_recall
 
 ATTENTIONS = ("linear", "delta", "softmax")
@@ -103,6 +103,8 @@ class TinyTransformer(nn.Module):
                             ("n_heads", n_heads), ("d_head", d_head), ("mlp_ratio", mlp_ratio)):
             check_int(name, value, low=1)
         self.attention = check_choice("attention", attention, ATTENTIONS)
+        if not callable(feature_map):
+            check_choice("feature_map", feature_map, FEATURE_MAPS)
         self.config = dict(vocab_size=vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads,
                            d_head=d_head, attention=attention, mlp=mlp, mlp_ratio=mlp_ratio, feature_map=feature_map)
         with torch.random.fork_rng(devices=[]):
@@ -118,6 +120,12 @@ class TinyTransformer(nn.Module):
         if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.long or tokens.dim() != 2:
             raise TypeError(f"tokens: expected a (N, T) long tensor, got "
                             f"{getattr(tokens, 'dtype', type(tokens).__name__)} of shape {tuple(getattr(tokens, 'shape', ()))}")
+        vocab = self.config["vocab_size"]
+        if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):
+            raise ValueError(f"tokens: expected ids in [0, vocab_size = {vocab}), got ids from {int(tokens.min())} "
+                             f"to {int(tokens.max())}")
+        if tokens.shape[1] == 0:  # an empty sequence: empty logits (N, 0, vocab_size), as the attention forms do
+            return self.readout.weight.new_zeros(tokens.shape[0], 0, vocab)
         x = self.embed(tokens)
         for block in self.blocks:
             x = block(x)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import torch
 
-from ._checks import check_choice, check_int, check_real, check_same_kind, check_tensor
+from ._checks import check_choice, check_int, check_real, check_same_kind, check_tensor, warn_nonfinite
 from .capacity import random_keys
 
 __all__ = ["alignment", "data_cloud", "hebbian_unit", "oja_pca", "oja_subspace", "principal_components"]
@@ -127,6 +127,8 @@ def oja_pca(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torch.Ten
     step = {"oja": _oja_step, "hebb": _hebb_step}[check_choice("rule", rule, ("oja", "hebb"))]
     w = _initial("w0", w0, (*x.shape[:-2], x.shape[-1]), x, generator)
     w, traj = _run(x, w, lr, epochs, step, return_trajectory, progress)
+    warn_nonfinite(f"oja_pca(rule={rule!r})", w, "the step size lr is too large for the data's variance (Oja needs "
+                   "lr·λ₁ ≪ 1) or plain Hebb overflowed")
     return (w, traj) if return_trajectory else w
 
 
@@ -151,6 +153,8 @@ def oja_subspace(x: torch.Tensor, k: int = 2, *, lr: float = 0.01, epochs: int =
     """
     check_tensor("x", x, min_rank=2)
     check_int("k", k, low=1)
+    if k > x.shape[-1]:
+        raise ValueError(f"k: expected at most d = {x.shape[-1]} units (the dimension of x), got {k}")
     lr = check_real("lr", lr, low=0.0)
     check_int("epochs", epochs, low=1)
     W = _initial("W0", W0, (*x.shape[:-2], k, x.shape[-1]), x, generator)
@@ -161,4 +165,5 @@ def oja_subspace(x: torch.Tensor, k: int = 2, *, lr: float = 0.01, epochs: int =
         return W + lr * (y[..., :, None] * xt[..., None, :] - yyW)
 
     W, traj = _run(x, W, lr, epochs, step, return_trajectory, progress)
+    warn_nonfinite("oja_subspace", W, "the step size lr is too large for the data's variance (lr·λ₁ ≪ 1 needed)")
     return (W, traj) if return_trajectory else W

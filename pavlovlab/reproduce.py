@@ -3,7 +3,9 @@
 ``run_all(out_dir, quick=True)`` calls one small function per experiment; each draws its figure(s)
 into PNG files in ``out_dir`` and returns a few headline numbers, collected in ``summary.json``.
 An experiment whose module is not available is reported as ``missing``; one that raises is reported
-as ``failed`` with the error, and the others still run.
+as ``failed`` with the error, and the others still run. Every file is written under a temporary name and
+renamed (an interrupted run leaves no half-written PNG or JSON); an existing ``summary.json`` is merged:
+the entries of experiments not run this time are kept.
 """
 
 from __future__ import annotations
@@ -57,9 +59,11 @@ def _figure(ncols: int = 1, width: float = 6.4):
 
 
 def _save(fig, out: Path, name: str) -> str:
+    from .student import atomic_write
+
     fig.tight_layout()
     path = out / f"{name}.png"
-    fig.savefig(path)
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png"))
     return path.name
 
 
@@ -83,17 +87,37 @@ def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None 
     """Run the experiments (all, or those named in ``only``), save PNGs and ``summary.json`` in ``out``.
 
     Returns the summary: ``{"quick": bool, "experiments": {name: {"status", "notebook", "figures",
-    "numbers", "seconds"} or {"status": "missing"/"failed", "reason"}}}``.
+    "numbers", "seconds"} or {"status": "missing"/"failed", "reason"}}}``. When ``out`` already holds a
+    ``summary.json``, the entries of the experiments not run this time are kept in it (and returned).
+    Raises ValueError for an ``out`` that is empty, names an unknown experiment in ``only`` or holds course
+    notebooks; filesystem faults raise OSError.
     """
     import matplotlib as mpl
     from tqdm.auto import tqdm
 
     from .plotting import use_style
+    from .student import atomic_write, refuse_unsafe_outdir
 
-    out = Path(out)
+    out = refuse_unsafe_outdir(out, name="out")
+    names = [e.name for e in EXPERIMENTS]
+    if only is not None:
+        if isinstance(only, str):
+            raise TypeError("only: expected a list of experiment names, got a str (wrap it in a list)")
+        unknown = [n for n in only if n not in names]
+        if unknown:
+            raise ValueError(f"only: unknown experiment(s) {unknown}; choose from {names}")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"out: expected a folder, got the file {str(out)!r}")
     out.mkdir(parents=True, exist_ok=True)
     chosen = [e for e in EXPERIMENTS if not only or e.name in only]
-    summary: dict[str, Any] = {"quick": quick, "python": platform.python_version(), "experiments": {}}
+    earlier: dict[str, Any] = {}
+    if (out / SUMMARY_NAME).is_file():
+        try:
+            earlier = json.loads((out / SUMMARY_NAME).read_text(encoding="utf-8")).get("experiments", {})
+        except (ValueError, AttributeError):
+            earlier = {}  # not a summary of ours: replaced
+    summary: dict[str, Any] = {"quick": quick, "python": platform.python_version(),
+                               "experiments": dict(earlier) if isinstance(earlier, dict) else {}}
     bar = tqdm(chosen, desc="experiments", unit="exp", disable=not progress)
     for exp in bar:
         bar.set_postfix_str(exp.name)
@@ -109,11 +133,14 @@ def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None 
                     got = exp.run(out, quick=quick, progress=progress)
                 res.update(status="ok", figures=got.pop("figures", []), numbers=got)
             except Exception as e:  # noqa: BLE001 - one broken experiment must not stop the others
+                if isinstance(e, OSError) and e.filename is not None:
+                    raise  # a file could not be written (read-only folder, disk full): the caller says so
                 res.update(status="failed", reason=f"{type(e).__name__}: {e}",
                            traceback=traceback.format_exc(limit=4))
             res["seconds"] = round(time.perf_counter() - t0, 2)
         summary["experiments"][exp.name] = res
-    (out / SUMMARY_NAME).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+    atomic_write(out / SUMMARY_NAME, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return summary
 
 

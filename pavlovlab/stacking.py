@@ -37,7 +37,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ._checks import check_choice, check_int
+from ._checks import check_choice, check_int, check_numbers
 from .capacity import fit_slope, random_keys
 
 Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
@@ -138,6 +138,8 @@ def _out(values: np.ndarray, *inputs: Numbers) -> float | np.ndarray:
 def crosstalk_variance(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1) -> float | np.ndarray:
     """Variance of each component of the crosstalk in one head's read-out, ``(n−1)/(d_k·d_v)``, ÷ H when
     H heads are averaged (notebook 04's ``(n−1)/d_k`` for unit-variance values, here per unit-norm value)."""
+    for name, x, low in (("n", n, 1), ("d_k", d_k, 1), ("d_v", d_k if d_v is None else d_v, 1), ("H", H, 1)):
+        check_numbers(name, x, low=low)
     n, d_k, H = _as_array(n), _as_array(d_k), _as_array(H)
     d_v = d_k if d_v is None else _as_array(d_v)
     return _out((n - 1) / (d_k * d_v * H), n, d_k, H)
@@ -202,6 +204,10 @@ def stack_error_theory(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Nu
     ``L · p^H``. Arguments broadcast.
     """
     rule = check_choice("rule", rule, THEORY_RULES)
+    check_numbers("L", L, low=0)
+    check_numbers("H", H, low=1)
+    if p_head is not None:
+        check_numbers("p_head", p_head, low=0, high=1)
     L, H = _as_array(L), _as_array(H)
     if rule == "average":
         p_hop = _as_array(hop_error_theory(n, d_k, d_v, H))
@@ -214,6 +220,8 @@ def stack_error_theory(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Nu
 def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers) -> float | np.ndarray:
     """The paper's scaling ``r* ≲ L · ((n−1)/d_k)^H`` (Chebyshev: a head fails with probability at most
     the crosstalk variance (n−1)/d_k; a hop fails when all H heads do; L hops add up), capped at 1."""
+    for name, x, low in (("L", L, 0), ("H", H, 1), ("n", n, 1), ("d_k", d_k, 1)):
+        check_numbers(name, x, low=low)
     L, H, n, d_k = (_as_array(x) for x in (L, H, n, d_k))
     return _out(np.minimum(1.0, L * ((n - 1) / d_k) ** H), L, H, n, d_k)
 

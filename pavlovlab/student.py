@@ -2,12 +2,18 @@
 
 ``make_student_copies(course_dir, out_dir)`` never overwrites a file that already exists in
 ``out_dir`` (a learner's work is never lost) unless ``force=True``; it returns what it wrote and
-what it skipped so that the caller can say so.
+what it skipped so that the caller can say so. It refuses an ``out_dir`` that is the course folder
+or lies inside it (the course's own notebooks would lose their solutions), and writes every file
+under a temporary name first, then renames it (:func:`atomic_write`): an interrupted run leaves no
+half-written notebook.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,12 +32,30 @@ LEARNER_README = """\
 These are your own copies of the course notebooks. Work through them in order, starting with
 `00_start_here.ipynb`.
 
-- Each exercise has a cell that raises `NotImplementedError("Exercise N: ...")`: replace that line
-  with your code and run the cell, then run the check cell under it. It says ✅ when your answer
-  matches the package, ❌ with a hint when it does not, and ⏳ while the exercise is not done yet.
-- The worked solutions are not in these copies; ask your instructor, or look at the original
-  notebooks in the course repository once you have tried.
-- Nothing here is overwritten when your instructor hands out new copies: existing files are kept.
+## What these copies hold
+
+- Every notebook's text, figures' code and widgets, with the outputs cleared: run the cells yourself.
+- For each exercise, a **stub** cell and a **check** cell. The stub raises
+  `NotImplementedError("Exercise N: ...")` (the task in words): replace that line with your code and
+  run the cell, then run the check cell under it. It says ✅ when your answer is right, ❌ with a hint
+  about the idea when it is not (the expected numbers appear from your second attempt on), and ⏳
+  while the exercise is not done yet.
+- **No solution cells**: the hidden solution cells of the course notebooks are removed from these
+  copies. The reference solutions are still reachable from inside the notebook, see below.
+
+## When you are stuck: hints, then the solution
+
+Each notebook imports its exercises as `ex` (e.g. `from pavlovlab.exercises import capacity as ex`).
+
+- `ex.hint(N)` prints the next hint tier of exercise N, from the idea to nearly the code: run it
+  again for the next tier.
+- `ex.solution(N)` prints the reference solution of exercise N. Try the hints first; read the
+  solution, then write your own version.
+
+## Good to know
+
+- Nothing here is overwritten when your instructor hands out new copies: existing files are kept
+  (only `pavlovlab student OUTDIR --force` replaces them).
 - If something does not work, run `pavlovlab doctor` in a terminal and paste its output when you ask
   for help.
 """
@@ -78,28 +102,93 @@ def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+def atomic_write(target: str | Path, write: Callable[[Path], object]) -> Path:
+    """Write a file safely: ``write(tmp)`` fills a temporary file next to ``target``, which then replaces
+    ``target`` in one rename. An interrupted or failing ``write`` leaves ``target`` as it was (absent or
+    old) and removes the temporary file; OSErrors propagate with ``target`` as their filename."""
+    target = Path(target)
+    try:
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as e:
+        e.filename = str(target)
+        raise
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
+        write(tmp)
+        os.replace(tmp, target)
+    except BaseException as e:
+        tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError) and (e.filename is None or str(e.filename) == str(tmp)):
+            e.filename = str(target)
+        raise
+    return target
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def refuse_unsafe_outdir(out_dir: str | Path, course_dir: str | Path | None = None, *,
+                         name: str = "out_dir") -> Path:
+    """Refuse an output folder that would harm the course: an empty name (the current folder by
+    accident), the course folder itself or a folder inside it, or a folder that holds course notebooks
+    (``[0-9]*.ipynb`` with a ``solution`` cell). Raises ValueError naming the folder; returns it as a Path."""
+    if not isinstance(out_dir, (str, Path)):
+        raise TypeError(f"{name}: expected a folder path, got {type(out_dir).__name__}")
+    if str(out_dir).strip() == "":
+        raise ValueError(f"{name}: expected a folder name, got an empty string (it would write into the "
+                         "current folder)")
+    out = Path(out_dir)
+    resolved = out.resolve()
+    if course_dir is not None:
+        course = Path(course_dir).resolve()
+        if resolved == course or course in resolved.parents:
+            where = "is the course folder" if resolved == course else f"lies inside the course folder {str(course)!r}"
+            raise ValueError(f"{name}: {str(out)!r} {where}; choose a folder outside the course, "
+                             "e.g. ~/pavlovlab")
+    if resolved.is_dir() and any(_has_solutions(p) for p in resolved.glob("[0-9]*.ipynb")):
+        raise ValueError(f"{name}: {str(out)!r} holds course notebooks with their solutions; choose a folder "
+                         "outside the course, e.g. ~/pavlovlab")
+    return out
+
+
+def _has_solutions(path: Path) -> bool:
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception:  # noqa: BLE001 - an unreadable notebook is not a course notebook
+        return False
+    return any(SOLUTION_TAG in _tags(c) for c in nb.cells)
+
+
 def make_student_copies(course_dir: str | Path, out_dir: str | Path, *, force: bool = False) -> CopyReport:
     """Write learner copies of every course notebook (and the other learner files) into ``out_dir``.
 
     Existing files in ``out_dir`` are skipped (listed in the report) unless ``force`` is true.
-    A ``HOW_TO_USE.md`` for learners is added. Raises ValueError if ``course_dir`` has no notebook or
-    ``out_dir`` exists and is not a folder.
+    A ``HOW_TO_USE.md`` for learners is added. Every file is written under a temporary name and then
+    renamed, so an interrupted run leaves no half-written file. Raises ValueError if ``course_dir`` has
+    no notebook, or ``out_dir`` is empty, is the course folder, lies inside it, holds course notebooks
+    or exists and is not a folder; filesystem faults raise OSError (its ``filename`` is the file).
     """
-    course_dir, out_dir = Path(course_dir), Path(out_dir)
+    course_dir = Path(course_dir)
     notebooks = course_notebooks(course_dir)
     if not notebooks:
         raise ValueError(f"course_dir: expected notebooks named like 00_*.ipynb in {str(course_dir)!r}, found none")
+    out_dir = refuse_unsafe_outdir(out_dir, course_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"out_dir: expected a folder (new or existing), got the file {str(out_dir)!r}")
     out_dir.mkdir(parents=True, exist_ok=True)
     report = CopyReport()
 
-    def put(target: Path, write) -> None:
+    def put(target: Path, write: Callable[[Path], object]) -> None:
         if target.exists() and not force:
             report.skipped.append(target)
             return
         target.parent.mkdir(parents=True, exist_ok=True)
-        write(target)
+        atomic_write(target, write)
         report.written.append(target)
 
     for src in notebooks:
@@ -111,9 +200,10 @@ def make_student_copies(course_dir: str | Path, out_dir: str | Path, *, force: b
         if (not src.is_file() or src.suffix == ".ipynb" or rel.name in NOT_COPIED
                 or any(part.startswith(".") or part == "__pycache__" for part in rel.parts)):
             continue
-        put(out_dir / rel, lambda t, src=src: shutil.copy2(src, t))
+        put(out_dir / rel, lambda t, src=src: shutil.copyfile(src, t))
     put(out_dir / LEARNER_README_NAME, lambda t: t.write_text(LEARNER_README, encoding="utf-8"))
     return report
 
 
-__all__ = ["CopyReport", "course_notebooks", "make_student_copies", "student_notebook"]
+__all__ = ["CopyReport", "atomic_write", "course_notebooks", "make_student_copies", "refuse_unsafe_outdir",
+           "student_notebook"]

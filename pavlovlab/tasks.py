@@ -54,7 +54,7 @@ def vocab_size(n_keys: int = 16, n_values: int = 16) -> int:
 
 def sequence_length(n_pairs: int, n_queries: int = 1) -> int:
     """Length of one recall sequence: ``2·n_pairs + n_queries``."""
-    return 2 * n_pairs + n_queries
+    return 2 * check_int("n_pairs", n_pairs, low=1) + check_int("n_queries", n_queries, low=1)
 
 
 def associative_recall(n_samples: int, *, n_pairs: int, n_queries: int = 1, n_keys: int = 16, n_values: int = 16,

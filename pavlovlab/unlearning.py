@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import torch
 
-from ._checks import check_dim, check_int, check_real, check_real_tensor, check_same_kind, check_tensor
+from ._checks import check_dim, check_dtype, check_int, check_real, check_real_tensor, check_same_kind, check_tensor
 from .capacity import random_keys
 from .hebbian import _pairs, outer_product_memory
 
@@ -42,6 +42,7 @@ def random_associations(n: int, d_k: int, d_v: int, *, batch_shape: tuple[int, .
     check_int("d_k", d_k, low=2)
     check_int("d_v", d_v, low=1)
     overlap = check_real("overlap", overlap, low=-1.0, high=1.0)
+    dtype = check_dtype("dtype", dtype, allow_none=False)
     if overlap != 0.0 and n < 2:
         raise ValueError(f"n: expected at least 2 associations when overlap is set, got {n}")
     keys = random_keys(*batch_shape, n, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
@@ -233,8 +234,11 @@ def unlearning_experiment(n: int = 16, d_k: int = 64, d_v: int = 64, *, repeats:
     keys protected. Returns {method: UnlearningReport} with fields of shape (n_trials,) / (n_trials, n).
     """
     check_int("n_trials", n_trials, low=1)
-    if n < 2:
-        raise ValueError(f"n: expected at least 2 associations (one to unlearn, others to watch), got {n}")
+    check_int("n", n, low=2)
+    check_int("d_k", d_k, low=1)
+    if n - 1 >= d_k:
+        raise ValueError(f"n: the 'delta_protected' method protects the other n − 1 keys, which needs n − 1 < d_k; "
+                         f"got n = {n}, d_k = {d_k}")
     keys, values = random_associations(n, d_k, d_v, batch_shape=(n_trials,), overlap=overlap, generator=generator,
                                        device=device, dtype=dtype)
     r = torch.ones(n, dtype=dtype, device=keys.device)

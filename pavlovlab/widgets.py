@@ -28,8 +28,12 @@ def control(name: str, spec: Any) -> W.ValueWidget:
         return W.Checkbox(value=spec, description=name)
     if isinstance(spec, (list, tuple)) and spec and all(isinstance(s, str) for s in spec):
         return W.Dropdown(options=list(spec), value=spec[0], description=name, style=style)
-    if isinstance(spec, tuple) and len(spec) == 4 and all(isinstance(s, (int, float)) for s in spec):
+    if isinstance(spec, tuple) and len(spec) == 4 and all(isinstance(s, (int, float)) and not isinstance(s, bool)
+                                                          for s in spec):
         lo, hi, step, value = spec
+        if not (lo < hi and step > 0 and lo <= value <= hi):
+            raise ValueError(f"{name}: expected (min, max, step, value) with min < max, step > 0 and "
+                             f"min <= value <= max, got {spec!r}")
         cls = W.IntSlider if all(isinstance(s, int) for s in spec) else W.FloatSlider
         return cls(min=lo, max=hi, step=step, value=value, description=name, continuous_update=False, style=style)
     raise TypeError(f"{name}: expected (min, max, step, value), a list of option strings, a bool or a widget, "
@@ -42,6 +46,10 @@ def interactive_plot(draw: Callable[..., Any], **specs: Any) -> W.VBox:
     Returns the widget box (displayed when it is the last expression of a cell). The figure is drawn
     once immediately, so the cell shows a picture even where widgets cannot be interacted with.
     """
+    if not callable(draw):
+        raise TypeError(f"draw: expected a function drawing one figure, got {type(draw).__name__}")
+    if not specs:
+        raise ValueError("specs: expected at least one control, e.g. interactive_plot(draw, n=(1, 64, 1, 8))")
     controls = {name: control(name, spec) for name, spec in specs.items()}
     out = W.Output()
 

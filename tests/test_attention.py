@@ -211,3 +211,102 @@ def test_mixed_devices_are_named():
     other = "cuda" if torch.cuda.is_available() else "meta"  # a second device exists on every machine
     with pytest.raises(ValueError, match="k: expected device cpu .the device of q., got"):
         linear_attention(torch.randn(6, 4), torch.randn(6, 4, device=other), torch.randn(6, 2))
+
+
+# --- issue 12: edge cases the same in every form, and no silent divergence ---
+FORMS = [("linear", m) for m in ("parallel", "recurrent", "chunk")] + [("delta", m) for m in ("recurrent", "chunk")]
+
+
+def _attend(kind, mode, q, k, v, **kw):
+    if kind == "linear":
+        return linear_attention(q, k, v, mode=mode, **kw)
+    return delta_rule_attention(q, k, v, 0.5, mode=mode, **kw)
+
+
+@pytest.mark.parametrize("kind, mode", FORMS)
+def test_empty_sequence_gives_an_empty_output_and_the_initial_state(kind, mode):
+    q, k, v = torch.randn(2, 3, 0, 4), torch.randn(2, 3, 0, 4), torch.randn(2, 3, 0, 5)
+    S0 = torch.randn(5, 4)
+    o, S = _attend(kind, mode, q, k, v, initial_state=S0, return_state=True)
+    assert o.shape == (2, 3, 0, 5) and S.shape == (2, 3, 5, 4)
+    torch.testing.assert_close(S, S0.expand(2, 3, 5, 4))
+    assert softmax_attention(q, k, v).shape == (2, 3, 0, 5)
+
+
+@pytest.mark.parametrize("kind", ["linear", "delta"])
+def test_a_huge_chunk_size_is_clamped_to_the_sequence(kind):
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(10, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    k = torch.nn.functional.normalize(k, dim=-1)
+    ref = _attend(kind, "recurrent", q, k, v)
+    got = _attend(kind, "chunk", q, k, v, chunk_size=10**7)  # would pad to 10^7 and allocate 10^14 floats
+    torch.testing.assert_close(got, ref)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("mode", ["recurrent", "chunk"])
+def test_delta_rule_in_half_precision_computes_in_float32(dtype, mode):
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 40, 8, generator=g) for _ in range(3))
+    k = torch.nn.functional.normalize(k, dim=-1)
+    ref = delta_rule_attention(q, k, v, 0.5, mode="recurrent")  # float32 literal recurrence
+    got = delta_rule_attention(q.to(dtype), k.to(dtype), v.to(dtype), 0.5, mode=mode, chunk_size=16)
+    assert got.dtype == dtype
+    # only the rounding of the inputs and of the output to 8 or 11 mantissa bits separates them
+    inputs_rounded = delta_rule_attention(*(x.to(dtype).float() for x in (q, k, v)), 0.5, mode="recurrent")
+    eps = torch.finfo(dtype).eps  # one rounding of the output apart at most
+    torch.testing.assert_close(got.float(), inputs_rounded.to(dtype).float(), rtol=2 * eps, atol=2 * eps)
+    assert (got.float() - ref).abs().max() < 0.1
+
+
+def test_normalize_needs_a_non_negative_feature_map():
+    q, k, v = torch.randn(6, 4), torch.randn(6, 4), torch.randn(6, 2)
+    with pytest.raises(ValueError, match="feature_map: normalize=True needs a non-negative feature map"):
+        linear_attention(q, k, v, normalize=True)  # the default 'identity'
+    with pytest.raises(ValueError, match="feature_map: normalize=True needs a non-negative feature map"):
+        linear_attention(q, k, v, normalize=True, feature_map=torch.tanh)
+    assert linear_attention(q, k, v, normalize=True, feature_map="elu1").shape == (6, 2)
+    assert linear_attention(q, k, v, normalize=True, feature_map=torch.exp).shape == (6, 2)
+
+
+@pytest.mark.parametrize("bad, error, message", [
+    (lambda x: [x], TypeError, "feature_map: expected the callable to return a torch.Tensor, got list"),
+    (lambda x: None, TypeError, "feature_map: expected the callable to return a torch.Tensor, got NoneType"),
+    (lambda x: x.double(), TypeError, "feature_map: expected the callable to return dtype torch.float32"),
+    (lambda x: x[..., :2], ValueError, r"feature_map: expected the callable to return shape \(6, 4\)"),
+])
+def test_feature_maps_that_return_the_wrong_thing_are_named(bad, error, message):
+    with pytest.raises(error, match=message):
+        linear_attention(torch.randn(6, 4), torch.randn(6, 4), torch.randn(6, 2), feature_map=bad)
+
+
+def test_beta_above_two_raises_and_data_dependent_divergence_warns():
+    from pavlovlab._checks import NonFiniteWarning
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(200, 8, generator=g) for _ in range(3))
+    with pytest.raises(ValueError, match="beta: expected a number <= 2.0, got 2.5"):
+        delta_rule_attention(q, torch.nn.functional.normalize(k, dim=-1), v, 2.5)
+    with pytest.raises(ValueError, match="beta: expected values <= 2.0"):
+        delta_rule_attention(q, k, v, torch.full((200,), 2.5))
+    with pytest.warns(NonFiniteWarning, match="delta_rule_attention: .* are the keys L2-normalised"):
+        o = delta_rule_attention(q, 3 * k, v, 1.0, mode="recurrent")  # ‖k‖² ≈ 72: 1 − β‖k‖² ≪ −1
+    assert not torch.isfinite(o).all()
+
+
+@pytest.mark.parametrize("fn", [linear_attention, softmax_attention,
+                                lambda q, k, v: delta_rule_attention(q, k, v, 0.5)])
+@pytest.mark.parametrize("which", ["q", "k", "v"])
+def test_non_finite_inputs_raise_naming_the_argument(fn, which):
+    args = dict(q=torch.randn(6, 4), k=torch.randn(6, 4), v=torch.randn(6, 2))
+    args[which][2, 1] = float("nan")
+    with pytest.raises(ValueError, match=f"{which}: expected finite values, got 1 NaN/inf entry"):
+        fn(**args)
+
+
+def test_initial_state_with_extra_leading_dims_is_named():
+    q, k, v = torch.randn(6, 4), torch.randn(6, 4), torch.randn(6, 2)
+    with pytest.raises(ValueError, match=r"initial_state: expected leading dims that broadcast to .* got shape \(3, 2, 4\)"):
+        linear_attention(q, k, v, initial_state=torch.zeros(3, 2, 4))
+    with pytest.raises(ValueError, match=r"initial_state: expected leading dims"):
+        delta_rule_attention(q, k, v, 0.5, initial_state=torch.zeros(3, 2, 4))

@@ -300,3 +300,220 @@ def test_reproduce_quick_writes_every_figure_and_the_numbers(capsys, tmp_path):
     assert results["conditioning"]["numbers"]["blocked_cs_strength"] < 0.1 < results["conditioning"]["numbers"]["control_cs_strength"]
     assert abs(results["hebbian_recall"]["numbers"]["cosine_at_n_eq_dk"] - results["hebbian_recall"]["numbers"]["theory_at_n_eq_dk"]) < 0.05
     assert results["drift"]["numbers"]["final_cosine_delta"] > results["drift"]["numbers"]["final_cosine_hebbian"]
+
+
+# ------------------------------------------------------------------ nothing lost: the data-loss cases
+# Every case runs against a temporary copy of the real course (never the checkout) and checks that the
+# command exits 2 with one line naming the folder, and that not one byte of the course changed.
+COURSE = Path(__file__).resolve().parent.parent / "course"
+
+
+@pytest.fixture
+def course_copy(tmp_path, monkeypatch) -> Path:
+    import shutil
+
+    dst = tmp_path / "course"
+    shutil.copytree(COURSE, dst)
+    monkeypatch.chdir(tmp_path)  # ./course is the course, as in a clone
+    return dst
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def solution_cells(folder: Path) -> int:
+    return sum("solution" in c.metadata.get("tags", []) for p in folder.glob("[0-9]*.ipynb")
+               for c in nbformat.read(p, as_version=4).cells)
+
+
+def one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("extra", [[], ["--force"]])
+def test_student_refuses_the_course_folder_itself(capsys, course_copy, extra):
+    before, n_solutions = snapshot(course_copy), solution_cells(course_copy)
+    assert n_solutions > 0
+    code, _, err = run(capsys, "student", str(course_copy), "--course", str(course_copy), *extra)
+    assert code == 2 and "is the course folder" in one_line(err) and str(course_copy) in err
+    assert snapshot(course_copy) == before and solution_cells(course_copy) == n_solutions
+    assert not (course_copy / LEARNER_README_NAME).exists()
+
+
+def test_student_refuses_the_course_folder_with_a_readme_already_there(capsys, course_copy):
+    (course_copy / LEARNER_README_NAME).write_text("the instructor's own notes")
+    before = snapshot(course_copy)
+    code, _, err = run(capsys, "student", "course", "--force")  # ./course resolved as the course
+    assert code == 2 and "course folder" in one_line(err) and "SameFileError" not in err
+    assert snapshot(course_copy) == before
+
+
+def test_student_refuses_a_folder_inside_the_course(capsys, course_copy):
+    before = snapshot(course_copy)
+    for _ in range(2):  # run twice: no course/learner/learner either
+        code, _, err = run(capsys, "student", str(course_copy / "learner"))
+        assert code == 2 and "inside the course folder" in one_line(err)
+    assert snapshot(course_copy) == before and not (course_copy / "learner").exists()
+
+
+def test_student_refuses_a_copy_of_the_course_elsewhere(capsys, course_copy, tmp_path):
+    import shutil
+
+    other = tmp_path / "elsewhere"
+    shutil.copytree(course_copy, other)
+    before = snapshot(other)
+    code, _, err = run(capsys, "student", str(other))
+    assert code == 2 and "holds course notebooks with their solutions" in one_line(err)
+    assert snapshot(other) == before
+
+
+def test_student_refuses_an_empty_folder_name(capsys, course_copy, tmp_path):
+    code, _, err = run(capsys, "student", "")
+    assert code == 2 and "OUTDIR: expected a folder name, got an empty string" in one_line(err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["course"]  # nothing written in the current folder
+
+
+def test_student_writes_beside_the_course(capsys, course_copy, tmp_path):
+    before = snapshot(course_copy)
+    code, out, _ = run(capsys, "student", str(tmp_path / "learner"))
+    assert code == 0 and snapshot(course_copy) == before
+    assert solution_cells(tmp_path / "learner") == 0
+    assert len(list((tmp_path / "learner").glob("[0-9]*.ipynb"))) == len(list(course_copy.glob("[0-9]*.ipynb")))
+    assert not list((tmp_path / "learner").rglob("*.tmp"))  # no temporary file left
+
+
+def fake_experiments(monkeypatch, value=1):
+    from pavlovlab import reproduce
+
+    def draw(name):
+        def fn(out, *, quick, progress):
+            fig, (ax,) = reproduce._figure()
+            ax.plot([0, 1], [0, value])
+            return {"figures": [reproduce._save(fig, out, name)], "value": value}
+        return fn
+
+    monkeypatch.setattr(reproduce, "EXPERIMENTS", [reproduce.Experiment(n, "00", n, (), draw(n))
+                                                   for n in ("first", "second")])
+    return reproduce
+
+
+def test_reproduce_refuses_the_course_folder(capsys, course_copy, monkeypatch):
+    fake_experiments(monkeypatch)
+    before = snapshot(course_copy)
+    for out in ("course", str(course_copy / "figures"), ""):
+        code, _, err = run(capsys, "reproduce", "--out", out, "--no-progress", "--force")
+        line = one_line(err)
+        assert code == 2 and "--out" in line, line
+        assert ("empty string" in line) if out == "" else ("course folder" in line)
+    assert snapshot(course_copy) == before
+    assert sorted(p.name for p in course_copy.parent.iterdir()) == ["course"]
+
+
+def test_reproduce_never_overwrites_an_earlier_run_without_force(capsys, tmp_path, monkeypatch):
+    import json
+
+    reproduce = fake_experiments(monkeypatch, value=1)
+    out = tmp_path / "figs"
+    assert run(capsys, "reproduce", "--out", str(out), "--no-progress")[0] == 0
+    before = snapshot(out)
+    assert set(json.loads(before["summary.json"])["experiments"]) == {"first", "second"}
+    fake_experiments(monkeypatch, value=2)
+    code, _, err = run(capsys, "reproduce", "--only", "first", "--out", str(out), "--no-progress")
+    assert code == 2 and "is not empty" in one_line(err) and "--force" in err and str(out) in err
+    assert snapshot(out) == before
+    # with --force: this run's figure replaced, the other experiment's result kept in summary.json, said so
+    code, text, _ = run(capsys, "reproduce", "--only", "first", "--out", str(out), "--no-progress", "--force")
+    assert code == 0 and "merged" in text and "second" in text
+    summary = json.loads((out / reproduce.SUMMARY_NAME).read_text())["experiments"]
+    assert summary["first"]["numbers"] == {"value": 2} and summary["second"]["numbers"] == {"value": 1}
+    assert (out / "second.png").read_bytes() == before["second.png"]
+    assert (out / "first.png").read_bytes() != before["first.png"]
+    assert not list(out.glob(".*"))  # no temporary file left
+
+
+def test_reproduce_refuses_an_empty_name_and_writes_nothing_here(capsys, tmp_path, monkeypatch):
+    fake_experiments(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "reproduce", "--out", "", "--no-progress")
+    assert code == 2 and "--out: expected a folder name" in one_line(err)
+    assert not list(tmp_path.iterdir())
+
+
+# ------------------------------------------------------------------------------- filesystem faults
+@pytest.mark.parametrize("command", ["student", "reproduce"])
+def test_a_parent_that_is_a_file_is_one_line_and_exit_2(capsys, tmp_path, monkeypatch, command):
+    fake_experiments(monkeypatch)
+    course = tiny_course(tmp_path / "course")
+    (tmp_path / "afile").write_text("x")
+    target = tmp_path / "afile" / "sub"
+    argv = (["student", str(target), "--course", str(course)] if command == "student"
+            else ["reproduce", "--out", str(target), "--no-progress"])
+    code, _, err = run(capsys, *argv)
+    line = one_line(err)
+    assert code == 2 and line.startswith(f"pavlovlab {command}: cannot write ") and "afile" in line, line
+
+
+@pytest.mark.parametrize("command", ["student", "reproduce"])
+@pytest.mark.parametrize("errno_name, reason", [("ENOSPC", "No space left on device"),
+                                                ("EROFS", "Read-only file system"),
+                                                ("EACCES", "Permission denied")])
+def test_write_faults_are_one_line_and_exit_2(capsys, tmp_path, monkeypatch, command, errno_name, reason):
+    import errno
+    import os
+
+    from pavlovlab import student
+
+    fake_experiments(monkeypatch)
+    course = tiny_course(tmp_path / "course")
+    out = tmp_path / "out"
+
+    def replace(src, dst):  # the rename that would publish the file fails (we run as root: chmod is no test)
+        raise OSError(getattr(errno, errno_name), os.strerror(getattr(errno, errno_name)), str(src))
+
+    monkeypatch.setattr(student.os, "replace", replace)
+    argv = (["student", str(out), "--course", str(course)] if command == "student"
+            else ["reproduce", "--out", str(out), "--no-progress"])
+    code, _, err = run(capsys, *argv)
+    line = one_line(err)
+    assert code == 2 and line.startswith(f"pavlovlab {command}: cannot write {out}") and line.endswith(reason), line
+    assert not [p for p in out.rglob("*") if p.is_file()]  # nothing half-written, no temporary file
+
+
+def test_an_interrupted_copy_leaves_no_half_written_notebook(tmp_path, monkeypatch):
+    from pavlovlab import student
+
+    course = tiny_course(tmp_path / "course")
+    out = tmp_path / "out"
+    make_student_copies(course, out)
+    old = (out / "01_next.ipynb").read_bytes()
+    real = nbformat.write
+
+    def half_then_interrupt(nb, fp, **kw):
+        Path(fp).write_text('{"cells": [')  # half a notebook, then Ctrl-C
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(student.nbformat, "write", half_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        make_student_copies(course, out, force=True)
+    monkeypatch.setattr(student.nbformat, "write", real)
+    assert (out / "01_next.ipynb").read_bytes() == old  # the old copy, whole
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]
+    with pytest.raises(KeyboardInterrupt):
+        monkeypatch.setattr(student.nbformat, "write", half_then_interrupt)
+        make_student_copies(course, tmp_path / "fresh")
+    assert not [p for p in (tmp_path / "fresh").iterdir() if p.suffix == ".ipynb" or p.name.startswith(".")]
+
+
+def test_learner_readme_says_what_the_copy_holds_and_how_to_get_unstuck(tmp_path):
+    from pavlovlab.student import LEARNER_README
+
+    course = tiny_course(tmp_path / "course")
+    make_student_copies(course, tmp_path / "out")
+    text = (tmp_path / "out" / LEARNER_README_NAME).read_text()
+    assert text == LEARNER_README
+    for needle in ("stub", "check", "No solution cells", "ex.hint(N)", "run it\n  again for the next tier",
+                   "ex.solution(N)", "reference solution"):
+        assert needle in text, needle

@@ -66,3 +66,19 @@ def test_student_copy_runs_with_friendly_stubs(copies, name):
             problems.append(f"cell {i} failed in the learner copy: {errors[0].ename}: {errors[0].evalue}")
     assert not problems, "\n".join(problems)
     assert stubs >= 1 and checks == stubs, f"{name}: {stubs} exercise stubs but {checks} check cells right after them"
+
+
+def test_learner_copies_hold_stubs_and_checks_but_no_solutions(copies):
+    """Fast: what HOW_TO_USE.md promises is what the copies hold (every stub and check cell, no solution cell),
+    the course itself keeps its solutions, and no temporary file is left behind."""
+    from pavlovlab.student import LEARNER_README, LEARNER_README_NAME
+
+    assert (copies / LEARNER_README_NAME).read_text(encoding="utf-8") == LEARNER_README
+    assert "No solution cells" in LEARNER_README and "ex.hint(N)" in LEARNER_README and "ex.solution(N)" in LEARNER_README
+    assert not [p for p in copies.rglob("*") if p.name.startswith(".") and p.suffix == ".tmp"]
+    for name in NOTEBOOKS:
+        original = nbformat.read(COURSE / name, as_version=4)
+        copy = nbformat.read(copies / name, as_version=4)
+        kept = [c.source for c in original.cells if "solution" not in _tags(c)]
+        assert [c.source for c in copy.cells] == kept, name
+        assert not any("solution" in _tags(c) for c in copy.cells), name
