@@ -212,7 +212,7 @@ def test_oja_type_rules_on_a_stationary_stream_reach_their_closed_forms():
               "oja_clamped": (V / V.square().sum(-1, keepdim=True)) @ K.mT}
     assert rel_rms(out["delta"]["S"], closed["delta"]) < 1e-8
     assert rel_rms(out["oja_subspace"]["S"], closed["oja_subspace"]) < 1e-8
-    assert rel_rms(out["oja_clamped"]["S"], closed["oja_clamped"]) < 0.05
+    assert rel_rms(out["oja_clamped"]["S"], closed["oja_clamped"]) < 0.1     # O(η) bias: 0.049 at η = 0.2
     # the dual basis reads vᵢ·S kᵢ = 1, i.e. gain 1/‖vᵢ‖² averaged over keys
     gain = (1 / V.square().sum(-2)).mean(-1)
     assert torch.allclose(out["oja_subspace"]["gain"][:, -1], gain, rtol=1e-6)
