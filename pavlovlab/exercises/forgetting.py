@@ -98,7 +98,8 @@ def measure_half_life(gamma, trials=200, d=64, max_lag=150):
     lo, hi = strength[below - 1].item(), strength[below].item()
     return below - 1 + (lo - 0.5) / (lo - hi)                # interpolate between the two lags
 
-{gamma: round(measure_half_life(gamma), 1) for gamma in (0.95, 0.98)}  # try it''',
+# try it
+{gamma: round(measure_half_life(gamma), 1) for gamma in (0.95, 0.98)}''',
     check="ex.check_measured_half_life(measure_half_life);",
     wrong='''\
 def measure_half_life(gamma, trials=200, d=64, max_lag=150):
@@ -141,7 +142,8 @@ import math
 def my_half_life(gamma):
     return math.log(2) / -math.log(gamma)          # from gamma ** l = 1/2
 
-my_half_life(1 - 2 ** -10)  # try it: head 5''',
+# try it: head 5
+my_half_life(1 - 2 ** -10)''',
     check="ex.check_half_life(my_half_life);",
     wrong='''\
 def my_half_life(gamma):
@@ -181,7 +183,8 @@ def my_unlearn(S, k):
     error = -(S @ k)                               # what we want (0) minus what the memory predicts
     return S + torch.outer(error, k) / (k @ k)
 
-(my_unlearn(S, 2 * keys[0]) @ keys[0]).norm()  # try it with a key of length 2: bell 0 must read (close to) zero''',
+# try it with a key of length 2: bell 0 must read (close to) zero
+(my_unlearn(S, 2 * keys[0]) @ keys[0]).norm()''',
     check="ex.check_unlearn(my_unlearn);",
     wrong='''\
 def my_unlearn(S, k):
