@@ -226,3 +226,25 @@ def test_old_rule_name_in_track_is_deprecated(gen):
     with pytest.warns(DeprecationWarning):
         out = drift.track(s, ("oja",))
     assert out.rules == ("oja_subspace",)
+
+
+def _writes_needed(beta, threshold=0.95):
+    """m*(β): writes of one key until cos(v_new + c (v_old − v_new), v_new) ≥ threshold, c = (1 − β)^m, for
+    orthogonal unit v_old, v_new (a literal search, independent of the package)."""
+    m = 1
+    while True:
+        c = (1 - beta) ** m
+        if (1 - c) / math.sqrt((1 - c) ** 2 + c ** 2) >= threshold:
+            return m
+        m += 1
+
+
+def test_delta_recovery_follows_the_writes_per_key_count():
+    """The notebook's claim: after a drift the delta rule needs within one write per key of m*(β)."""
+    betas = [0.1, 0.2, 0.5, 1.0, 1.6]
+    s = drift.redraw_stream(8, 16, 16, steps=2000, period=400, batch_shape=(4,), generator=torch.Generator().manual_seed(9))
+    out = drift.track(s, ["delta"] * len(betas), lr=betas)
+    for i, beta in enumerate(betas):
+        per_key = (drift.recovery_steps(out.cosine[i], s.drift_times) + 1).mean().item() / 8
+        assert abs(per_key - _writes_needed(beta)) <= 1, (beta, per_key, _writes_needed(beta))
+    assert [_writes_needed(b) for b in (0.2, 0.5, 1.0)] == [7, 3, 1]       # worked by hand in the exercise's band
