@@ -1,4 +1,4 @@
-"""The main drift comparison of notebook 06: 3 rules × 5 seeds × 5,000 steps (budget: ≤ 3 s on one CPU).
+"""The main drift comparison of notebook 06: 4 rules × 5 seeds × 5,000 steps (budget: ≤ 3 s on one CPU).
 
     python benchmarks/drift.py
 
@@ -14,7 +14,7 @@ import torch
 from pavlovlab import AssociativeMemory, drift
 from timing import median_time
 
-RULES, SEEDS, STEPS = ("hebbian", "delta", "oja"), 5, 5000
+RULES, SEEDS, STEPS = ("hebbian", "delta", "oja_subspace", "oja_clamped"), 5, 5000
 
 
 CPU = torch.device("cpu")
@@ -39,7 +39,7 @@ def main() -> None:
     stream = drift.redraw_stream(8, 16, 16, STEPS, 500, batch_shape=(SEEDS,), generator=torch.Generator().manual_seed(0))
     make = median_time(lambda: drift.redraw_stream(8, 16, 16, STEPS, 500, batch_shape=(SEEDS,),
                                                    generator=torch.Generator().manual_seed(0)), 3, CPU)
-    print(f"3 rules × {SEEDS} seeds × {STEPS:,} steps (d_k = d_v = 16, 8 keys); stream built in {make:.2f} s")
+    print(f"{len(RULES)} rules × {SEEDS} seeds × {STEPS:,} steps (d_k = d_v = 16, 8 keys); stream built in {make:.2f} s")
     print(f"{'threads':>8s} {'track (s)':>10s} {'loop (s, ×5 of 1k)':>19s} {'loop / track':>13s} {'budget 3 s':>11s}")
     for threads in sorted({default_threads, 1}, reverse=True):
         torch.set_num_threads(threads)

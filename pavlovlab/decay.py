@@ -7,7 +7,7 @@ memory by ``γ < 1`` before each write makes old associations fade::
 
 so its read-out halves after ``ℓ½ = ln 2 / (−ln γ)`` steps (the half-life, our "memory horizon").
 RetNet (Sun et al. 2023) gives each head its own γ_h = 1 − 2^(−5−h): short and long memories side
-by side. Gated decay makes γ depend on the token, ``S_t = g_t S_{t-1} + v_t k_tᵀ``, so the model
+by side. Gated decay makes γ depend on the token (here one scalar gate per token), ``S_t = g_t S_{t-1} + v_t k_tᵀ``, so the model
 itself decides when to forget (a context boundary wipes the slate; quiet stretches keep it).
 """
 
@@ -171,15 +171,21 @@ def measured_half_life(strength: torch.Tensor, *, level: float = 0.5) -> torch.T
     return torch.where(found, lag, torch.full_like(lag, math.inf))
 
 
-def gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, *,
-                           mode: str = "parallel", initial_state: torch.Tensor | None = None,
-                           return_state: bool = False):
-    """Linear attention with a data-dependent decay (a forget gate per token)::
+def scalar_gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, *,
+                                  mode: str = "parallel", initial_state: torch.Tensor | None = None,
+                                  return_state: bool = False):
+    """Linear attention with a data-dependent *scalar* decay (one forget gate per token and head)::
 
         S_t = g_t S_{t-1} + v_t k_tᵀ,      o_t = S_t q_t,      g_t in (0, 1]
 
     so ``o_t = Σ_{s≤t} (Π_{r=s+1..t} g_r) (q_t·k_s) v_s``. A constant gate g_t = γ is the fixed decay of
     ``linear_attention(..., decay=γ)``; a gate near 0 at a token wipes the memory there.
+
+    One scalar per token scales the whole memory: this is the gate of Mamba-2 (``g_t = exp(−Δ_t a)``
+    with a scalar a per head) and of RetNet-style gated retention. Gated linear attention (GLA, Yang et
+    al. 2024) gates each key dimension, ``S_t = S_{t-1} diag(α_t) + v_t k_tᵀ`` with α_t in (0, 1)^d_k,
+    and Mamba's selective state space model uses ``exp(−Δ_t A)`` with a diagonal A per channel: both
+    are finer than this one.
 
     Args:
         q, k: (..., T, d_k); v: (..., T, d_v); g: (..., T); leading dims broadcast.
@@ -221,13 +227,17 @@ def gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g:
     return (o, S) if return_state else o
 
 
+gated_linear_attention = scalar_gated_linear_attention
+"""The former name, kept so that old code runs: the gate here is one scalar per token (not GLA's per-dimension gate)."""
+
+
 def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int = 64,
                  generator: torch.Generator | None = None, device: torch.device | str | None = None,
                  dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """Recall of the first association of a sequence under a gate schedule, at every later step.
 
     Writes a target pair (k₀, v₀) at t = 0 then random distractor pairs, through
-    ``gated_linear_attention`` with gates ``g`` (..., T), and reads with k₀ at every step.
+    ``scalar_gated_linear_attention`` with gates ``g`` (..., T), and reads with k₀ at every step.
     Returns r: (..., n_trials, T), the read-out projected on v₀ (theory: ``Π_{r=1..t} g_r``).
     """
     check_tensor("g", g, min_rank=1)
@@ -235,9 +245,10 @@ def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int
     check_int("d_v", d_v, low=1)
     check_int("n_trials", n_trials, low=1)
     gates = g.to(device=device, dtype=dtype)[..., None, :]
-    return _first_pair_recall(lambda q, k, v: gated_linear_attention(q, k, v, gates), (), n_trials, g.shape[-1],
+    return _first_pair_recall(lambda q, k, v: scalar_gated_linear_attention(q, k, v, gates), (), n_trials, g.shape[-1],
                               d_k, d_v, orthogonal=False, generator=generator, device=device, dtype=dtype)
 
 
-__all__ = ["effective_window", "gated_linear_attention", "gated_recall", "half_life", "measured_half_life",
-           "recall_vs_lag", "retention", "retnet_decays"]
+__all__ = ["effective_window", "gated_recall", "half_life", "measured_half_life",
+           "recall_vs_lag", "retention", "retnet_decays",
+           "scalar_gated_linear_attention"]

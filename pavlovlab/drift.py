@@ -9,7 +9,9 @@ A drift stream presents CS–US pairs ``(k_t, v_t)`` whose meaning changes over 
 
 ``track`` then runs several learning rules side by side on the same stream (all rules and all
 seeds at once) and records, per step, how well each memory tracks the *current* values.
-Paper: arXiv:2508.08289 (the Hebbian memory cannot forget; the delta and Oja rules can).
+Paper: arXiv:2508.08289 (the Hebbian memory cannot forget; the delta rule unlearns; an Oja-type
+homeostatic rule bounds the memory). ``scale_values`` gives the values components of unequal size,
+which is where the Oja-type rules show their bias.
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ import torch
 
 from ._checks import check_choice, check_int, check_real, check_tensor, warn_nonfinite
 from .capacity import random_keys
-from .memory import hebbian_update
+from .memory import RULES, hebbian_update, resolve_rule
 
 __all__ = ["DriftStream", "Tracking", "arrival_stream", "key_reuse_task", "recovery_steps", "redraw_stream",
-           "rotation_stream", "track"]
+           "rotation_stream", "scale_values", "track"]
 
 
 @dataclass
@@ -178,6 +180,8 @@ class Tracking:
     """What ``track`` measured, one row per rule (``R`` rules, ``...`` the stream's batch dims).
 
     - ``cosine``: (R, ..., T) mean over the active keys of cos(S_t k_i, v_i(t)) after the write at t;
+    - ``gain``: (R, ..., T) mean over the active keys of v_i(t)·S_t k_i / ‖v_i(t)‖² (1 = recalled at the
+      right size along the right value; the recall bias in magnitude);
     - ``error``: (R, ..., T) mean over the active keys of ‖S_t k_i − v_i(t)‖²;
     - ``norm``: (R, ..., T) the Frobenius norm ‖S_t‖_F;
     - ``S``: (R, ..., d_v, d_k) the final memories; ``rules`` and ``lr`` (R,) name the rows.
@@ -186,6 +190,7 @@ class Tracking:
     rules: tuple[str, ...]
     lr: torch.Tensor
     cosine: torch.Tensor
+    gain: torch.Tensor
     error: torch.Tensor
     norm: torch.Tensor
     S: torch.Tensor
@@ -193,38 +198,57 @@ class Tracking:
     def __getitem__(self, rule: str) -> dict[str, torch.Tensor]:
         """The measurements of one rule: ``tracking["delta"]["cosine"]`` is (..., T)."""
         i = self.rules.index(check_choice("rule", rule, self.rules))
-        return {"cosine": self.cosine[i], "error": self.error[i], "norm": self.norm[i], "S": self.S[i]}
+        return {"cosine": self.cosine[i], "gain": self.gain[i], "error": self.error[i], "norm": self.norm[i],
+                "S": self.S[i]}
 
 
 _CHUNK = 250  # memories measured together, in one batched pass
-_COEFFS = {"hebbian": (0.0, 0.0), "delta": (1.0, 0.0), "oja": (0.0, 1.0)}
-"""Each rule as ``ΔS = v kᵀ − a (S k) kᵀ − b diag(v∘v) S``: one formula, so all rules run at once."""
+_COEFFS = {"hebbian": (0.0, 0.0, 0.0), "delta": (1.0, 0.0, 0.0), "oja_subspace": (0.0, 1.0, 0.0),
+           "oja_clamped": (0.0, 0.0, 1.0)}
+"""Each rule as ``ΔS = v kᵀ − a (S k) kᵀ − b v (Sᵀv)ᵀ − c diag(v∘v) S``: one formula, so all rules run at once."""
+assert set(_COEFFS) == set(RULES)
 
 
-def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja"),
+def scale_values(stream: DriftStream, scales: torch.Tensor | Sequence[float]) -> DriftStream:
+    """The same stream with every value multiplied elementwise by ``scales`` (d_v,): values whose
+    components have unequal sizes (e.g. ``torch.logspace(0, -1.3, d_v)``, from 1 down to 0.05)."""
+    if not isinstance(stream, DriftStream):
+        raise TypeError(f"stream: expected a DriftStream, got {type(stream).__name__}")
+    scales = torch.as_tensor(scales, dtype=stream.values.dtype, device=stream.values.device)
+    if scales.shape != stream.values.shape[-1:]:
+        raise ValueError(f"scales: expected shape ({stream.values.shape[-1]},) (one scale per value dim), "
+                         f"got {tuple(scales.shape)}")
+    if not bool(torch.isfinite(scales).all()):
+        raise ValueError("scales: expected finite numbers")
+    return DriftStream(stream.keys, stream.values * scales, stream.probes, stream.targets * scales, stream.active,
+                       stream.drift_times)
+
+
+def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_subspace"),
           lr: float | Sequence[float] = 0.5, *, progress: bool = False) -> Tracking:
     """Run several learning rules side by side on the same stream and measure how well each tracks it.
 
     Every rule writes each pair ``(k_t, v_t)`` into its own memory, ``S ← S + η ΔS`` with
-    ``ΔS`` from :mod:`pavlovlab.memory` (hebbian ``v kᵀ``, delta ``(v − S k) kᵀ``,
-    oja ``v kᵀ − diag(v∘v) S``), written here as one formula with per-rule coefficients so that all
-    rules and all seeds advance together: S has shape (R, ..., d_v, d_k). After each write the
-    memory is read with every key of the stream and compared with the keys' current values.
+    ``ΔS`` from :mod:`pavlovlab.memory` (hebbian ``v kᵀ``, delta ``(v − S k) kᵀ``, oja_subspace
+    ``v (k − Sᵀv)ᵀ``, oja_clamped ``v kᵀ − diag(v∘v) S``), written here as one formula with per-rule
+    coefficients so that all rules and all seeds advance together: S has shape (R, ..., d_v, d_k).
+    After each write the memory is read with every key of the stream and compared with the keys'
+    current values.
 
     Args:
         stream: a :class:`DriftStream` (keys (..., T, d_k), values (..., T, d_v)).
-        rules: names from ``"hebbian"``, ``"delta"``, ``"oja"`` (R of them).
+        rules: names from ``"hebbian"``, ``"delta"``, ``"oja_subspace"``, ``"oja_clamped"`` (R of them).
         lr: one learning rate η for every rule, or one per rule.
         progress: show a progress bar over the time steps.
 
     Returns:
-        a :class:`Tracking` with cosine, error and norm of shape (R, ..., T).
+        a :class:`Tracking` with cosine, gain, error and norm of shape (R, ..., T).
     """
     if not isinstance(stream, DriftStream):
         raise TypeError(f"stream: expected a DriftStream, got {type(stream).__name__}")
     if isinstance(rules, str) or not isinstance(rules, Sequence) or len(rules) == 0:
         raise TypeError(f"rules: expected a non-empty sequence of rule names, got {rules!r}")
-    rules = tuple(check_choice("rules", r, _COEFFS) for r in rules)
+    rules = tuple(resolve_rule(r, "rules") for r in rules)
     rates = [lr] * len(rules) if isinstance(lr, (int, float)) and not isinstance(lr, bool) else list(lr)
     if len(rates) != len(rules):
         raise ValueError(f"lr: expected one learning rate or {len(rules)} (one per rule), got {len(rates)}")
@@ -232,16 +256,15 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja"
     check_tensor("stream.keys", keys, min_rank=2)
     like = dict(dtype=keys.dtype, device=keys.device)
     eta = torch.tensor([check_real("lr", r, low=0.0) for r in rates], **like)
-    a = torch.tensor([_COEFFS[r][0] for r in rules], **like)
-    b = torch.tensor([_COEFFS[r][1] for r in rules], **like)
+    a, b, c = (torch.tensor([_COEFFS[r][i] for r in rules], **like) for i in range(3))
     R, T = len(rules), keys.shape[-2]
     lead = keys.shape[:-2]
     d_k, d_v = keys.shape[-1], values.shape[-1]
     shape = (R,) + (1,) * len(lead) + (1, 1)
-    eta, a, b = eta.view(shape), a.view(shape), b.view(shape)
+    eta, a, b, c = eta.view(shape), a.view(shape), b.view(shape), c.view(shape)
     S = torch.zeros(R, *lead, d_v, d_k, **like)
     targets, active = stream.targets, stream.active.to(keys.dtype)
-    cosine, error, norm, history = [], [], [], []
+    cosine, gain, error, norm, history = [], [], [], [], []
 
     def measure(start: int) -> None:
         """The metrics of the memories kept since ``start``, in one batched pass (no tiny matmuls per step)."""
@@ -253,6 +276,7 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja"
         count = on.sum(-1).clamp(min=1)
         cos = dot / (rr * tt).sqrt().clamp(min=1e-12)
         cosine.append((cos * on).sum(-1) / count)
+        gain.append((dot / tt.clamp(min=1e-30) * on).sum(-1) / count)
         error.append(((rr - 2 * dot + tt).clamp(min=0) * on).sum(-1) / count)   # ‖S k_i − v_i‖²
         norm.append(torch.linalg.matrix_norm(H))
         history.clear()
@@ -264,7 +288,9 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja"
     for t in steps:  # the recurrence: each write depends on the memory the last one left
         k, v = keys[..., t, :], values[..., t, :]
         Sk = (S * k[..., None, :]).sum(-1)                               # S k: (R, ..., d_v)
-        dS = hebbian_update(S, k, v - a[..., 0] * Sk) - b * (v * v)[..., :, None] * S
+        Stv = (S * v[..., :, None]).sum(-2)                              # Sᵀv: (R, ..., d_k)
+        dS = (hebbian_update(S, k, v - a[..., 0] * Sk) - b * v[..., :, None] * Stv[..., None, :]
+              - c * (v * v)[..., :, None] * S)
         S = S + eta * dS
         history.append(S)
         if len(history) == _CHUNK:
@@ -273,7 +299,7 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja"
         measure(T - len(history))
     cat = lambda xs: torch.cat(xs, dim=-1)  # noqa: E731
     warn_nonfinite("track", S, "a memory diverged: with unit keys the delta rule needs lr <= 2, Oja a small lr")
-    return Tracking(rules, eta.flatten(), cat(cosine), cat(error), cat(norm), S)
+    return Tracking(rules, eta.flatten(), cat(cosine), cat(gain), cat(error), cat(norm), S)
 
 
 def recovery_steps(cosine: torch.Tensor, drift_times: torch.Tensor, *, threshold: float = 0.95) -> torch.Tensor:

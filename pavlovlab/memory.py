@@ -7,6 +7,7 @@ the food); a query ``q`` (the test stimulus) reads the memory back as ``S q``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
 import torch
@@ -30,13 +31,58 @@ def delta_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Ten
     return error[..., :, None] * k[..., None, :]
 
 
-def oja_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """Oja-style homeostasis: ``ΔS = v kᵀ − diag(v∘v) S``; each output unit shrinks its incoming
-    weights in proportion to its squared activity, which bounds ‖S‖."""
+def oja_subspace_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """The supervised form of Oja's subspace rule (Oja 1989): ``ΔS = v (k − Sᵀ v)ᵀ``.
+
+    Oja's subspace rule for a layer ``y = S x`` is ``ΔS = y (x − Sᵀ y)ᵀ``: Hebb's ``y xᵀ`` minus a
+    homeostatic term ``y yᵀ S`` that keeps the rows of S from growing. Here the output y is clamped
+    to the teacher value v and the input x is the key k. Written for ``Sᵀ`` it is the delta rule run
+    backwards, ``ΔSᵀ = (k − Sᵀ v) vᵀ``: Sᵀ learns to reconstruct the key from the value, and the
+    memory is read forwards, ``S q``. Fixed points (derived in notebook 06):
+
+    - one pair (k, v) written again and again: ``Sᵀ v = k`` and, starting from S = 0,
+      ``S = v kᵀ / ‖v‖²``, so ``S k = v ‖k‖² / ‖v‖²`` (exact direction, gain 1/‖v‖² for a unit key);
+    - orthonormal keys K (d_k, n) with values V (d_v, n) of full column rank, presented equally often:
+      ``S = V (VᵀV)⁻¹ Kᵀ``, so ``vᵢ · S kᵢ = 1`` and ``‖S‖_F² = tr (VᵀV)⁻¹`` (bounded by the smallest
+      singular value of V, not by the size of the stream).
+
+    Stable while ``lr · ‖v‖² < 2`` (the delta rule's condition with the roles of k and v swapped).
+    S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v) -> ΔS (..., d_v, d_k).
+    """
+    Stv = (v[..., :, None] * S).sum(-2)                       # Sᵀ v: (..., d_k)
+    return v[..., :, None] * (k - Stv)[..., None, :]
+
+
+def oja_clamped_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Oja's single-unit rule applied to each output unit with its output clamped to the teacher:
+    ``ΔS = v kᵀ − diag(v∘v) S`` (the rule this course used before; kept as a counter-example).
+
+    Its fixed point distorts recall: for one pair written again and again ``S k = 1/v`` elementwise
+    (v = (1, 0.5, −0.25, 0.05) gives S k = (1, 2, −4, 20)); for orthonormal keys presented equally
+    often ``S kᵢ = vᵢ / Σⱼ vⱼ∘vⱼ`` elementwise, so every output unit is rescaled by its own energy
+    and the norm bound grows as 1/min |v_a|. S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v).
+    """
     return v[..., :, None] * k[..., None, :] - (v * v)[..., :, None] * S
 
 
-RULES: dict[str, Rule] = {"hebbian": hebbian_update, "delta": delta_update, "oja": oja_update}
+RULES: dict[str, Rule] = {"hebbian": hebbian_update, "delta": delta_update, "oja_subspace": oja_subspace_update,
+                          "oja_clamped": oja_clamped_update}
+"""The memory's learning rules by name (distinct from ``conditioning.RULES``, which act on CS strengths)."""
+
+DEPRECATED_RULES = {"oja": "oja_subspace"}
+"""Old names still accepted with a DeprecationWarning: ``"oja"`` was ``v kᵀ − diag(v∘v) S`` (now
+``"oja_clamped"``); it now means the supervised Oja subspace rule."""
+
+
+def resolve_rule(name: object, argument: str = "rule") -> str:
+    """The rule name, with a deprecated alias mapped (and warned about); ValueError for an unknown one."""
+    if isinstance(name, str) and name in DEPRECATED_RULES:
+        new = DEPRECATED_RULES[name]
+        warnings.warn(f"{argument}: the memory rule {name!r} is renamed {new!r} (the supervised Oja subspace rule "
+                      f"ΔS = v (k − Sᵀv)ᵀ); the old ΔS = v kᵀ − diag(v∘v) S is 'oja_clamped'",
+                      DeprecationWarning, stacklevel=3)
+        return new
+    return check_choice(argument, name, RULES)
 
 
 class AssociativeMemory:
@@ -46,7 +92,10 @@ class AssociativeMemory:
 
     - ``"hebbian"``: ``v kᵀ`` (linear attention's write);
     - ``"delta"``: ``(v − S k) kᵀ`` (Rescorla–Wagner; DeltaNet when ``lr = β``);
-    - ``"oja"``: ``v kᵀ − diag(v∘v) S`` (bounded norm);
+    - ``"oja_subspace"``: ``v (k − Sᵀv)ᵀ`` (Oja's subspace rule with the output clamped to v: bounded norm,
+      recall ``S k = v/‖v‖²`` for one pair);
+    - ``"oja_clamped"``: ``v kᵀ − diag(v∘v) S`` (Oja's single-unit rule per output unit: bounded but
+      distorted, ``S k = 1/v`` for one pair);
     - or any callable ``(S, k, v) -> ΔS``.
 
     A read is ``S q``. Example::
@@ -64,7 +113,7 @@ class AssociativeMemory:
         if callable(rule):
             self.rule_name, self.rule = getattr(rule, "__name__", "custom"), rule
         else:
-            self.rule_name = check_choice("rule", rule, RULES)
+            self.rule_name = resolve_rule(rule)
             self.rule = RULES[self.rule_name]
         self.lr = check_real("lr", lr, low=0.0)
         self.decay = check_real("decay", decay, low=0.0, high=1.0)

@@ -1,4 +1,4 @@
-"""Concept drift: Hebbian memory cannot forget, the delta and Oja rules stay bounded, the delta rule
+"""Concept drift: Hebbian memory cannot forget, the delta and Oja-type rules stay bounded, the delta rule
 re-learns after each drift, and the delta rule is Rescorla–Wagner (blocking, extinction)."""
 
 import math
@@ -26,7 +26,7 @@ def make(gen, device="cpu", dtype=torch.float32, **kw):
 @pytest.fixture(scope="module")
 def tracked():
     stream = make(torch.Generator().manual_seed(1))
-    return stream, drift.track(stream, ("hebbian", "delta", "oja"), lr=0.5)
+    return stream, drift.track(stream, ("hebbian", "delta", "oja_subspace", "oja_clamped"), lr=0.5)
 
 
 def test_redraw_stream_shapes_and_meaning(gen, device, dtype):
@@ -70,11 +70,11 @@ def test_arrival_stream_presents_only_arrived_keys(gen):
     assert int(idx[:, :100].max()) <= 1 and int(idx.max()) == 5
 
 
-@pytest.mark.parametrize("rule", ["hebbian", "delta", "oja"])
+@pytest.mark.parametrize("rule", ["hebbian", "delta", "oja_subspace", "oja_clamped"])
 def test_tracker_equals_the_associative_memory(gen, device, dtype, rule):
     s = make(gen, device, dtype, steps=120, period=50, batch_shape=(3,))
-    others = [r for r in ("hebbian", "delta", "oja") if r != rule]
-    out = drift.track(s, (*others[:1], rule, *others[1:]), lr=[0.5, 0.3, 0.9])
+    others = [r for r in ("hebbian", "delta", "oja_subspace", "oja_clamped") if r != rule]
+    out = drift.track(s, (*others[:1], rule, *others[1:]), lr=[0.5, 0.3, 0.9, 0.4])
     mem = AssociativeMemory(16, 16, rule=rule, lr=0.3, batch_shape=(3,), device=device, dtype=dtype)
     mem.write(s.keys, s.values)
     assert rel_rms(out[rule]["S"], mem.S) < 100 * TOL[dtype]
@@ -83,14 +83,17 @@ def test_tracker_equals_the_associative_memory(gen, device, dtype, rule):
     reads = s.probes @ mem.S.mT
     err = ((reads - s.targets[..., -1, :, :]) ** 2).sum(-1).mean(-1)
     assert torch.allclose(out[rule]["error"][..., -1], err, rtol=1e-3, atol=1e-5)
+    now = s.targets[..., -1, :, :]
+    gain = ((reads * now).sum(-1) / (now * now).sum(-1)).mean(-1)                  # vᵢ·S kᵢ / ‖vᵢ‖²
+    assert torch.allclose(out[rule]["gain"][..., -1], gain, rtol=1e-3, atol=1e-5)
 
 
 def test_hebbian_norm_grows_without_bound_while_delta_and_oja_stay_bounded(tracked):
     _, out = tracked
-    heb, dlt, oja = (out[r]["norm"] for r in ("hebbian", "delta", "oja"))
+    heb, dlt, oja, clamped = (out[r]["norm"] for r in ("hebbian", "delta", "oja_subspace", "oja_clamped"))
     assert bool((heb[:, -1] > 2.5 * heb[:, STEPS // 8]).all())                      # ~√t growth, still going
     assert bool((heb[:, -1] > 20 * dlt[:, -1]).all())
-    for bounded in (dlt, oja):
+    for bounded in (dlt, oja, clamped):
         late, early = bounded[:, STEPS // 2:].max(-1).values, bounded[:, STEPS // 8: STEPS // 2].max(-1).values
         assert bool((late < 1.3 * early).all()) and bool((bounded.max() < 12).all())
     assert bool((dlt.max() <= math.sqrt(N_KEYS) + 1e-3))                           # ‖S‖ ≤ ‖V‖_F with unit values
@@ -182,3 +185,66 @@ def test_bad_inputs_name_the_argument(gen):
         drift.track(s.keys)
     with pytest.raises(TypeError, match="rules"):
         drift.track(s, "delta")
+
+
+def test_scale_values_scales_values_and_targets(gen):
+    s = make(gen, steps=50, period=20, batch_shape=(2,))
+    scales = torch.logspace(0, -1.3, 16)
+    t = drift.scale_values(s, scales)
+    assert torch.allclose(t.values, s.values * scales) and torch.allclose(t.targets, s.targets * scales)
+    assert torch.equal(t.keys, s.keys)
+    with pytest.raises(ValueError, match="scales: expected shape \\(16,\\)"):
+        drift.scale_values(s, torch.ones(3))
+
+
+def test_oja_type_rules_on_a_stationary_stream_reach_their_closed_forms():
+    """No drift (one period longer than the stream): each rule's memory against its fixed point computed
+    from the value table alone: delta V Kᵀ; oja_subspace V (VᵀV)⁻¹ Kᵀ (the dual basis of the values, so
+    vᵢ·S kᵢ = 1 and the cosine is 1/(‖vᵢ‖ ‖(VᵀV)⁻¹ row‖)); oja_clamped diag(1/Σⱼ vⱼ∘vⱼ) V Kᵀ (small lr:
+    its writes do not vanish one by one, only on average)."""
+    g = torch.Generator().manual_seed(5)
+    s = drift.redraw_stream(6, 12, 10, steps=6000, period=6000, batch_shape=(3,), generator=g, dtype=torch.float64)
+    s = drift.scale_values(s, torch.logspace(0, -0.6, 10, dtype=torch.float64))          # components 1 … 0.25
+    V, K = s.targets[:, -1].mT, s.probes.mT                                              # (3, d_v, n), (3, d_k, n)
+    out = drift.track(s, ("delta", "oja_subspace", "oja_clamped"), lr=[0.5, 1.0, 0.2])
+    closed = {"delta": V @ K.mT,
+              "oja_subspace": torch.linalg.solve(V.mT @ V, V.mT).mT @ K.mT,
+              "oja_clamped": (V / V.square().sum(-1, keepdim=True)) @ K.mT}
+    assert rel_rms(out["delta"]["S"], closed["delta"]) < 1e-8
+    assert rel_rms(out["oja_subspace"]["S"], closed["oja_subspace"]) < 1e-8
+    assert rel_rms(out["oja_clamped"]["S"], closed["oja_clamped"]) < 0.1     # O(η) bias: 0.049 at η = 0.2
+    # the dual basis reads vᵢ·S kᵢ = 1, i.e. gain 1/‖vᵢ‖² averaged over keys
+    gain = (1 / V.square().sum(-2)).mean(-1)
+    assert torch.allclose(out["oja_subspace"]["gain"][:, -1], gain, rtol=1e-6)
+    # the recall cost: both Oja-type memories are biased where the delta memory is exact
+    assert bool((out["delta"]["cosine"][:, -1] > 0.999).all())
+    assert bool((out["oja_subspace"]["cosine"][:, -1] < 0.95).all())
+
+
+def test_old_rule_name_in_track_is_deprecated(gen):
+    s = make(gen, steps=20, period=10, batch_shape=(1,))
+    with pytest.warns(DeprecationWarning):
+        out = drift.track(s, ("oja",))
+    assert out.rules == ("oja_subspace",)
+
+
+def _writes_needed(beta, threshold=0.95):
+    """m*(β): writes of one key until cos(v_new + c (v_old − v_new), v_new) ≥ threshold, c = (1 − β)^m, for
+    orthogonal unit v_old, v_new (a literal search, independent of the package)."""
+    m = 1
+    while True:
+        c = (1 - beta) ** m
+        if (1 - c) / math.sqrt((1 - c) ** 2 + c ** 2) >= threshold:
+            return m
+        m += 1
+
+
+def test_delta_recovery_follows_the_writes_per_key_count():
+    """The notebook's claim: after a drift the delta rule needs within one write per key of m*(β)."""
+    betas = [0.1, 0.2, 0.5, 1.0, 1.6]
+    s = drift.redraw_stream(8, 16, 16, steps=2000, period=400, batch_shape=(4,), generator=torch.Generator().manual_seed(9))
+    out = drift.track(s, ["delta"] * len(betas), lr=betas)
+    for i, beta in enumerate(betas):
+        per_key = (drift.recovery_steps(out.cosine[i], s.drift_times) + 1).mean().item() / 8
+        assert abs(per_key - _writes_needed(beta)) <= 1, (beta, per_key, _writes_needed(beta))
+    assert [_writes_needed(b) for b in (0.2, 0.5, 1.0)] == [7, 3, 1]       # worked by hand in the exercise's band

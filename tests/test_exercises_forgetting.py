@@ -1,5 +1,5 @@
-"""The checkers of notebook 07: right answers pass, wrong ones fail, stubs are greeted kindly, and
-nothing raises."""
+"""The checkers of notebook 07: right answers pass, wrong ones fail, stubs are greeted kindly, nothing
+raises, and the designed half-life measurement is judged on its result."""
 
 import math
 
@@ -84,3 +84,35 @@ def test_references_are_the_package():
     S = torch.randn(3, 4, dtype=torch.float64)
     k = torch.randn(4, dtype=torch.float64)
     assert torch.allclose(ex.unlearn_reference(S, k) @ k, torch.zeros(3, dtype=torch.float64), atol=1e-12)
+
+
+# --- Exercise 1: a measured half-life, judged on the result ------------------------------------------
+
+def measured_by_literal_loop(gamma, trials=150, d=48, max_lag=120):
+    """An independent measurement: a literal loop over the writes of a decayed memory, no pavlovlab."""
+    g = torch.Generator().manual_seed(3)
+    k = torch.nn.functional.normalize(torch.randn(trials, max_lag + 1, d, generator=g, dtype=torch.float64), dim=-1)
+    v = torch.nn.functional.normalize(torch.randn(trials, max_lag + 1, d, generator=g, dtype=torch.float64), dim=-1)
+    S = torch.zeros(trials, d, d, dtype=torch.float64)
+    strength = []
+    for t in range(max_lag + 1):
+        S = gamma * S + v[:, t, :, None] * k[:, t, None, :]
+        strength.append(((S @ k[:, 0, :, None])[..., 0] * v[:, 0]).sum(-1).mean().item())
+    first = next(t for t, s in enumerate(strength) if s < 0.5)
+    return first                                    # the first whole lag below one half (no interpolation)
+
+
+def test_measured_half_life_judged_on_its_result(capsys):
+    assert ex.check_measured_half_life(measured_by_literal_loop)
+    assert "✅" in capsys.readouterr().out
+    assert not ex.check_measured_half_life(half_life_window)         # the effective window, not the half-life
+    assert "too late" in capsys.readouterr().out
+    assert not ex.check_measured_half_life(lambda gamma: math.inf)
+    assert "never fell" in capsys.readouterr().out
+    assert not ex.check_measured_half_life(lambda gamma: 0.5 * half_life_ok(gamma))
+    assert "too early" in capsys.readouterr().out
+    assert not ex.check_measured_half_life(stub)
+    assert "not yet implemented" in capsys.readouterr().out
+    # the band is narrower than the classic confusion: 1/(1 − γ) is 46-48 % off at the checked γ
+    for gamma in ex.HALF_LIFE_GAMMAS:
+        assert abs(1 / (1 - gamma) / half_life_ok(gamma) - 1) > 4 * ex.HALF_LIFE_RTOL

@@ -1,5 +1,7 @@
-"""The checkers of notebook 06: a right answer passes, a wrong one fails, a stub says "not yet implemented",
-and nothing ever raises."""
+"""The checkers of notebook 06: right answers pass, typical mistakes fail with a hint, a stub says "not yet
+implemented", nothing raises; the designed measurement is judged on its result."""
+
+import math
 
 import torch
 
@@ -16,6 +18,8 @@ def _broken(*args, **kwargs):
 
 def test_delta_write(capsys):
     assert rules.check_delta_write(lambda S, k, v, beta: S + beta * torch.outer(v - S @ k, k))
+    assert "✅" in capsys.readouterr().out
+    assert rules.check_delta_write(lambda S, k, v, beta: (S + beta * torch.outer(v - S @ k, k)).float())  # float32 ok
     assert "✅" in capsys.readouterr().out
     assert not rules.check_delta_write(lambda S, k, v, beta: S + beta * torch.outer(v, k))   # Hebbian: no error
     out = capsys.readouterr().out
@@ -51,3 +55,40 @@ def test_unstable_beta(capsys):
     assert "not yet implemented" in capsys.readouterr().out
     assert not rules.check_unstable_beta(lambda: "two")
     assert "❌" in capsys.readouterr().out
+
+
+def _literal_recovery(beta, n_keys=6, period=120, seeds=3):
+    """An independent measurement: plain tensors and a literal loop, no pavlovlab at all."""
+    g = torch.Generator().manual_seed(11)
+    K = torch.linalg.qr(torch.randn(seeds, 12, 12, generator=g, dtype=torch.float64))[0][..., :n_keys]  # (s, 12, n)
+    waits = []
+    S = torch.zeros(seeds, 12, 12, dtype=torch.float64)
+    V = None
+    for regime in range(4):
+        V = torch.nn.functional.normalize(torch.randn(seeds, 12, n_keys, generator=g, dtype=torch.float64), dim=1)
+        found = torch.full((seeds,), math.inf, dtype=torch.float64)
+        for t in range(period):
+            i = (t * 5 + regime) % n_keys                   # a fixed round-robin order (not the package's)
+            k, v = K[..., i], V[..., i]
+            S = S + beta * (v - (S @ k[..., None])[..., 0])[..., :, None] * k[..., None, :]
+            cos = torch.nn.functional.cosine_similarity(S @ K, V, dim=1).mean(-1)
+            found = torch.where(torch.isinf(found) & (cos >= 0.95), torch.tensor(float(t), dtype=torch.float64), found)
+        if regime:
+            waits.append(found)
+    return torch.stack(waits).mean().item()
+
+
+def test_recovery_measurement_judged_on_its_result(capsys):
+    assert rules.check_recovery_time(_literal_recovery)        # a different stream, order and key count
+    assert "✅" in capsys.readouterr().out
+    assert not rules.check_recovery_time(lambda beta: math.inf)                   # a memory that never recovers
+    assert "never recovered" in capsys.readouterr().out
+    assert not rules.check_recovery_time(lambda beta: 0.0)                        # a search that ignores "never"
+    assert "do not shrink" in capsys.readouterr().out
+    assert not rules.check_recovery_time(lambda beta: 10.0 / beta ** 0.1)         # shrinks, but far too slowly
+    assert "recovery(0.2) / recovery(1)" in capsys.readouterr().out
+    assert not rules.check_recovery_time(_stub)
+    assert "not yet implemented" in capsys.readouterr().out
+    assert not rules.check_recovery_time(lambda beta: [1.0, 2.0])
+    assert "❌" in capsys.readouterr().out
+    assert rules.RECOVERY_RATIO_BAND[0] <= (6 * 8 + 1) / (2 * 8 - 1) and (6 * 3 + 1) / 2 <= rules.RECOVERY_RATIO_BAND[1]

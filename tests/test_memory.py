@@ -6,7 +6,7 @@ import torch.nn.functional as F
 
 from conftest import TOL, rel_rms
 from pavlovlab import AssociativeMemory
-from pavlovlab.memory import delta_update, hebbian_update, oja_update
+from pavlovlab.memory import delta_update, hebbian_update, oja_clamped_update, oja_subspace_update
 
 
 def test_orthonormal_keys_recall_perfectly(dtype, device, gen):
@@ -34,7 +34,8 @@ def test_rules_and_decay(gen):
     k, v = torch.randn(3, generator=gen), torch.randn(2, generator=gen)
     assert torch.allclose(hebbian_update(S, k, v), torch.outer(v, k))
     assert torch.allclose(delta_update(S, k, v), torch.outer(v - S @ k, k))
-    assert torch.allclose(oja_update(S, k, v), torch.outer(v, k) - torch.diag(v * v) @ S)
+    assert torch.allclose(oja_subspace_update(S, k, v), torch.outer(v, k - S.T @ v))        # Oja (1989), y := v
+    assert torch.allclose(oja_clamped_update(S, k, v), torch.outer(v, k) - torch.diag(v * v) @ S)
     mem = AssociativeMemory(3, 2, rule="delta", lr=0.5, decay=0.9)
     mem.S = S.clone()
     mem.write(k, v)
@@ -57,7 +58,7 @@ def test_delta_rule_learns_one_pair_exactly_with_unit_key(gen):
 
 
 def test_bad_input_is_named():
-    with pytest.raises(ValueError, match="rule: expected one of \\['hebbian', 'delta', 'oja'\\], got 'hopfield'"):
+    with pytest.raises(ValueError, match="rule: expected one of \\['hebbian', 'delta', 'oja_subspace', 'oja_clamped'\\], got 'hopfield'"):
         AssociativeMemory(4, 2, rule="hopfield")
     with pytest.raises(ValueError, match="lr: expected a number >= 0.0, got -1.0"):
         AssociativeMemory(4, 2, lr=-1)
@@ -82,3 +83,52 @@ def test_bad_input_is_named():
         mem.read(torch.randn(2))
     with pytest.raises(ValueError, match="k: expected shape"):
         mem.write(torch.randn(2, 3, 4), torch.randn(2, 3, 2))
+
+
+# --- the Oja-type rules: fixed points against closed forms worked out by hand ---------------------------
+
+V_SMALL = [1.0, 0.5, -0.25, 0.05]      # a value with a small component
+"""‖v‖² = 1 + 0.25 + 0.0625 + 0.0025 = 1.315."""
+
+
+def _repeat_one_pair(rule, lr, steps):
+    k = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)
+    v = torch.tensor(V_SMALL, dtype=torch.float64)
+    mem = AssociativeMemory(3, 4, rule=rule, lr=lr, dtype=torch.float64)
+    mem.write(k.expand(steps, 3), v.expand(steps, 4))
+    return mem, k
+
+
+def test_oja_subspace_one_pair_fixed_point_is_v_over_its_squared_norm():
+    mem, k = _repeat_one_pair("oja_subspace", 0.5, 200)
+    expected = torch.tensor([1.0, 0.5, -0.25, 0.05], dtype=torch.float64) / 1.315         # S k = v / ‖v‖²
+    assert torch.allclose(mem.read(k), expected, atol=1e-12)
+    assert abs(mem.S.norm().item() - 1.315 ** -0.5) < 1e-12                                # ‖S‖_F = 1/‖v‖ = 0.8720
+    assert torch.allclose(mem.S.T @ torch.tensor(V_SMALL, dtype=torch.float64), k, atol=1e-12)   # Sᵀ v = k
+
+
+def test_oja_clamped_one_pair_fixed_point_is_one_over_v():
+    mem, k = _repeat_one_pair("oja_clamped", 1.0, 12000)     # slowest unit contracts by (1 − 0.0025) per write
+    expected = torch.tensor([1.0, 2.0, -4.0, 20.0], dtype=torch.float64)                  # S k = 1/v elementwise
+    assert torch.allclose(mem.read(k), expected, rtol=1e-9)
+    assert abs(mem.S.norm().item() - 421 ** 0.5) < 1e-8                                    # √(1+4+16+400) = 20.52
+
+
+def test_oja_subspace_many_pairs_converge_to_the_dual_basis_of_the_values(gen):
+    n, d_k, d_v = 5, 8, 7
+    K = torch.linalg.qr(torch.randn(d_k, d_k, generator=gen, dtype=torch.float64))[0][:, :n]   # orthonormal keys
+    V = torch.randn(d_v, n, generator=gen, dtype=torch.float64)
+    V = V / V.norm(dim=0)
+    mem = AssociativeMemory(d_k, d_v, rule="oja_subspace", lr=0.5, dtype=torch.float64)
+    cycles = 600
+    mem.write(K.T.repeat(cycles, 1), V.T.repeat(cycles, 1))
+    dual = torch.linalg.solve(V.T @ V, V.T).T              # V (VᵀV)⁻¹, independent of the rule's code
+    assert rel_rms(mem.S, dual @ K.T) < 1e-8
+    assert torch.allclose((V * (mem.S @ K)).sum(0), torch.ones(n, dtype=torch.float64), atol=1e-8)   # vᵢ·S kᵢ = 1
+    assert abs(mem.S.norm().item() ** 2 - torch.linalg.inv(V.T @ V).trace().item()) < 1e-7
+
+
+def test_the_old_name_oja_is_deprecated_and_means_the_subspace_rule():
+    with pytest.warns(DeprecationWarning, match="'oja' is renamed 'oja_subspace'"):
+        mem = AssociativeMemory(3, 2, rule="oja")
+    assert mem.rule_name == "oja_subspace"
