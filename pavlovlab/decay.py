@@ -227,10 +227,6 @@ def scalar_gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Ten
     return (o, S) if return_state else o
 
 
-gated_linear_attention = scalar_gated_linear_attention
-"""The former name, kept so that old code runs: the gate here is one scalar per token (not GLA's per-dimension gate)."""
-
-
 def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int = 64,
                  generator: torch.Generator | None = None, device: torch.device | str | None = None,
                  dtype: torch.dtype = torch.float32) -> torch.Tensor:

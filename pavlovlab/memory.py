@@ -7,7 +7,6 @@ the food); a query ``q`` (the test stimulus) reads the memory back as ``S q``.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 
 import torch
@@ -69,19 +68,8 @@ RULES: dict[str, Rule] = {"hebbian": hebbian_update, "delta": delta_update, "oja
                           "oja_clamped": oja_clamped_update}
 """The memory's learning rules by name (distinct from ``conditioning.RULES``, which act on CS strengths)."""
 
-DEPRECATED_RULES = {"oja": "oja_subspace"}
-"""Old names still accepted with a DeprecationWarning: ``"oja"`` was ``v kᵀ − diag(v∘v) S`` (now
-``"oja_clamped"``); it now means the supervised Oja subspace rule."""
-
-
 def resolve_rule(name: object, argument: str = "rule") -> str:
-    """The rule name, with a deprecated alias mapped (and warned about); ValueError for an unknown one."""
-    if isinstance(name, str) and name in DEPRECATED_RULES:
-        new = DEPRECATED_RULES[name]
-        warnings.warn(f"{argument}: the memory rule {name!r} is renamed {new!r} (the supervised Oja subspace rule "
-                      f"ΔS = v (k − Sᵀv)ᵀ); the old ΔS = v kᵀ − diag(v∘v) S is 'oja_clamped'",
-                      DeprecationWarning, stacklevel=3)
-        return new
+    """The rule name, checked against :data:`RULES`; ValueError naming ``argument`` for an unknown one."""
     return check_choice(argument, name, RULES)
 
 

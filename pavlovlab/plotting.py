@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 COLORS = {
-    "hebbian": "#d95f02", "delta": "#1b9e77", "oja": "#7570b3", "linear": "#d95f02",
+    "hebbian": "#d95f02", "delta": "#1b9e77", "oja": "#7570b3", "oja_subspace": "#7570b3", "oja_clamped": "#e6ab02", "linear": "#d95f02",
     "softmax": "#e7298a", "theory": "#444444", "measured": "#1f78b4",
 }
 """One colour per learning rule / attention kind, the same in every notebook."""

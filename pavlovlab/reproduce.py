@@ -279,7 +279,7 @@ def drift_tracking(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     g = torch.Generator().manual_seed(0)
     steps, period = (1500, 500) if quick else (5000, 1000)
     stream = redraw_stream(n_keys=8, d_k=16, d_v=16, steps=steps, period=period, generator=g)
-    tr = track(stream, ("hebbian", "delta", "oja"), lr=0.5, progress=progress)
+    tr = track(stream, ("hebbian", "delta", "oja_subspace"), lr=0.5, progress=progress)
     fig, (ax,) = _figure()
     numbers = {}
     for i, rule in enumerate(tr.rules):

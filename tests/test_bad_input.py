@@ -228,9 +228,9 @@ def _decay_unlearning():
     return [
         ("retnet_decays(24) float32", lambda: D.retnet_decays(24), ValueError, "n_heads: in torch.float32 only the first"),
         ("retnet_decays(24) float64", lambda: bool((D.retnet_decays(24, dtype=torch.float64) < 1).all()), "ok", ""),
-        ("gated T = 0", lambda: D.gated_linear_attention(_t(0, 4), _t(0, 4), _t(0, 2), torch.ones(0),
+        ("gated T = 0", lambda: D.scalar_gated_linear_attention(_t(0, 4), _t(0, 4), _t(0, 2), torch.ones(0),
                                                          mode="recurrent").shape == (0, 2), "ok", ""),
-        ("gate > 1", lambda: D.gated_linear_attention(q, k, v, torch.full((6,), 1.5)), ValueError, "g: expected"),
+        ("gate > 1", lambda: D.scalar_gated_linear_attention(q, k, v, torch.full((6,), 1.5)), ValueError, "g: expected"),
         ("unlearn_delta NaN k", lambda: U.unlearn_delta(S, _nan(torch.ones(4), 0)), ValueError, "k: expected finite"),
         ("unlearning_experiment n = 10, d_k = 4", lambda: U.unlearning_experiment(n=10, d_k=4, n_trials=2), ValueError,
          "n: the 'delta_protected' method protects the other n − 1 keys"),

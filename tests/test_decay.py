@@ -128,7 +128,3 @@ def test_bad_inputs():
         D.scalar_gated_linear_attention(q, q, q, torch.full((2, 6), 0.5, dtype=torch.float64))
     with pytest.raises(ValueError, match="initial_state"):
         D.scalar_gated_linear_attention(q, q, q, torch.full((2, 6), 0.5), initial_state=torch.zeros(3, 4))
-
-
-def test_the_former_name_is_the_scalar_gated_form():
-    assert D.gated_linear_attention is D.scalar_gated_linear_attention

@@ -221,13 +221,6 @@ def test_oja_type_rules_on_a_stationary_stream_reach_their_closed_forms():
     assert bool((out["oja_subspace"]["cosine"][:, -1] < 0.95).all())
 
 
-def test_old_rule_name_in_track_is_deprecated(gen):
-    s = make(gen, steps=20, period=10, batch_shape=(1,))
-    with pytest.warns(DeprecationWarning):
-        out = drift.track(s, ("oja",))
-    assert out.rules == ("oja_subspace",)
-
-
 def _writes_needed(beta, threshold=0.95):
     """m*(β): writes of one key until cos(v_new + c (v_old − v_new), v_new) ≥ threshold, c = (1 − β)^m, for
     orthogonal unit v_old, v_new (a literal search, independent of the package)."""

@@ -126,9 +126,3 @@ def test_oja_subspace_many_pairs_converge_to_the_dual_basis_of_the_values(gen):
     assert rel_rms(mem.S, dual @ K.T) < 1e-8
     assert torch.allclose((V * (mem.S @ K)).sum(0), torch.ones(n, dtype=torch.float64), atol=1e-8)   # vᵢ·S kᵢ = 1
     assert abs(mem.S.norm().item() ** 2 - torch.linalg.inv(V.T @ V).trace().item()) < 1e-7
-
-
-def test_the_old_name_oja_is_deprecated_and_means_the_subspace_rule():
-    with pytest.warns(DeprecationWarning, match="'oja' is renamed 'oja_subspace'"):
-        mem = AssociativeMemory(3, 2, rule="oja")
-    assert mem.rule_name == "oja_subspace"

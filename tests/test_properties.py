@@ -102,12 +102,12 @@ def test_delta_rule_forms_agree(lead, T, d_k, d_v, C, beta, seed, per_token):
 
 @FAST
 @given(lead=leads, T=lengths, d=dims, seed=seeds, low=st.floats(0.05, 1.0))
-def test_gated_linear_attention_forms_agree(lead, T, d, seed, low):
-    from pavlovlab.decay import gated_linear_attention
+def test_scalar_gated_linear_attention_forms_agree(lead, T, d, seed, low):
+    from pavlovlab.decay import scalar_gated_linear_attention
 
     q, k, v = draw(seed, *lead, T, d), draw(seed + 1, *lead, T, d), draw(seed + 2, *lead, T, d)
     g = low + (1 - low) * torch.rand(*lead, T, generator=torch.Generator().manual_seed(seed + 3), dtype=torch.float64)
-    close(gated_linear_attention(q, k, v, g, mode="parallel"), gated_linear_attention(q, k, v, g, mode="recurrent"),
+    close(scalar_gated_linear_attention(q, k, v, g, mode="parallel"), scalar_gated_linear_attention(q, k, v, g, mode="recurrent"),
           rtol=1e-8)
 
 
@@ -137,7 +137,7 @@ def test_delta_rule_and_memory_are_finite_on_unit_keys(T, d, seed, beta):
     k = F.normalize(draw(seed, T, d), dim=-1)
     v = draw(seed + 1, T, d, scale=10.0)
     assert finite(A.delta_rule_attention(k, k, v, beta))
-    for rule in ("hebbian", "delta", "oja"):
+    for rule in ("hebbian", "delta", "oja_subspace", "oja_clamped"):
         mem = AssociativeMemory(d, d, rule=rule, lr=min(beta, 1.0), dtype=torch.float64)
         assert finite(mem.run(k, v, k))
 
