@@ -10,10 +10,10 @@ NOTEBOOKS  := $(wildcard course/[0-9]*.ipynb) $(wildcard student/[0-9]*.ipynb)
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.txt pyproject.toml
+$(VENV)/.installed: requirements.txt docs/requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet -r requirements.txt -r docs/requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
@@ -24,8 +24,7 @@ test: setup  ## set up, then run the package tests, the book build and nbval ove
 	$(BIN)/python -m pytest tests course --nbval-lax --nbval-current-env -p no:cacheprovider
 
 book: setup  ## the course as a static web site in _build/html (executes nothing: outputs are stored)
-	$(BIN)/python -m sphinx -b html -W --keep-going -q docs _build/html
-	@echo "open _build/html/index.html"
+	$(BIN)/python tools/build_book.py
 
 normalize: setup  ## strip per-run noise (timestamps, widget state, version churn) from committed notebooks
 	$(BIN)/python tools/normalize_notebooks.py $(NOTEBOOKS)

@@ -80,5 +80,29 @@ def _widget_notes(app, doctree, docname) -> None:
             block.replace_self(note)
 
 
+def _docstring_or_literal(app, what, name, obj, options, lines) -> None:
+    """Keep a docstring that is valid reStructuredText; show any other one as preformatted text.
+
+    The package's docstrings are written for ``help()`` and the notebooks (plain text, maths in Unicode), not
+    all for reST: rather than fail the build or garble one, it is shown exactly as ``help()`` shows it.
+    """
+    import io
+
+    from docutils.core import publish_doctree
+
+    if not lines:
+        return
+    stream = io.StringIO()
+    try:
+        publish_doctree("\n".join(lines), settings_overrides={
+            "report_level": 2, "halt_level": 5, "warning_stream": stream, "file_insertion_enabled": False,
+            "raw_enabled": False})
+    except Exception:  # noqa: BLE001 - anything docutils cannot parse is shown verbatim
+        stream.write("error")
+    if stream.getvalue():
+        lines[:] = ["::", ""] + [f"    {line}" for line in lines] + [""]
+
+
 def setup(app):
     app.connect("doctree-resolved", _widget_notes)
+    app.connect("autodoc-process-docstring", _docstring_or_literal)

@@ -37,7 +37,7 @@ def api_page() -> str:
              "leading batch and head dimensions). `import pavlovlab as pl` exposes the most used names at the "
              "top level.", ""]
     for mod in public_modules():
-        lines += [f"## `{mod}`", "", f"```{{automodule}} {mod}", "```", ""]
+        lines += [f"## `{mod}`", "", "```{eval-rst}", f".. automodule:: {mod}", "```", ""]
     return "\n".join(lines)
 
 
