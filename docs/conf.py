@@ -63,11 +63,12 @@ html_theme_options = {
     "home_page_in_toc": True,
     "show_toc_level": 2,
 }
-html_last_updated_fmt = None
+html_static_path = ["_static"]
+html_css_files = ["pavlovlab.css"]
 
 WIDGET_REPR = re.compile(r"^\s*(VBox|HBox|Box|IntSlider|FloatSlider|Dropdown|Checkbox|Output)\(")
 WIDGET_NOTE = ("Interactive widget (sliders or menus): it runs in JupyterLab, not in this static page. "
-               "Launch this notebook on Binder (rocket button at the top) or run it locally with `make lab`.")
+               "Launch this notebook on Binder (rocket button at the top) or run it locally with ")
 
 
 def _widget_notes(app, doctree, docname) -> None:
@@ -76,7 +77,8 @@ def _widget_notes(app, doctree, docname) -> None:
 
     for block in list(doctree.findall(nodes.literal_block)):
         if WIDGET_REPR.match(block.astext()) and "output" in " ".join(block.parent.get("classes", [])):
-            note = nodes.note("", nodes.paragraph("", WIDGET_NOTE), classes=["pavlovlab-widget-fallback"])
+            para = nodes.paragraph("", WIDGET_NOTE, nodes.literal("make lab", "make lab"), nodes.Text("."))
+            note = nodes.note("", para, classes=["pavlovlab-widget-fallback"])
             block.replace_self(note)
 
 

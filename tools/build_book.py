@@ -2,7 +2,7 @@
 """Build the course book: stage the sources into ``_build/src``, then Sphinx into ``_build/html``.
 
 Staged (copied, so that every relative link resolves as it does in the repository): docs/ (conf.py, index.md),
-README.md (the landing page, included by index.md), CHANGELOG.md, the licences, CITATION.cff, course/'s
+README.md (the landing page, included by index.md; its Binder badge image replaced by a local copy), CHANGELOG.md, the licences, CITATION.cff, course/'s
 notebooks (``[0-9]*.ipynb``: a new notebook joins the book by its name alone) and the instructor guide.
 An API page with one section per public module of ``pavlovlab`` is written into the staging folder.
 
@@ -21,6 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = ["README.md", "CHANGELOG.md", "LICENSE", "LICENSE-CONTENT", "CITATION.cff"]
+BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
+"""README's badge image: in the book, the Binder logo shipped with sphinx-book-theme (the book loads nothing
+from the network)."""
 
 
 def public_modules() -> list[str]:
@@ -47,6 +50,13 @@ def stage(src: Path) -> None:
     shutil.copytree(ROOT / "docs", src, ignore=shutil.ignore_patterns("__pycache__"))
     for name in FILES:
         shutil.copy2(ROOT / name, src / name)
+    import sphinx_book_theme
+
+    logo = Path(sphinx_book_theme.__file__).parent / "theme" / "sphinx_book_theme" / "static" / "images" / "logo_binder.svg"
+    (src / "_local").mkdir()
+    shutil.copy2(logo, src / "_local" / "binder.svg")
+    readme = (src / "README.md").read_text(encoding="utf-8")
+    (src / "README.md").write_text(readme.replace(BINDER_BADGE, "_local/binder.svg"), encoding="utf-8")
     (src / "course").mkdir()
     for nb in sorted((ROOT / "course").glob("[0-9]*.ipynb")):
         shutil.copy2(nb, src / "course" / nb.name)
