@@ -130,3 +130,20 @@ def test_no_broken_internal_link(book):
                     broken.append(f"{page.relative_to(root)} -> {link} (no such anchor)")
     assert checked > 100
     assert not broken, f"{len(broken)} broken internal links:\n" + "\n".join(broken[:30])
+
+
+def test_links_to_repository_files_outside_the_book_point_at_the_release_on_github():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from build_book import REPO_URL, _repoint
+
+    guide = ROOT / "course" / "INSTRUCTOR_GUIDE.md"
+    staged = {"course/02_hebbian_memory.ipynb", "LICENSE"}
+    text = ("[nb](02_hebbian_memory.ipynb#exercise) [code](../pavlovlab/memory.py) [lic](../LICENSE) "
+            "[dir](../pavlovlab) [gone](../no_such_file.md) [web](https://arxiv.org/abs/2508.08289)")
+    out = _repoint(text, guide, staged, "v9.9.9")
+    assert "[nb](02_hebbian_memory.ipynb#exercise)" in out and "[lic](../LICENSE)" in out
+    assert f"[code]({REPO_URL}/blob/v9.9.9/pavlovlab/memory.py)" in out
+    assert f"[dir]({REPO_URL}/tree/v9.9.9/pavlovlab)" in out
+    assert "[gone](../no_such_file.md)" in out and "[web](https://arxiv.org/abs/2508.08289)" in out

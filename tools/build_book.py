@@ -4,7 +4,10 @@
 Staged (copied, so that every relative link resolves as it does in the repository): docs/ (conf.py, index.md),
 README.md (the landing page, included by index.md; its Binder badge image replaced by a local copy), CHANGELOG.md, the licences, CITATION.cff, course/'s
 notebooks (``[0-9]*.ipynb``: a new notebook joins the book by its name alone) and the instructor guide.
-An API page with one section per public module of ``pavlovlab`` is written into the staging folder.
+An API page with one section per public module of ``pavlovlab`` is written into the staging folder. A relative
+link to a repository file that is not part of the book (``../deploy/README.md``, ``../pavlovlab/memory.py``)
+becomes a link to that file on GitHub at the release tag; a link to a file that does not exist is kept, so
+that Sphinx reports it.
 
     python tools/build_book.py                 # what `make book` runs; -W: warnings are errors
     python tools/build_book.py --out DIR --no-warnings-as-errors
@@ -13,7 +16,9 @@ An API page with one section per public module of ``pavlovlab`` is written into 
 from __future__ import annotations
 
 import argparse
+import json
 import pkgutil
+import re
 import shutil
 import sys
 import time
@@ -44,12 +49,59 @@ def api_page() -> str:
     return "\n".join(lines)
 
 
+REPO_URL = "https://github.com/pavlovlab/pavlovlab"
+LINK = re.compile(r"(\]\()([^)\s#:]+)(#[^)\s]*)?(\))")
+"""A Markdown inline link or image with a relative target: ``](path#anchor)``."""
+
+
+def _repoint(text: str, where: Path, staged: set[str], tag: str) -> str:
+    """Links from ``where`` (a file of the repository) to repository files that are not in the book become
+    links to that file on GitHub at the release ``tag``; links to book files and to nothing are left alone
+    (Sphinx resolves the first and reports the second)."""
+
+    def sub(m: re.Match) -> str:
+        target = (where.parent / m.group(2)).resolve()
+        try:
+            rel = target.relative_to(ROOT).as_posix()
+        except ValueError:
+            return m.group(0)
+        if rel in staged or not target.exists():
+            return m.group(0)
+        kind = "tree" if target.is_dir() else "blob"
+        return f"{m.group(1)}{REPO_URL}/{kind}/{tag}/{rel}{m.group(3) or ''}{m.group(4)}"
+
+    return LINK.sub(sub, text)
+
+
+def _repoint_files(src: Path, staged: set[str], tag: str) -> None:
+    for rel in sorted(staged):
+        path = src / rel
+        if path.suffix == ".md":
+            path.write_text(_repoint(path.read_text(encoding="utf-8"), ROOT / rel, staged, tag), encoding="utf-8")
+        elif path.suffix == ".ipynb":
+            nb = json.loads(path.read_text(encoding="utf-8"))
+            for cell in nb["cells"]:
+                if cell["cell_type"] == "markdown":
+                    text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+                    cell["source"] = _repoint(text, ROOT / rel, staged, tag)
+            path.write_text(json.dumps(nb, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
 def stage(src: Path) -> None:
+    import pavlovlab
+
     if src.exists():
         shutil.rmtree(src)
     shutil.copytree(ROOT / "docs", src, ignore=shutil.ignore_patterns("__pycache__"))
     for name in FILES:
         shutil.copy2(ROOT / name, src / name)
+    # pictures and data next to the notebooks (not other pages: each page of the book is listed here)
+    for path in sorted((ROOT / "course").rglob("*")):
+        rel = path.relative_to(ROOT)
+        if (path.is_file() and path.suffix not in (".ipynb", ".md")
+                and not any(p.startswith(".") or p == "__pycache__" for p in rel.parts)):
+            (src / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, src / rel)
     import sphinx_book_theme
 
     logo = Path(sphinx_book_theme.__file__).parent / "theme" / "sphinx_book_theme" / "static" / "images" / "logo_binder.svg"
@@ -57,11 +109,13 @@ def stage(src: Path) -> None:
     shutil.copy2(logo, src / "_local" / "binder.svg")
     readme = (src / "README.md").read_text(encoding="utf-8")
     (src / "README.md").write_text(readme.replace(BINDER_BADGE, "_local/binder.svg"), encoding="utf-8")
-    (src / "course").mkdir()
+    (src / "course").mkdir(exist_ok=True)
     for nb in sorted((ROOT / "course").glob("[0-9]*.ipynb")):
         shutil.copy2(nb, src / "course" / nb.name)
     shutil.copy2(ROOT / "course" / "INSTRUCTOR_GUIDE.md", src / "course" / "INSTRUCTOR_GUIDE.md")
     (src / "api.md").write_text(api_page(), encoding="utf-8")
+    staged = {p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()}
+    _repoint_files(src, staged - {"index.md", "api.md", "conf.py"}, f"v{pavlovlab.__version__}")
 
 
 def build(out: Path, src: Path, warnings_as_errors: bool = True, quiet: bool = True) -> int:
