@@ -72,6 +72,9 @@ def test_notebook_pages_show_stored_figures_and_a_pinned_binder_button(book):
         pngs = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
         imgs = len(re.findall(r'<img[^>]+src="\.\./_images/[0-9a-f]+\.png"', page))
         assert imgs == pngs, f"{stem}: {pngs} stored PNG figures but {imgs} images on the page"
+        solutions = sum("solution" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
+        assert len(re.findall(r'class="cell [^"]*tag_solution[^"]*tag_hide-input', page)) == solutions, \
+            f"{stem}: not every solution cell is folded"
         binder = f"https://mybinder.org/v2/gh/pavlovlab/pavlovlab/{tag}?urlpath=lab/tree/course/{stem}.ipynb"
         assert binder in html.unescape(page), f"{stem}: no Binder button pinned to {tag}"
 

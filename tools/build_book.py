@@ -7,7 +7,8 @@ notebooks (``[0-9]*.ipynb``: a new notebook joins the book by its name alone) an
 An API page with one section per public module of ``pavlovlab`` is written into the staging folder. A relative
 link to a repository file that is not part of the book (``../deploy/README.md``, ``../pavlovlab/memory.py``)
 becomes a link to that file on GitHub at the release tag; a link to a file that does not exist is kept, so
-that Sphinx reports it.
+that Sphinx reports it. Solution cells (tag ``solution``) are folded on the page (tag ``hide-input``), as they are
+in JupyterLab.
 
     python tools/build_book.py                 # what `make book` runs; -W: warnings are errors
     python tools/build_book.py --out DIR --no-warnings-as-errors
@@ -81,6 +82,9 @@ def _repoint_files(src: Path, staged: set[str], tag: str) -> None:
         elif path.suffix == ".ipynb":
             nb = json.loads(path.read_text(encoding="utf-8"))
             for cell in nb["cells"]:
+                tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+                if "solution" in tags and "hide-input" not in tags:
+                    tags.append("hide-input")  # solutions folded, as in JupyterLab (source_hidden)
                 if cell["cell_type"] == "markdown":
                     text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
                     cell["source"] = _repoint(text, ROOT / rel, staged, tag)
