@@ -1,0 +1,130 @@
+"""The built course book in headless Chromium: the landing page and two notebook pages, served over HTTP from
+a fresh `-W` build (tests/bookbuild.py), with every request outside that server refused (the book must work
+offline). Checks: stored figures are loaded images, the maths is typeset by the bundled MathJax (no raw TeX
+left), widget outputs show their static fallback note, and no internal link on the three pages is broken.
+Run alone with ``pytest -m browser tests/browser/test_book_pages.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import threading
+from pathlib import Path
+from urllib.parse import urldefrag, urlsplit
+
+import pytest
+
+from bookbuild import ROOT, built_book
+
+pytestmark = [pytest.mark.browser, pytest.mark.book]
+
+PAGES = ["index.html", "course/02_hebbian_memory.html", "course/04_capacity_limits.html"]
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # noqa: D102 - no request log on stderr
+        pass
+
+
+@pytest.fixture(scope="module")
+def site():
+    book = built_book()
+    assert book["rc"] == 0, f"the book does not build with -W:\n{book['log'][-3000:]}"
+    handler = functools.partial(_Quiet, directory=str(book["html"]))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def page(browser, site, snapshot):
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    context.set_default_timeout(60_000)
+    outside: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith(site):
+            r.continue_()
+        else:
+            outside.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    p = context.new_page()
+    p.outside = outside
+    snapshot["page"] = p
+    yield p
+    context.close()
+
+
+def _widget_outputs(stem: str) -> int:
+    nb = json.loads((ROOT / "course" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    return sum(WIDGET_VIEW in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
+
+
+def _check_links(page, site: str, url: str) -> list[str]:
+    """Every same-site link of the page answers 200, and its #anchor exists on the target page."""
+    hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+    broken, ids_cache = [], {}
+    for href in sorted(set(hrefs)):
+        if not href.startswith(site):
+            continue
+        target, fragment = urldefrag(href)
+        resp = page.request.get(target)
+        if resp.status != 200:
+            broken.append(f"{href} -> HTTP {resp.status}")
+            continue
+        if fragment and target.endswith(".html") and not urlsplit(target).path.endswith(("genindex.html", "search.html")):
+            if target not in ids_cache:
+                ids_cache[target] = resp.text()
+            if f'id="{fragment}"' not in ids_cache[target]:
+                broken.append(f"{href} -> no element with id {fragment!r}")
+    return broken
+
+
+@pytest.mark.parametrize("rel", PAGES)
+def test_book_page(page, site, rel):
+    page.goto(f"{site}/{rel}", wait_until="load")
+    assert "pavlovlab" in page.title()
+
+    # Figures: every stored figure is an <img> that loaded (natural width > 0).
+    images = page.eval_on_selector_all(".cell_output img", "els => els.map(e => [e.getAttribute('src'), e.naturalWidth])")
+    if rel.startswith("course/"):
+        assert images, "no figure on the page"
+        assert all(w > 0 for _, w in images), f"images that did not load: {[s for s, w in images if w == 0]}"
+
+    # Maths: every math element holds MathJax's typeset output, and no raw TeX delimiters are left in it.
+    n_math = page.locator(".math").count()
+    if rel.startswith("course/"):
+        assert n_math > 10, f"only {n_math} math elements"
+    if n_math:
+        page.wait_for_function("() => [...document.querySelectorAll('.math')].every(e => e.querySelector('mjx-container'))",
+                               timeout=60_000)
+        raw = page.eval_on_selector_all(".math", "els => els.filter(e => /\\\\\\(|\\\\\\[|\\$/.test(e.innerText)).length")
+        assert raw == 0, f"{raw} math elements still show raw TeX"
+
+    # Widgets: the static fallback note, never the widget's text repr.
+    if rel.startswith("course/"):
+        stem = Path(rel).stem
+        notes = page.locator(".pavlovlab-widget-fallback")
+        assert notes.count() == _widget_outputs(stem) > 0
+        assert "Binder" in notes.first.inner_text()
+        outputs = " ".join(page.locator(".cell_output").all_inner_texts())
+        assert "VBox(children=" not in outputs and "HBox(children=" not in outputs
+        # the Binder launch button, pinned to the release
+        import pavlovlab
+
+        binder = page.locator(f'a[href*="mybinder.org/v2/gh/pavlovlab/pavlovlab/v{pavlovlab.__version__}"]')
+        assert binder.count() >= 1, "no Binder launch button pinned to the release"
+
+    broken = _check_links(page, site, rel)
+    assert not broken, f"broken internal links on {rel}:\n" + "\n".join(broken)
+    assert not page.outside, f"{rel} tried to load from outside the book: {page.outside[:5]}"

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Build the course book: stage the sources into ``_build/src``, then Sphinx into ``_build/html``.
+
+Staged (copied, so that every relative link resolves as it does in the repository): docs/ (conf.py, index.md),
+README.md (the landing page, included by index.md; its Binder badge image replaced by a local copy), CHANGELOG.md, the licences, CITATION.cff, course/'s
+notebooks (``[0-9]*.ipynb``: a new notebook joins the book by its name alone) and the instructor guide.
+An API page with one section per public module of ``pavlovlab`` is written into the staging folder. A relative
+link to a repository file that is not part of the book (``../deploy/README.md``, ``../pavlovlab/memory.py``)
+becomes a link to that file on GitHub at the release tag; a link to a file that does not exist is kept, so
+that Sphinx reports it. Solution cells (tag ``solution``) are folded on the page (tag ``hide-input``), as they are
+in JupyterLab.
+
+    python tools/build_book.py                 # what `make book` runs; -W: warnings are errors
+    python tools/build_book.py --out DIR --no-warnings-as-errors
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pkgutil
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FILES = ["README.md", "CHANGELOG.md", "LICENSE", "LICENSE-CONTENT", "CITATION.cff"]
+BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
+"""README's badge image: in the book, the Binder logo shipped with sphinx-book-theme (the book loads nothing
+from the network)."""
+
+
+def public_modules() -> list[str]:
+    """``pavlovlab.X`` for every module of the package whose name does not start with ``_``."""
+    import pavlovlab
+
+    return [f"pavlovlab.{m.name}" for m in pkgutil.iter_modules(pavlovlab.__path__)
+            if not m.name.startswith("_") and not m.ispkg]
+
+
+def api_page() -> str:
+    lines = ["# API reference", "",
+             "Generated from the docstrings of the `pavlovlab` package (shapes are written `(..., T, d_k)`: any "
+             "leading batch and head dimensions). `import pavlovlab as pl` exposes the most used names at the "
+             "top level.", ""]
+    for mod in public_modules():
+        lines += [f"## `{mod}`", "", "```{eval-rst}", f".. automodule:: {mod}", "```", ""]
+    return "\n".join(lines)
+
+
+REPO_URL = "https://github.com/pavlovlab/pavlovlab"
+LINK = re.compile(r"(\]\()([^)\s#:]+)(#[^)\s]*)?(\))")
+"""A Markdown inline link or image with a relative target: ``](path#anchor)``."""
+
+
+def _repoint(text: str, where: Path, staged: set[str], tag: str) -> str:
+    """Links from ``where`` (a file of the repository) to repository files that are not in the book become
+    links to that file on GitHub at the release ``tag``; links to book files and to nothing are left alone
+    (Sphinx resolves the first and reports the second)."""
+
+    def sub(m: re.Match) -> str:
+        target = (where.parent / m.group(2)).resolve()
+        try:
+            rel = target.relative_to(ROOT).as_posix()
+        except ValueError:
+            return m.group(0)
+        if rel in staged or not target.exists():
+            return m.group(0)
+        kind = "tree" if target.is_dir() else "blob"
+        return f"{m.group(1)}{REPO_URL}/{kind}/{tag}/{rel}{m.group(3) or ''}{m.group(4)}"
+
+    return LINK.sub(sub, text)
+
+
+def _repoint_files(src: Path, staged: set[str], tag: str) -> None:
+    for rel in sorted(staged):
+        path = src / rel
+        if path.suffix == ".md":
+            path.write_text(_repoint(path.read_text(encoding="utf-8"), ROOT / rel, staged, tag), encoding="utf-8")
+        elif path.suffix == ".ipynb":
+            nb = json.loads(path.read_text(encoding="utf-8"))
+            for cell in nb["cells"]:
+                tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+                if "solution" in tags and "hide-input" not in tags:
+                    tags.append("hide-input")  # solutions folded, as in JupyterLab (source_hidden)
+                if cell["cell_type"] == "markdown":
+                    text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+                    cell["source"] = _repoint(text, ROOT / rel, staged, tag)
+            path.write_text(json.dumps(nb, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def stage(src: Path) -> None:
+    import pavlovlab
+
+    if src.exists():
+        shutil.rmtree(src)
+    shutil.copytree(ROOT / "docs", src, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in FILES:
+        shutil.copy2(ROOT / name, src / name)
+    # pictures and data next to the notebooks (not other pages: each page of the book is listed here)
+    for path in sorted((ROOT / "course").rglob("*")):
+        rel = path.relative_to(ROOT)
+        if (path.is_file() and path.suffix not in (".ipynb", ".md")
+                and not any(p.startswith(".") or p == "__pycache__" for p in rel.parts)):
+            (src / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, src / rel)
+    import sphinx_book_theme
+
+    logo = Path(sphinx_book_theme.__file__).parent / "theme" / "sphinx_book_theme" / "static" / "images" / "logo_binder.svg"
+    (src / "_local").mkdir()
+    shutil.copy2(logo, src / "_local" / "binder.svg")
+    readme = (src / "README.md").read_text(encoding="utf-8")
+    (src / "README.md").write_text(readme.replace(BINDER_BADGE, "_local/binder.svg"), encoding="utf-8")
+    (src / "course").mkdir(exist_ok=True)
+    for nb in sorted((ROOT / "course").glob("[0-9]*.ipynb")):
+        shutil.copy2(nb, src / "course" / nb.name)
+    shutil.copy2(ROOT / "course" / "INSTRUCTOR_GUIDE.md", src / "course" / "INSTRUCTOR_GUIDE.md")
+    (src / "api.md").write_text(api_page(), encoding="utf-8")
+    staged = {p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()}
+    _repoint_files(src, staged - {"index.md", "api.md", "conf.py"}, f"v{pavlovlab.__version__}")
+
+
+def build(out: Path, src: Path, warnings_as_errors: bool = True, quiet: bool = True) -> int:
+    """Stage and build; returns Sphinx's exit status (non-zero on any warning when ``warnings_as_errors``)."""
+    from sphinx.cmd.build import build_main
+
+    stage(src)
+    args = ["-b", "html", "-j", "1", "-E", str(src), str(out)]
+    if warnings_as_errors:
+        args[:0] = ["-W", "--keep-going"]
+    if quiet:
+        args[:0] = ["-q"]
+    return build_main(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Build the course book into _build/html.")
+    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "html")
+    parser.add_argument("--src", type=Path, default=ROOT / "_build" / "src", help="staging folder (replaced)")
+    parser.add_argument("--no-warnings-as-errors", action="store_true")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    t0 = time.perf_counter()
+    rc = build(args.out, args.src, warnings_as_errors=not args.no_warnings_as_errors)
+    print(f"book {'built' if rc == 0 else 'FAILED'} in {time.perf_counter() - t0:.1f} s: {args.out / 'index.html'}")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
