@@ -447,15 +447,6 @@ def sweep_capacities(sweep: CapacitySweep, *, threshold: float = 0.8, fraction_c
     }
 
 
-__all__ = [
-    "CRITERIA", "RULES", "SCALINGS", "CapacityScaling", "RetrievalCapacity", "adversarial_error_curve",
-    "capacity_scaling", "decoding_curve", "first_failure", "min_cosine_curve", "readout_weights",
-    "retrieval_capacity", "scaling_residuals",
-    "KINDS", "CapacitySweep", "RecallMetrics", "average_capacity_theory", "capacity_all_correct",
-    "capacity_from_crosstalk", "capacity_from_fidelity", "capacity_sweep", "fidelity_theory", "fit_slope",
-    "n_grid", "random_keys", "random_values", "recall_from_keys", "recall_sweep", "store_and_recall",
-    "sweep_capacities", "worst_case_bound",
-]
 
 
 # ===================================================================================================
@@ -743,3 +734,14 @@ def scaling_residuals(d_ks: Sequence[int], capacities: Sequence[float] | torch.T
     """
     caps = torch.as_tensor(capacities, dtype=torch.float64).flatten().tolist()
     return {name: fit_slope(d_ks, [c / f(d) for c, d in zip(caps, d_ks)]) for name, f in SCALINGS.items()}
+
+
+__all__ = [
+    "CRITERIA", "RULES", "SCALINGS", "CapacityScaling", "RetrievalCapacity", "adversarial_error_curve",
+    "capacity_scaling", "decoding_curve", "first_failure", "min_cosine_curve", "readout_weights",
+    "retrieval_capacity", "scaling_residuals",
+    "KINDS", "CapacitySweep", "RecallMetrics", "average_capacity_theory", "capacity_all_correct",
+    "capacity_from_crosstalk", "capacity_from_fidelity", "capacity_sweep", "fidelity_theory", "fit_slope",
+    "n_grid", "random_keys", "random_values", "recall_from_keys", "recall_sweep", "store_and_recall",
+    "sweep_capacities", "worst_case_bound",
+]

@@ -42,7 +42,8 @@ def fidelity(n, d_k):
     return 1 / torch.sqrt(1 + (n - 1) / d_k)
 
 
-fidelity(torch.tensor([1.0, 16.0, 64.0]), 16)  # try it: 1 at n = 1, and falling
+# try it: a memory with one pair must recall it perfectly
+fidelity(torch.tensor([1.0, 16.0, 64.0]), 16)
 ''',
     check="ex.check_fidelity_theory(fidelity);",
     wrong='''
@@ -65,7 +66,8 @@ def predicted_capacity(d_k, threshold):
     return math.floor(1 + d_k * (1 / threshold**2 - 1))
 
 
-predicted_capacity(64, 0.9)  # try it: 16
+# try it
+predicted_capacity(64, 0.9)
 ''',
     check="ex.check_predicted_capacity(predicted_capacity);",
     wrong='''
@@ -95,7 +97,8 @@ def capacity(ns, mean_cosine, threshold):
     return best
 
 
-capacity(torch.tensor([1, 2, 4, 8]), torch.tensor([1.0, 0.9, 0.7, 0.85]), 0.8)  # try it: 2, not 8
+# try it: a dip, then a wiggle back
+capacity(torch.tensor([1, 2, 4, 8]), torch.tensor([1.0, 0.9, 0.7, 0.85]), 0.8)
 ''',
     check="ex.check_capacity_estimate(capacity);",
     wrong='''
