@@ -1,11 +1,12 @@
 """The fuller trained capacity run behind notebook 04, section 7 (minutes; ``--jobs`` runs in parallel).
 
     python benchmarks/capacity_trained.py [--d-head 4 8] [--pairs 1 2 4 8 16] [--steps 1500]
-                                          [--seeds 0 1 2] [--jobs 4]
+                                          [--seeds 0 1 2] [--n-keys 16] [--n-values 16] [--jobs 4]
 
 One-layer, one-head TinyTransformers (d_model = 32) with linear (Hebbian) or softmax attention are trained
-on associative recall: S key–value pairs in context, then one query (16 key tokens, 16 value tokens, chance
-1/16), for every key dimension d_head, every S and every seed. No early stopping: every run gets the same
+on associative recall: S key–value pairs in context, then one query (``--n-keys`` key tokens, ``--n-values``
+value tokens, chance 1/n_values), for every key dimension d_head, every S and every seed. Notebook 04's
+reduced run is ``--d-head 4 --pairs 2 8 --n-keys 8 --n-values 8`` at 300 steps with early stopping. No early stopping: every run gets the same
 ``--steps``, so the table shows where each model ends, not how fast it learns.
 
 Memory load. A context of S pairs is 2S + 1 tokens, and *every* token writes one pair (k_t, v_t) into the
@@ -32,12 +33,12 @@ import torch
 from pavlovlab import models, tasks
 
 
-def run(config: tuple[int, int, str, int, int, int]) -> tuple[tuple[int, int, str], float, float, int | None]:
-    dh, S, att, seed, steps, n_keys = config
+def run(config: tuple[int, int, str, int, int, int, int]) -> tuple[tuple[int, int, str], float, float, int | None]:
+    dh, S, att, seed, steps, n_keys, n_values = config
     torch.set_num_threads(1)
-    net = models.TinyTransformer(tasks.vocab_size(n_keys, 16), d_model=32, n_layers=1, n_heads=1, d_head=dh,
+    net = models.TinyTransformer(tasks.vocab_size(n_keys, n_values), d_model=32, n_layers=1, n_heads=1, d_head=dh,
                                  attention=att, seed=seed)
-    hist = models.train_recall(net, task_kwargs=dict(n_pairs=S, n_keys=n_keys, n_values=16), steps=steps,
+    hist = models.train_recall(net, task_kwargs=dict(n_pairs=S, n_keys=n_keys, n_values=n_values), steps=steps,
                                batch_size=64, lr=1e-2, target_accuracy=None, eval_size=512, progress=False,
                                seed=seed, device="cpu")
     acc, step = hist["accuracy"], hist["step"]
@@ -53,9 +54,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--n-keys", type=int, default=16)
+    parser.add_argument("--n-values", type=int, default=16)
     parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args()
-    configs = [(dh, S, att, seed, args.steps, args.n_keys) for dh in args.d_head for S in args.pairs
+    configs = [(dh, S, att, seed, args.steps, args.n_keys, args.n_values) for dh in args.d_head for S in args.pairs
                for att in ("linear", "softmax") for seed in args.seeds]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(run, configs))
@@ -71,7 +73,7 @@ def main() -> None:
         ok = [r for r in rs if r is not None]
         return f"{statistics.median(ok):.0f} ({len(ok)}/{len(rs)})" if ok else "-"
 
-    print(f"held-out recall accuracy, mean ± sd over seeds {args.seeds}, {args.steps} steps each, chance 1/16")
+    print(f"held-out recall accuracy, mean ± sd over seeds {args.seeds}, {args.steps} steps each, chance 1/{args.n_values}")
     print(f"{'d_head':>6} {'S':>3} {'load (2S+1)/d':>13} | {'linear final':>12} {'plateau':>10} {'step≥0.9':>10} | "
           f"{'softmax final':>13} {'plateau':>10} {'step≥0.9':>10}")
     for dh in args.d_head:
