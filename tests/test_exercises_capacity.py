@@ -181,12 +181,14 @@ def test_designed_measurement_right_passes_typical_mistakes_fail(capsys):
     ([16, 32, 64, 128], [5.0, 10.0, 20.0], "one measured capacity"),
     ([16, 32, 64, 128], [0.0, 10.0, 20.0, 40.0], "0 or less"),
     ([16, 32, 64, 128], [float("nan"), 10.0, 20.0, 40.0], "NaN"),
-    (..., ..., "list of key dimensions"),
+    ([16, 32], ..., "not yet implemented"),
+    (..., ..., "not yet implemented"),
+    ("16 32 64", [1.0, 2.0, 3.0, 4.0], "list of key dimensions"),
 ])
 def test_designed_measurement_malformed_results_are_explained(d_ks, caps, words, capsys):
     assert ex.check_capacity_slope(d_ks, caps) is False
     out = capsys.readouterr().out
-    assert "❌" in out and words in out, out
+    assert ("❌" in out or "⏳" in out) and words in out, out
 
 
 def test_designed_measurement_stub_is_kind(capsys):

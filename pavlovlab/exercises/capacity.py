@@ -315,10 +315,17 @@ def judge_capacity_slope(d_ks: Sequence[Any], capacities: Sequence[Any], *, show
 
 
 def check_capacity_slope(d_ks: Sequence[Any], capacities: Sequence[Any]) -> bool:
-    """Judge the learner's designed measurement of Exercise 4 (see :func:`judge_capacity_slope`)."""
+    """Judge the learner's designed measurement of Exercise 4 (see :func:`judge_capacity_slope`).
+
+    The stub leaves both as ``...`` (Ellipsis): that is greeted as "not yet implemented"."""
+    def get() -> tuple[Sequence[Any], Sequence[Any]]:
+        if d_ks is Ellipsis or capacities is Ellipsis:
+            raise NotImplementedError("Exercise 4")
+        return d_ks, capacities
+
     def judge(result: tuple[Sequence[Any], Sequence[Any]]) -> tuple[bool, str]:
         return judge_capacity_slope(*result, show_numbers=BOOK.get(4).attempts > 1)
-    return check_measurement(lambda: (d_ks, capacities), judge, name="Exercise 4 (the capacity slope)",
+    return check_measurement(get, judge, name="Exercise 4 (the capacity slope)",
                              hint="criterion (a) is about the worst stored item after each write, measured on the "
                                   "read-outs, counted until the first failure, averaged over many trials.",
                              number=4, book=BOOK)
