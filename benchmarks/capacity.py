@@ -8,6 +8,11 @@ every item read back (cosine, squared error, top-1 decoding, crosstalk). Goal: �
 so "Gram only" (drawing the keys and computing K Kᵀ for every trial, nothing else) is the floor; the
 ratio "sweep / Gram only" says how much the metrics cost on top. Medians of ``--repeats`` runs, all in
 one process, so the ratios hold even on a busy machine where the seconds do not.
+
+Then the three retrieval criteria of notebook 04 (``capacity_scaling``: (a) every item's cosine ≥ 0.8,
+(b) argmax over 32 fixed codewords, (c) adversarial values), with the notebook's n_max, ``--trials``
+trials per d_k (default 200 here; the notebook uses 100): time, mean capacities, log–log slope ± 2 bootstrap
+standard errors, and which law (d_k, d_k/log d_k, √d_k) leaves the flattest ratio.
 """
 
 from __future__ import annotations
@@ -58,6 +63,20 @@ def main() -> None:
                        args.repeats, device)
     print(f"full sweep in one call (capacity_sweep over all d_k): {full:.3f} s   goal ≤ 2 s on the 2-core CPU: "
           f"{'met' if full <= 2.0 else 'not met here'}")
+    n_max = {"cosine": lambda d: d // 2 + 32, "argmax": lambda d: 3 * d // 2 + 48, "adversarial": lambda d: d // 4 + 16}
+    print(f"\nretrieval criteria, {args.trials} trials per d_k, d_k = {list(D_KS)} (median time of {args.repeats})")
+    for c in C.CRITERIA:
+        res = {}
+
+        def run() -> None:
+            res["s"] = C.capacity_scaling(list(D_KS), c, trials=args.trials, n_max=n_max[c], device=device,
+                                          dtype=dtype, generator=torch.Generator().manual_seed(10))
+        t = median_time(run, args.repeats, device)
+        s = res["s"]
+        r = C.scaling_residuals(s.d_ks, s.mean)
+        best = min(r, key=lambda k: abs(r[k]))
+        print(f"{c:>12}: {t:6.2f} s  capacities {[round(float(m), 1) for m in s.mean]}  slope {s.slope:.3f} ± "
+              f"{2 * s.slope_se:.3f}  flattest: capacity / ({best})  censored {float(s.censored.max()):.2f}")
 
 
 if __name__ == "__main__":

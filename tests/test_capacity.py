@@ -118,7 +118,10 @@ def test_average_capacity_grows_linearly_with_d_k():
     assert ((torch.tensor(caps) / theory - 1).abs() < 0.2).all(), (caps, theory)
 
 
-def test_worst_case_capacity_grows_as_sqrt_d_k():
+def test_sufficient_bound_estimator_tracks_the_half_normal_estimate():
+    # The sufficient bound Σ|k_i·k_j| < 1 grows like √d_k by its definition (n − 1 terms of mean √(2/(π d_k))):
+    # this checks the estimator against that closed form, it is not evidence for the paper's claim
+    # (see test_adversarial_capacity_grows_as_sqrt_d_k_and_stays_below_the_typical_row for the read-outs).
     d_ks = [16, 32, 64, 128, 256, 512]
     caps = []
     for d in d_ks:
@@ -203,3 +206,160 @@ def test_n_grid():
         ns = C.n_grid(d, points=24, max_ratio=4.0)
         assert len(ns) == 24 and ns[0] == 1 and ns[-1] == max(24, 4 * d)
         assert (ns[1:] > ns[:-1]).all()
+
+
+# ------------------------------------------------------------- capacity on actual read-outs (issue 10)
+import itertools  # noqa: E402
+
+import pavlovlab as pl  # noqa: E402
+
+
+def _literal_reads(K, V, rule, beta, n):
+    """Read-outs of the first n items after n writes, with the package's own memories (an independent path)."""
+    if rule == "hebbian":
+        mem = AssociativeMemory(K.shape[-1], V.shape[-1], batch_shape=K.shape[:-2], dtype=K.dtype, device=K.device)
+        for t in range(n):
+            mem.write(K[..., t, :], V[..., t, :])
+        return mem.read(K[..., :n, :])
+    if rule == "delta":
+        _, S = pl.delta_rule_attention(K[..., :n, :], K[..., :n, :], V[..., :n, :], beta, mode="recurrent",
+                                       return_state=True)
+        return K[..., :n, :] @ S.mT
+    return pl.softmax_attention(K[..., :n, :], K[..., :n, :], V[..., :n, :], causal=False, scale=beta)
+
+
+@pytest.mark.parametrize("rule, beta", [("hebbian", 1.0), ("delta", 1.0), ("delta", 0.6), ("softmax", 3.0)])
+def test_min_cosine_curve_matches_a_literal_loop_over_n(rule, beta, device, dtype):
+    g = torch.Generator().manual_seed(3)
+    K = C.random_keys(3, 14, d=8, kind="sphere", generator=g, device=device, dtype=dtype)
+    V = C.random_values(3, 14, d=5, kind="sphere", generator=g, device=device, dtype=dtype)
+    got = C.min_cosine_curve(*C.readout_weights(K, V, rule, beta), V)
+    want = torch.stack([torch.cosine_similarity(_literal_reads(K, V, rule, beta, n), V[:, :n], dim=-1).amin(-1)
+                        for n in range(1, 15)], dim=-1)
+    tol = 1e-4 if dtype == torch.float32 else 1e-10
+    torch.testing.assert_close(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("rule, beta", [("hebbian", 1.0), ("delta", 1.0), ("softmax", 2.0)])
+def test_decoding_curve_matches_a_literal_argmax(rule, beta, device):
+    g = torch.Generator().manual_seed(4)
+    K = C.random_keys(6, 20, d=6, kind="sphere", generator=g, device=device, dtype=torch.float64)
+    labels = torch.randint(0, 4, (6, 20), generator=g).to(device)
+    book = torch.eye(4, dtype=torch.float64, device=device)
+    got = C.decoding_curve(*C.readout_weights(K, book[labels], rule, beta), labels, book, block=7)
+    want = torch.zeros(6, 20, dtype=torch.bool)
+    for n in range(1, 21):
+        scores = (_literal_reads(K, book[labels], rule, beta, n) @ book.mT).cpu()   # (6, n, 4)
+        for t in range(6):
+            want[t, n - 1] = all(
+                all(scores[t, j, labels[t, j]] > scores[t, j, m] for m in range(4) if m != labels[t, j])
+                for j in range(n))
+    assert torch.equal(got.cpu(), want)
+    assert want.any() and not want.all()   # the case exercises both outcomes
+
+
+def test_adversarial_error_is_the_brute_force_worst_case_and_the_summed_crosstalk():
+    g = torch.Generator().manual_seed(5)
+    K = C.random_keys(4, 9, d=6, kind="sphere", generator=g, dtype=torch.float64)
+    err, worst = C.adversarial_error_curve(K)
+    for t in range(4):
+        for n in range(1, 10):
+            G = K[t, :n] @ K[t, :n].T
+            brute = max((G @ torch.tensor(s, dtype=torch.float64) - torch.tensor(s, dtype=torch.float64)).abs().max()
+                        for s in itertools.product((-1.0, 1.0), repeat=n))   # every ±1 value pattern
+            assert abs(float(brute) - float(err[t, n - 1])) < 1e-12
+            summed = max(sum(abs(float(G[i, j])) for i in range(n) if i != j) for j in range(n))
+            assert abs(summed - float(err[t, n - 1])) < 1e-12
+    # non-unit keys: the bound includes |G_jj - 1|
+    Kg = C.random_keys(2, 7, d=5, kind="gaussian", generator=g, dtype=torch.float64)
+    err, _ = C.adversarial_error_curve(Kg)
+    G = Kg[0] @ Kg[0].T
+    brute = max((G @ torch.tensor(s, dtype=torch.float64) - torch.tensor(s, dtype=torch.float64)).abs().max()
+                for s in itertools.product((-1.0, 1.0), repeat=7))
+    assert abs(float(brute) - float(err[0, -1])) < 1e-12
+
+
+def test_first_failure_counts_leading_successes():
+    ok = torch.tensor([[True, True, False, True], [True, True, True, True], [False, True, True, True]])
+    assert C.first_failure(ok).tolist() == [2, 4, 0]
+    with pytest.raises(TypeError, match="ok"):
+        C.first_failure(torch.ones(3))
+
+
+def test_unit_sphere_overlap_has_variance_exactly_one_over_d_k():
+    # E[(k_i·k_j)^2] = k_jᵀ E[k_i k_iᵀ] k_j = 1/d_k for unit keys (isotropy); checked to 4 standard errors
+    for d in (4, 16, 64):
+        K = C.random_keys(200_000, 2, d=d, kind="sphere", generator=torch.Generator().manual_seed(d),
+                          dtype=torch.float64)
+        sq = (K[:, 0] * K[:, 1]).sum(-1).square()
+        assert abs(sq.mean().item() - 1 / d) < 4 * sq.std().item() / math.sqrt(len(sq))
+
+
+@pytest.fixture(scope="module")
+def scalings():
+    d_ks = [16, 32, 64, 128, 256]
+    n_max = {"cosine": lambda d: d // 2 + 32, "argmax": lambda d: 3 * d // 2 + 48, "adversarial": lambda d: d // 4 + 16}
+    return {c: C.capacity_scaling(d_ks, c, trials=100, n_max=n_max[c], generator=torch.Generator().manual_seed(7))
+            for c in C.CRITERIA}
+
+
+def test_cosine_criterion_capacity_is_linear_in_d_k(scalings):
+    s = scalings["cosine"]
+    assert float(s.censored.max()) == 0.0
+    assert s.slope_se < 0.03
+    assert abs(s.slope - 1.0) < 0.1, s    # the average-case law n ∝ d_k, 100 trials per point
+    assert abs(s.slope - 0.5) > 10 * s.slope_se
+
+
+def test_adversarial_capacity_grows_as_sqrt_d_k_and_stays_below_the_typical_row(scalings):
+    s = scalings["adversarial"]
+    assert float(s.censored.max()) == 0.0
+    assert abs(s.slope - 0.5) < 0.1, s
+    typical = 1 + C.worst_case_bound(torch.tensor(s.d_ks))    # where one typical row's Σ|k_i·k_j| reaches 1
+    assert (s.mean < typical).all() and (s.mean > 0.5 * typical).all(), (s.mean, typical)
+
+
+def test_argmax_capacity_with_a_fixed_codebook_is_far_above_sqrt_d_k(scalings):
+    s = scalings["argmax"]
+    assert float(s.censored.max()) == 0.0
+    assert 0.75 < s.slope < 1.05, s
+    assert (s.mean > 3 * scalings["adversarial"].mean).all()
+
+
+def test_scaling_residuals_pick_the_generating_law():
+    d_ks = [16, 32, 64, 128, 256]
+    for name, f in C.SCALINGS.items():
+        r = C.scaling_residuals(d_ks, [3.0 * f(d) for d in d_ks])
+        assert abs(r[name]) < 1e-12
+        assert min(r, key=lambda k: abs(r[k])) == name
+
+
+def test_delta_rule_stores_orthogonal_keys_exactly_up_to_d_k_but_one_pass_is_not_exact_for_random_keys():
+    d = 16
+    orth = C.retrieval_capacity(d, "cosine", rule="delta", threshold=0.999, trials=20, n_max=2 * d, kind="orthogonal",
+                                generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    assert (orth.capacity == d).all()
+    rand = C.retrieval_capacity(d, "cosine", rule="delta", threshold=0.999, trials=20, n_max=2 * d,
+                                generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    assert (rand.capacity < d // 2).all()
+
+
+def test_softmax_capacity_grows_with_inverse_temperature():
+    runs = [C.retrieval_capacity(32, "cosine", rule="softmax", beta=b, trials=100, n_max=96,
+                                 generator=torch.Generator().manual_seed(2)) for b in (0.5, 1.0, 2.0)]
+    assert not any(r.censored.any() for r in runs)
+    means = [r.capacity.double().mean().item() for r in runs]
+    assert means[0] < means[1] < means[2], means
+
+
+@pytest.mark.parametrize("call, err, words", [
+    (lambda: C.retrieval_capacity(8, "median"), ValueError, "criterion"),
+    (lambda: C.retrieval_capacity(8, "adversarial", rule="delta"), ValueError, "rule"),
+    (lambda: C.retrieval_capacity(0, "cosine"), ValueError, "d_k"),
+    (lambda: C.readout_weights(torch.zeros(3, 4), torch.zeros(2, 4)), ValueError, "values"),
+    (lambda: C.readout_weights(torch.zeros(3, 4), torch.zeros(3, 4), "oja"), ValueError, "rule"),
+    (lambda: C.capacity_scaling([16], "cosine"), ValueError, "d_ks"),
+])
+def test_new_bad_inputs_are_rejected(call, err, words):
+    with pytest.raises(err, match=words):
+        call()

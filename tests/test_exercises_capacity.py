@@ -1,11 +1,20 @@
-"""The checkers of notebook 04: right answers pass, wrong ones fail, stubs are greeted kindly, and nothing raises."""
+"""The checkers of notebook 04: right answers pass (in float32 and float64, with or without a round-off guard),
+typical mistakes fail with a hint that gives nothing away, stubs are greeted kindly, and nothing raises."""
 
 import math
 
 import pytest
 import torch
 
+from pavlovlab import capacity as cap
 from pavlovlab.exercises import capacity as ex
+
+
+@pytest.fixture(autouse=True)
+def fresh_attempts():
+    for e in ex.BOOK:
+        e.attempts = 0
+    yield
 
 
 def stub(*args):
@@ -22,8 +31,23 @@ def fidelity_ok(n, d_k):
     return 1 / torch.sqrt(1 + (n - 1) / d_k)
 
 
+def fidelity_ok_float32(n, d_k):
+    return (1 + (n.float() - 1) / d_k).rsqrt()
+
+
 def predicted_ok(d_k, threshold):
+    return math.floor(1 + d_k * (1 / threshold**2 - 1))
+
+
+def predicted_ok_with_guard(d_k, threshold):  # the old reference's 1e-9 guard must not matter either
     return math.floor(1 + d_k * (1 / threshold**2 - 1) + 1e-9)
+
+
+def predicted_ok_loop(d_k, threshold):  # an independent way: count up while the theory passes
+    n = 1
+    while 1 / math.sqrt(1 + n / d_k) >= threshold:
+        n += 1
+    return n
 
 
 def capacity_ok(ns, mean_cosine, threshold):
@@ -64,20 +88,22 @@ def capacity_returns_index(ns, mean_cosine, threshold):
 
 
 CHECKS = [
-    (ex.check_fidelity_theory, fidelity_ok, [fidelity_forgets_minus_one, fidelity_no_sqrt]),
-    (ex.check_predicted_capacity, predicted_ok, [predicted_forgets_square, predicted_rounds]),
-    (ex.check_capacity_estimate, capacity_ok, [capacity_last_above, capacity_returns_index]),
+    (ex.check_fidelity_theory, [fidelity_ok, fidelity_ok_float32], [fidelity_forgets_minus_one, fidelity_no_sqrt]),
+    (ex.check_predicted_capacity, [predicted_ok, predicted_ok_with_guard, predicted_ok_loop],
+     [predicted_forgets_square, predicted_rounds]),
+    (ex.check_capacity_estimate, [capacity_ok], [capacity_last_above, capacity_returns_index]),
 ]
 
 
-@pytest.mark.parametrize("check, right, wrongs", CHECKS, ids=[c[0].__name__ for c in CHECKS])
-def test_right_passes_wrong_fails_stub_is_kind(check, right, wrongs, capsys):
-    assert check(right) is True
-    assert "✅" in capsys.readouterr().out
+@pytest.mark.parametrize("check, rights, wrongs", CHECKS, ids=[c[0].__name__ for c in CHECKS])
+def test_right_passes_wrong_fails_stub_is_kind(check, rights, wrongs, capsys):
+    for right in rights:
+        assert check(right) is True, right.__name__
+        assert "✅" in capsys.readouterr().out
     for wrong in wrongs:
         assert check(wrong) is False
         out = capsys.readouterr().out
-        assert "❌" in out and "Hint" in out, wrong.__name__
+        assert "❌" in out and "Hint" in out and "ex.hint(" in out, wrong.__name__
     assert check(stub) is False
     assert "not yet implemented" in capsys.readouterr().out
     assert check(crash) is False
@@ -86,6 +112,88 @@ def test_right_passes_wrong_fails_stub_is_kind(check, right, wrongs, capsys):
     assert "expected a function" in capsys.readouterr().out
 
 
-def test_references_agree_with_the_package():
-    assert ex.predicted_capacity_reference(64, 0.9) == 16
+def test_first_failure_hides_the_expected_number_second_shows_it(capsys):
+    ex.check_predicted_capacity(predicted_forgets_square)
+    first = capsys.readouterr().out
+    assert "expected" not in first and "too small" in first
+    ex.check_predicted_capacity(predicted_forgets_square)
+    assert "expected 16" in capsys.readouterr().out
+
+
+def test_exercise_2_cases_avoid_exact_whole_bounds():
+    # 1/0.8**2 = 1.5624999999999998: d_k = 16, θ = 0.8 sits exactly on n = 10 and could round either way
+    assert not ex._far_from_whole(16, 0.8)
+    for (d_k, threshold), _ in ex._capacity_cases(0):
+        assert ex._far_from_whole(d_k, threshold)
+        assert predicted_ok(d_k, threshold) == predicted_ok_with_guard(d_k, threshold) == predicted_ok_loop(d_k, threshold)
+
+
+def test_references_agree_with_independent_computations():
+    assert ex.predicted_capacity_reference(64, 0.9) == predicted_ok_loop(64, 0.9) == 16
     assert ex.capacity_reference(torch.tensor([1, 2, 4]), torch.tensor([1.0, 0.5, 0.9]), 0.8) == 1
+
+
+# --- Exercise 4: the designed measurement ------------------------------------------------------
+
+def _measure(d_k, reduce, trials=100, theta=0.8):
+    """A learner's measurement written as a literal loop (independent of the package's prefix sums)."""
+    gen = torch.Generator().manual_seed(d_k)
+    keys = cap.random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)
+    values = cap.random_values(trials, d_k, d=d_k, kind="sphere", generator=gen)
+    alive, count = torch.ones(trials, dtype=torch.bool), torch.zeros(trials)
+    for n in range(1, d_k + 1):
+        reads = keys[:, :n] @ (values[:, :n].mT @ keys[:, :n]).mT
+        alive &= reduce(torch.cosine_similarity(reads, values[:, :n], dim=-1)) >= theta
+        count += alive
+    return count.mean().item()
+
+
+D_KS = [16, 32, 64, 128]
+
+
+def test_reference_capacity_matches_a_literal_loop():
+    for d in (16, 64):
+        assert abs(_measure(d, lambda c: c.amin(-1), trials=200) / ex.reference_capacity(d) - 1) < 0.15
+
+
+def test_designed_measurement_right_passes_typical_mistakes_fail(capsys):
+    right = [_measure(d, lambda c: c.amin(-1)) for d in D_KS]
+    assert ex.check_capacity_slope(D_KS, right) is True
+    assert "✅" in capsys.readouterr().out
+    ex.BOOK.get(4).attempts = 0
+    mean_item = [_measure(d, lambda c: c.mean(-1)) for d in D_KS]            # the average item, not the worst
+    assert ex.check_capacity_slope(D_KS, mean_item) is False
+    first = capsys.readouterr().out
+    assert "❌" in first and "well above" in first and "the package's" not in first
+    assert ex.check_capacity_slope(D_KS, mean_item) is False
+    assert "the package's" in capsys.readouterr().out                     # numbers only from the 2nd attempt
+    bound = []                                                             # the sufficient bound Σ|k_i·k_j| < 1
+    for d in D_KS:
+        K = cap.random_keys(100, d, d=d, kind="sphere", generator=torch.Generator().manual_seed(d))
+        bound.append(float(cap.first_failure(cap.adversarial_error_curve(K)[0] < 1).double().mean()))
+    assert ex.check_capacity_slope(D_KS, bound) is False
+    assert "well below" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("d_ks, caps, words", [
+    ([16, 32], [5.0, 10.0], "at least four"),
+    ([16, 20, 24, 28], [5.0, 6.0, 7.0, 8.0], "factor of 8"),
+    ([16, 32, 64, 128], [5.0, 10.0, 20.0], "one measured capacity"),
+    ([16, 32, 64, 128], [0.0, 10.0, 20.0, 40.0], "0 or less"),
+    ([16, 32, 64, 128], [float("nan"), 10.0, 20.0, 40.0], "NaN"),
+    ([16, 32], ..., "not yet implemented"),
+    (..., ..., "not yet implemented"),
+    ("16 32 64", [1.0, 2.0, 3.0, 4.0], "list of key dimensions"),
+])
+def test_designed_measurement_malformed_results_are_explained(d_ks, caps, words, capsys):
+    assert ex.check_capacity_slope(d_ks, caps) is False
+    out = capsys.readouterr().out
+    assert ("❌" in out or "⏳" in out) and words in out, out
+
+
+def test_designed_measurement_stub_is_kind(capsys):
+    def boom():
+        raise NotImplementedError("Exercise 4")
+    from pavlovlab.exercises._core import check_measurement
+    assert check_measurement(boom, lambda r: (True, ""), name="x", number=4, book=ex.BOOK) is False
+    assert "not yet implemented" in capsys.readouterr().out

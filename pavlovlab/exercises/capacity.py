@@ -1,18 +1,175 @@
-"""Checkers for the exercises of ``04_capacity_limits``.
+"""The exercises of ``04_capacity_limits``.
 
-Each ``check_*`` takes the learner's function, calls it and the package's reference on several random
-cases (drawn from a seeded CPU generator), and prints one friendly verdict. They never raise.
+1. (implement) the theory curve of the mean recall cosine;
+2. (implement) invert it: the average-case capacity predicted for a threshold θ;
+3. (implement) read a capacity off a measured, noisy curve (the first failure, not the last success);
+4. (design the measurement) measure the capacity under retrieval criterion (a) (every stored item's
+   cosine ≥ θ) for several key dimensions and fit the log–log slope.
+
+Learners type ``ex.hint(n)`` for the next hint tier and ``ex.solution(n)`` for the reference solution.
+Each checker prints one verdict and never raises. :func:`pavlovlab.capacity.capacity_scaling` is the
+package's version of Exercise 4's measurement.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
-from ..capacity import average_capacity_theory, capacity_from_fidelity, fidelity_theory, n_grid
-from ._core import Case, check_function
+from ..capacity import average_capacity_theory, capacity_from_fidelity, fidelity_theory, fit_slope, n_grid, \
+    retrieval_capacity
+from ._core import Case, Exercise, Exercises, check_function, check_measurement, finite_number
+
+BOOK = Exercises("04_capacity_limits")
+
+BOOK.add(Exercise(
+    number=1, title="the theory curve", kind="implement",
+    hints=[
+        "The read-out is the right food (length 1) plus a blur made of the other n − 1 notes, each scaled by "
+        "an overlap whose square is 1/d_k on average, and nearly perpendicular to the food. How long is the blur, "
+        "and what is the cosine of the angle between a unit vector and that vector plus a perpendicular blur?",
+        "Squared length of the blur: (n − 1)/d_k. For a right triangle with legs 1 and b, the cosine of the angle "
+        "at the unit leg is 1 over the hypotenuse √(1 + b²). Use torch operations so that n can be a tensor; "
+        "n = 1 must give exactly 1.",
+        "return 1 / torch.sqrt(1 + (n - 1) / d_k)",
+    ],
+    solution='''
+def fidelity(n, d_k):
+    return 1 / torch.sqrt(1 + (n - 1) / d_k)
+
+
+# try it: a memory with one pair must recall it perfectly
+fidelity(torch.tensor([1.0, 16.0, 64.0]), 16)
+''',
+    check="ex.check_fidelity_theory(fidelity);",
+    wrong='''
+def fidelity(n, d_k):
+    return 1 / torch.sqrt(1 + n / d_k)       # counts the item itself as crosstalk
+''',
+))
+
+BOOK.add(Exercise(
+    number=2, title="capacity from the theory", kind="implement",
+    hints=[
+        "The cosine falls as n grows, so the usable n form a range 1, 2, …, n_max. Solve 'cosine = θ' for n "
+        "(square both sides first), then ask: which whole numbers lie on the usable side?",
+        "Squaring gives 1 + (n − 1)/d_k ≤ 1/θ², i.e. n ≤ 1 + d_k (1/θ² − 1). The answer is the largest whole "
+        "number that is not above that bound: round down, never to the nearest.",
+        "return math.floor(1 + d_k * (1 / threshold**2 - 1))",
+    ],
+    solution='''
+def predicted_capacity(d_k, threshold):
+    return math.floor(1 + d_k * (1 / threshold**2 - 1))
+
+
+# try it
+predicted_capacity(64, 0.9)
+''',
+    check="ex.check_predicted_capacity(predicted_capacity);",
+    wrong='''
+def predicted_capacity(d_k, threshold):
+    return math.floor(1 + d_k * (1 / threshold - 1))   # forgot to square the threshold
+''',
+))
+
+BOOK.add(Exercise(
+    number=3, title="capacity from a measured curve", kind="implement",
+    hints=[
+        "Read the curve from the left, as the memory fills. The capacity is where the memory first stops "
+        "being usable. What should a later point that wiggles back above the threshold change? (Noise is not "
+        "recovery.) And what if the very first point is already below?",
+        "Walk along ns and mean_cosine together; remember the last n that passed; stop at the first point "
+        "below the threshold. Return that remembered n (0 if nothing passed), as a number of pairs, not an index.",
+        "best = 0; for n, c in zip(ns.tolist(), mean_cosine.tolist()): if c < threshold: break; best = n; "
+        "return best",
+    ],
+    solution='''
+def capacity(ns, mean_cosine, threshold):
+    best = 0
+    for n, c in zip(ns.tolist(), mean_cosine.tolist()):
+        if c < threshold:
+            break
+        best = n
+    return best
+
+
+# try it: a dip, then a wiggle back
+capacity(torch.tensor([1, 2, 4, 8]), torch.tensor([1.0, 0.9, 0.7, 0.85]), 0.8)
+''',
+    check="ex.check_capacity_estimate(capacity);",
+    wrong='''
+def capacity(ns, mean_cosine, threshold):
+    above = ns[mean_cosine >= threshold]     # any later point above the threshold counts
+    return int(above.max()) if len(above) else 0
+''',
+))
+
+BOOK.add(Exercise(
+    number=4, title="measure the capacity slope under criterion (a)", kind="design",
+    hints=[
+        "Criterion (a) holds the *worst* stored item to the threshold, not the average one. For one key "
+        "dimension: store pairs one by one, after each write read every stored item back, and count how many "
+        "writes pass before the first failure. Average that count over many trials, repeat for key dimensions "
+        "that span a factor of 8 or more, and fit a straight line on log–log axes.",
+        "Draw keys and values on the unit sphere (cap.random_keys, cap.random_values with kind='sphere', "
+        "d_v = d_k) for all trials at once, shape (trials, N, d_k). For n = 1, 2, …: the Hebbian memory of "
+        "the first n pairs is a sum of outer products (one batched matrix product); read it with the first n "
+        "keys; take the smallest cosine over items. Keep a boolean 'still alive' per trial and add it to the "
+        "count; stop once no trial is alive. Then cap.fit_slope(my_d_ks, my_capacities).",
+        "S = values[:, :n].mT @ keys[:, :n]; reads = keys[:, :n] @ S.mT; worst = "
+        "torch.cosine_similarity(reads, values[:, :n], dim=-1).amin(-1); alive &= worst >= theta; "
+        "capacity += alive",
+    ],
+    solution='''
+def measure_capacity(d_k, trials=100, theta=0.8):
+    gen = torch.Generator().manual_seed(d_k)
+    keys = cap.random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)        # (trials, N = d_k, d_k)
+    values = cap.random_values(trials, d_k, d=d_k, kind="sphere", generator=gen)
+    alive, count = torch.ones(trials, dtype=torch.bool), torch.zeros(trials)
+    for n in range(1, d_k + 1):
+        S = values[:, :n].mT @ keys[:, :n]                                          # Hebbian memory of n pairs
+        reads = keys[:, :n] @ S.mT                                                  # read every stored item
+        worst = torch.cosine_similarity(reads, values[:, :n], dim=-1).amin(-1)
+        alive &= worst >= theta                                                     # first failure ends a trial
+        count += alive
+        if not alive.any():
+            break
+    return count.mean().item()
+
+
+my_d_ks = [16, 32, 64, 128]
+my_capacities = [measure_capacity(d_k) for d_k in my_d_ks]
+print("capacities:", [round(c, 1) for c in my_capacities], " slope:", round(cap.fit_slope(my_d_ks, my_capacities), 2))
+''',
+    check="ex.check_capacity_slope(my_d_ks, my_capacities);",
+    wrong='''
+def measure_capacity(d_k, trials=100, theta=0.8):
+    gen = torch.Generator().manual_seed(d_k)
+    keys = cap.random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)
+    values = cap.random_values(trials, d_k, d=d_k, kind="sphere", generator=gen)
+    alive, count = torch.ones(trials, dtype=torch.bool), torch.zeros(trials)
+    for n in range(1, d_k + 1):
+        S = values[:, :n].mT @ keys[:, :n]
+        reads = keys[:, :n] @ S.mT
+        typical = torch.cosine_similarity(reads, values[:, :n], dim=-1).mean(-1)   # the average item, not the worst
+        alive &= typical >= theta
+        count += alive
+        if not alive.any():
+            break
+    return count.mean().item()
+
+
+my_d_ks = [16, 32, 64, 128]
+my_capacities = [measure_capacity(d_k) for d_k in my_d_ks]
+''',
+    setup="from pavlovlab import capacity as cap",
+))
+
+hint, solution = BOOK.hint, BOOK.solution
 
 
 # ------------------------------------------------------------------------ Exercise 1: the theory curve
@@ -22,35 +179,50 @@ def fidelity_reference(n: torch.Tensor, d_k: int) -> torch.Tensor:
 
 
 def check_fidelity_theory(fn: Callable[[torch.Tensor, int], torch.Tensor], *, seed: int = 0) -> bool:
-    """Check ``fn(n, d_k) -> 1/√(1 + (n − 1)/d_k)`` for tensors ``n`` (float64, starting at n = 1) and int ``d_k``."""
+    """Check ``fn(n, d_k)`` (the mean recall cosine) for tensors ``n`` (float64, starting at n = 1) and int ``d_k``."""
     g = torch.Generator().manual_seed(seed)
     cases: list[Case] = []
     for d_k in (4, 16, 37, 128):
         n = torch.cat([torch.ones(1), torch.randint(2, 4 * d_k, (5,), generator=g).sort().values]).double()
         cases.append(((n, d_k), {}))
     return check_function(fn, fidelity_reference, cases, name="Exercise 1 (the theory curve)",
-                          hint="the read-out is the signal (size 1) plus n − 1 crosstalk terms, each of "
-                               "variance 1/d_k; the cosine is signal / √(signal² + noise²) = "
-                               "1 / torch.sqrt(1 + (n - 1) / d_k). Check that n = 1 gives exactly 1.",
-                          rtol=1e-6, atol=1e-9)
+                          hint="what should a memory holding a single pair (n = 1) give? How many of the n "
+                               "stored notes are crosstalk for item j, and is the blur's length or its squared "
+                               "length proportional to that count?",
+                          rtol=1e-6, atol=1e-9, number=1, book=BOOK)
 
 
 # ------------------------------------------------------------- Exercise 2: invert the theory for n
 def predicted_capacity_reference(d_k: int, threshold: float) -> int:
     """The largest whole n whose theoretical mean cosine is ≥ ``threshold``: ``⌊1 + d_k (1/θ² − 1)⌋``."""
-    return int(math.floor(float(average_capacity_theory(d_k, threshold)) + 1e-9))
+    return int(math.floor(float(average_capacity_theory(d_k, threshold))))
+
+
+def _far_from_whole(d_k: int, threshold: float) -> bool:
+    """Cases whose bound ``1 + d_k(1/θ² − 1)`` is an exact whole number (e.g. d_k = 16, θ = 0.8 gives 10)
+    can round to either side in floating point (1/0.8² = 1.5624999999999998); the checker avoids them."""
+    x = 1 + d_k * (1 / threshold**2 - 1)
+    return abs(x - round(x)) > 1e-6
+
+
+def _capacity_cases(seed: int) -> list[Case]:
+    g = torch.Generator().manual_seed(seed)
+    cases: list[Case] = [((64, 0.9), {}), ((100, 0.55), {}), ((10, 0.95), {})]
+    while len(cases) < 7:
+        d_k = int(torch.randint(8, 513, (1,), generator=g))
+        threshold = round(0.5 + 0.45 * float(torch.rand(1, generator=g)), 2)
+        if _far_from_whole(d_k, threshold):
+            cases.append(((d_k, threshold), {}))
+    return cases
 
 
 def check_predicted_capacity(fn: Callable[[int, float], int], *, seed: int = 0) -> bool:
-    """Check ``fn(d_k, threshold) -> the largest whole n with 1/√(1 + (n − 1)/d_k) ≥ threshold``."""
-    g = torch.Generator().manual_seed(seed)
-    cases: list[Case] = [((64, 0.9), {}), ((16, 0.8), {}), ((100, 0.5), {})]
-    for _ in range(3):
-        d_k = int(torch.randint(8, 513, (1,), generator=g))
-        cases.append(((d_k, round(0.5 + 0.45 * float(torch.rand(1, generator=g)), 2)), {}))
-    return check_function(fn, predicted_capacity_reference, cases, name="Exercise 2 (capacity from the theory)",
-                          hint="solve 1/√(1 + (n − 1)/d_k) ≥ θ for n: n ≤ 1 + d_k (1/θ² − 1); the answer is the "
-                               "largest whole number below that, math.floor(...).", rtol=0.0, atol=1e-9)
+    """Check ``fn(d_k, threshold)``: the largest whole n whose theoretical mean cosine is ≥ threshold."""
+    return check_function(fn, predicted_capacity_reference, _capacity_cases(seed),
+                          name="Exercise 2 (capacity from the theory)",
+                          hint="square both sides of 'cosine ≥ θ' before solving for n; and the answer must "
+                               "itself pass the test: is the whole number you return on the usable side?",
+                          rtol=0.0, atol=0.0, number=2, book=BOOK)
 
 
 # ------------------------------------------------------ Exercise 3: capacity from a measured curve
@@ -59,27 +231,105 @@ def capacity_reference(ns: torch.Tensor, mean_cosine: torch.Tensor, threshold: f
     return capacity_from_fidelity(ns, mean_cosine, threshold)
 
 
-def _curve_cases(g: torch.Generator) -> list[Case]:
+def _curve_cases(g: torch.Generator) -> tuple[list[Case], list[str]]:
     cases: list[Case] = []
+    notes: list[str] = []
     for d_k, threshold in ((16, 0.8), (64, 0.7), (128, 0.9)):
         ns = n_grid(d_k, points=16, max_ratio=2.0)
         noisy = fidelity_theory(ns, d_k) + 0.01 * torch.randn(len(ns), generator=g, dtype=torch.float64)
         cases.append(((ns, noisy.clamp(max=1.0), threshold), {}))
+        notes.append("a noisy measured curve")
     ns = torch.tensor([1, 2, 4, 8, 16, 32])
-    cases.append(((ns, torch.tensor([1.0, 0.9, 0.75, 0.82, 0.6, 0.5], dtype=torch.float64), 0.8), {}))  # a bump
-    cases.append(((ns, torch.tensor([0.7, 0.6, 0.5, 0.4, 0.3, 0.2], dtype=torch.float64), 0.8), {}))    # none
-    cases.append(((ns, torch.full((6,), 0.95, dtype=torch.float64), 0.8), {}))                           # all
-    return cases
+    cases.append(((ns, torch.tensor([1.0, 0.9, 0.75, 0.82, 0.6, 0.5], dtype=torch.float64), 0.8), {}))
+    notes.append("the curve dips below the threshold at n = 4, then wiggles back above it at n = 8")
+    cases.append(((ns, torch.tensor([0.7, 0.6, 0.5, 0.4, 0.3, 0.2], dtype=torch.float64), 0.8), {}))
+    notes.append("even the first point is below the threshold")
+    cases.append(((ns, torch.full((6,), 0.95, dtype=torch.float64), 0.8), {}))
+    notes.append("every point passes")
+    return cases, notes
 
 
 def check_capacity_estimate(fn: Callable[[torch.Tensor, torch.Tensor, float], int], *, seed: int = 0) -> bool:
     """Check ``fn(ns, mean_cosine, threshold) -> int``: the largest n before the curve first drops below threshold."""
-    g = torch.Generator().manual_seed(seed)
-    return check_function(fn, capacity_reference, _curve_cases(g), name="Exercise 3 (capacity from a measured curve)",
-                          hint="walk along the grid from the smallest n and stop at the first point below the "
-                               "threshold; answer the n just before it (0 if even the first point is below). "
-                               "A later point back above the threshold does not count: noise is not recovery.",
-                          rtol=0.0, atol=1e-9)
+    cases, notes = _curve_cases(torch.Generator().manual_seed(seed))
+    return check_function(fn, capacity_reference, cases, name="Exercise 3 (capacity from a measured curve)",
+                          hint="when the memory has failed once, does a later lucky point make it usable again? "
+                               "And is your answer a number of pairs or a position in the grid?",
+                          rtol=0.0, atol=0.0, number=3, book=BOOK, case_hints=notes)
 
 
-__all__ = ["check_capacity_estimate", "check_fidelity_theory", "check_predicted_capacity"]
+# ------------------------------------------------- Exercise 4: design the capacity measurement
+_REFERENCE_TRIALS = 200
+
+
+@functools.lru_cache(maxsize=64)
+def reference_capacity(d_k: int, threshold: float = 0.8) -> float:
+    """The package's mean capacity under criterion (a) (every item's cosine ≥ θ, d_v = d_k, unit keys and
+    values), over :data:`_REFERENCE_TRIALS` trials: what a correct measurement should find on average."""
+    r = retrieval_capacity(d_k, "cosine", trials=_REFERENCE_TRIALS, n_max=d_k // 2 + 16, threshold=threshold,
+                           generator=torch.Generator().manual_seed(1000 + d_k), dtype=torch.float64)
+    return float(r.capacity.double().mean())
+
+
+def judge_capacity_slope(d_ks: Sequence[Any], capacities: Sequence[Any], *, show_numbers: bool = True
+                         ) -> tuple[bool, str]:
+    """Judge a designed measurement of the capacity under criterion (a): ``(ok, message)``.
+
+    Accepted when (i) there are ≥ 4 key dimensions spanning a factor ≥ 8, each between 4 and 512; (ii) each
+    measured capacity is within ×/÷ 1.3 of the package's 200-trial mean at that d_k (a 100-trial mean has a
+    relative standard error of about 3–7 % over this range, so 1.3 is more than 4 standard errors, while
+    judging the *average* item instead of the worst roughly doubles the capacity and the sufficient bound
+    Σ|k_i·k_j| < 1 halves it at d_k = 64); (iii) the fitted log–log slope lies in [0.8, 1.25] (the package
+    finds 1.03 ± 0.01 over d_k = 16…256; a √d_k law would give 0.5).
+    """
+    if isinstance(d_ks, (str, bytes)) or not isinstance(d_ks, Sequence):
+        return False, f"d_ks should be a list of key dimensions, got {type(d_ks).__name__}"
+    if isinstance(capacities, torch.Tensor):
+        capacities = capacities.flatten().tolist()
+    if isinstance(capacities, (str, bytes)) or not isinstance(capacities, Sequence) or len(capacities) != len(d_ks):
+        return False, "capacities should be a list with one measured capacity per key dimension in d_ks"
+    dims = [int(finite_number(d, "a key dimension")) for d in d_ks]
+    caps = [finite_number(c, "a measured capacity") for c in capacities]
+    if len(set(dims)) < 4 or max(dims) < 8 * min(dims):
+        return False, ("a slope needs at least four different key dimensions spanning a factor of 8 or more "
+                       "(e.g. 8 … 64), so that a straight line on log–log axes is well defined")
+    if min(dims) < 4 or max(dims) > 512:
+        return False, "keep the key dimensions between 4 and 512 (the checker compares with the package there)"
+    if min(caps) <= 0:
+        return False, ("a capacity of 0 or less means the very first write already failed: is the memory read "
+                       "after the pair is written, and is the count the number of writes before the first failure?")
+    ratios = [c / reference_capacity(d) for d, c in zip(dims, caps)]
+    slope = fit_slope(dims, caps)
+    numbers = (f" (your capacities {[round(c, 1) for c in caps]}, the package's "
+               f"{[round(reference_capacity(d), 1) for d in dims]}; your slope {slope:.2f})") if show_numbers else ""
+    if max(ratios) > 1.3:
+        return False, ("your capacities are well above what criterion (a) gives: is every stored item held to the "
+                       "threshold, or only a typical one? And does the count stop at the first failure?" + numbers)
+    if min(ratios) < 1 / 1.3:
+        return False, ("your capacities are well below what criterion (a) gives: are you reading the memory's "
+                       "actual read-outs with unit keys and values of dimension d_k, or a bound on them?" + numbers)
+    if not 0.8 <= slope <= 1.25:
+        return False, "the capacities match point by point but the fitted slope does not: check the fit" + numbers
+    return True, (f"slope {slope:.2f}: under criterion (a) the capacity grows about linearly in d_k, not like √d_k "
+                  f"(capacities within ×/÷ 1.3 of the package's at every d_k).")
+
+
+def check_capacity_slope(d_ks: Sequence[Any], capacities: Sequence[Any]) -> bool:
+    """Judge the learner's designed measurement of Exercise 4 (see :func:`judge_capacity_slope`).
+
+    The stub leaves both as ``...`` (Ellipsis): that is greeted as "not yet implemented"."""
+    def get() -> tuple[Sequence[Any], Sequence[Any]]:
+        if d_ks is Ellipsis or capacities is Ellipsis:
+            raise NotImplementedError("Exercise 4")
+        return d_ks, capacities
+
+    def judge(result: tuple[Sequence[Any], Sequence[Any]]) -> tuple[bool, str]:
+        return judge_capacity_slope(*result, show_numbers=BOOK.get(4).attempts > 1)
+    return check_measurement(get, judge, name="Exercise 4 (the capacity slope)",
+                             hint="criterion (a) is about the worst stored item after each write, measured on the "
+                                  "read-outs, counted until the first failure, averaged over many trials.",
+                             number=4, book=BOOK)
+
+
+__all__ = ["BOOK", "check_capacity_estimate", "check_capacity_slope", "check_fidelity_theory",
+           "check_predicted_capacity", "hint", "judge_capacity_slope", "reference_capacity", "solution"]
