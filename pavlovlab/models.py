@@ -223,11 +223,14 @@ def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int
 
 
 def depth_width_configs(budget: int = 4, *, d_model: int = 32, d_head: int = 8,
-                        mlp_ratio: int = 2, width_control: bool = False) -> dict[str, dict[str, int]]:
+                        mlp_ratio: int = 2, width_control: bool = False,
+                        deep_layers: int | None = None) -> dict[str, dict[str, int]]:
     """Shapes with the same number of head dimensions and (up to LayerNorms and biases) the same parameters.
 
     ``"wide-shallow"``: 1 layer of ``budget`` heads and one MLP ``budget·mlp_ratio`` wide;
-    ``"narrow-deep"``: ``budget`` layers of 1 head, each with an MLP ``mlp_ratio`` wide;
+    ``"narrow-deep"``: ``budget`` layers of 1 head, each with an MLP ``mlp_ratio`` wide (with
+    ``deep_layers = L``, a divisor of ``budget``: L layers of ``budget / L`` heads and MLPs
+    ``budget·mlp_ratio / L`` wide);
     with ``width_control``, also ``"one-big-head"``: 1 layer of one head of ``budget·d_head`` dimensions
     (the same projections as wide-shallow, undivided: it separates "more heads" from "more width").
     Returns keyword dicts for :class:`TinyTransformer` (add ``vocab_size`` and ``attention``).
@@ -235,8 +238,11 @@ def depth_width_configs(budget: int = 4, *, d_model: int = 32, d_head: int = 8,
     check_int("budget", budget, low=1)
     common = dict(d_model=check_int("d_model", d_model, low=1), d_head=check_int("d_head", d_head, low=1))
     check_int("mlp_ratio", mlp_ratio, low=1)
+    L = budget if deep_layers is None else check_int("deep_layers", deep_layers, low=1)
+    if budget % L:
+        raise ValueError(f"deep_layers: expected a divisor of budget = {budget}, got {L}")
     configs = {"wide-shallow": dict(n_layers=1, n_heads=budget, mlp_ratio=budget * mlp_ratio, **common),
-               "narrow-deep": dict(n_layers=budget, n_heads=1, mlp_ratio=mlp_ratio, **common)}
+               "narrow-deep": dict(n_layers=L, n_heads=budget // L, mlp_ratio=budget * mlp_ratio // L, **common)}
     if width_control:
         configs["one-big-head"] = dict(n_layers=1, n_heads=1, mlp_ratio=budget * mlp_ratio, d_model=d_model,
                                        d_head=budget * d_head)
