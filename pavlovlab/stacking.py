@@ -25,7 +25,11 @@ p(n, d_k). A chain of L hops is right only if every hop is: ``1 − (1 − p)^L 
 Averaging H heads divides σ² by H, so ``log p`` falls about linearly in H — exponential in width.
 The paper's bound (arXiv:2508.08289) has the same shape: by Chebyshev one head fails with probability
 at most about the crosstalk variance ``(n−1)/d_k``, a hop only when all H heads fail, so
-``r* ≲ L·(n/d_k)^H``.
+``r* ≲ L·(n/d_k)^H`` (:func:`paper_bound`; vacuous once n − 1 ≥ d_k).
+
+Two more experiments: :func:`raw_chain`, a stack WITHOUT clean-up (raw read-outs are the next
+layer's queries, as in a linear Transformer), whose noise compounds (:func:`raw_noise_theory`); and
+:func:`same_task_budget`, shapes compared on the same K-hop task at an equal budget of head dimensions.
 """
 
 from __future__ import annotations

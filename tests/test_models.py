@@ -96,6 +96,10 @@ def test_width_control_config_and_steps_to_threshold():
     assert (big["n_layers"], big["n_heads"], big["d_head"]) == (1, 1, 16)
     counts = [count_parameters(TinyTransformer(20, seed=0, **c)) for c in cfg.values()]
     assert max(counts) / min(counts) < 1.05, counts
+    deep = depth_width_configs(4, d_model=16, d_head=4, deep_layers=2)["narrow-deep"]
+    assert (deep["n_layers"], deep["n_heads"], deep["mlp_ratio"]) == (2, 2, 4)
+    with pytest.raises(ValueError, match="deep_layers"):
+        depth_width_configs(4, deep_layers=3)
     hist = {"step": [10, 20, 30, 40], "accuracy": [0.2, 0.85, 0.7, 0.95]}
     assert steps_to_threshold(hist, 0.8) == 20 and steps_to_threshold(hist, 0.9) == 40
     assert steps_to_threshold(hist, 0.99) is None
