@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -159,10 +159,14 @@ def evaluate(model: nn.Module, batch: RecallBatch) -> float:
 def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int = 1000, batch_size: int = 64,
                  lr: float = 3e-3, target_accuracy: float | None = None, eval_every: int = 25,
                  eval_size: int = 512, weight_decay: float = 0.0, warmup: int = 20, progress: bool = True,
-                 seed: int = 0, device: torch.device | str | None = None) -> dict[str, Any]:
+                 seed: int = 0, device: torch.device | str | None = None,
+                 task: Callable[..., RecallBatch] | None = None) -> dict[str, Any]:
     """Train ``model`` on fresh associative-recall batches with AdamW (cross-entropy on the answers only).
 
-    Every step draws a new batch ``associative_recall(batch_size, **task_kwargs)`` from a generator
+    ``task`` is the batch generator, :func:`pavlovlab.tasks.associative_recall` by default (any function
+    ``task(n_samples, **task_kwargs, generator=, device=) -> RecallBatch`` works, e.g.
+    :func:`pavlovlab.tasks.pointer_chasing`).
+    Every step draws a new batch ``task(batch_size, **task_kwargs)`` from a generator
     seeded with ``seed``; every ``eval_every`` steps the accuracy on a fixed held-out batch of
     ``eval_size`` sequences (drawn from another seed) is recorded, and training stops as soon as it
     reaches ``target_accuracy``. The learning rate warms up linearly over ``warmup`` steps then decays
@@ -183,12 +187,16 @@ def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int
         check_real("target_accuracy", target_accuracy, low=0.0, high=1.0)
     if not isinstance(task_kwargs, Mapping):
         raise TypeError(f"task_kwargs: expected a dict of associative_recall keywords, got {type(task_kwargs).__name__}")
+    if task is None:
+        task = associative_recall
+    elif not callable(task):
+        raise TypeError(f"task: expected a batch generator such as tasks.pointer_chasing, got {type(task).__name__}")
     from tqdm.auto import tqdm
 
     device = next(model.parameters()).device if device is None else torch.device(device)
     model.to(device).train()
     train_gen = torch.Generator().manual_seed(seed)
-    held_out = associative_recall(eval_size, **task_kwargs, generator=torch.Generator().manual_seed(10_000 + seed),
+    held_out = task(eval_size, **task_kwargs, generator=torch.Generator().manual_seed(10_000 + seed),
                                   device=device)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / (warmup + 1)) *
@@ -198,7 +206,7 @@ def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int
     bar = tqdm(range(1, steps + 1), disable=not progress, desc="training", leave=False)
     step = 0
     for step in bar:
-        batch = associative_recall(batch_size, **task_kwargs, generator=train_gen, device=device)
+        batch = task(batch_size, **task_kwargs, generator=train_gen, device=device)
         loss = _loss(model(batch.tokens), batch)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -223,18 +231,37 @@ def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int
 
 
 def depth_width_configs(budget: int = 4, *, d_model: int = 32, d_head: int = 8,
-                        mlp_ratio: int = 2) -> dict[str, dict[str, int]]:
-    """Two shapes with the same number of heads and (up to LayerNorms and biases) the same parameters.
+                        mlp_ratio: int = 2, width_control: bool = False,
+                        deep_layers: int | None = None) -> dict[str, dict[str, int]]:
+    """Shapes with the same number of head dimensions and (up to LayerNorms and biases) the same parameters.
 
     ``"wide-shallow"``: 1 layer of ``budget`` heads and one MLP ``budget·mlp_ratio`` wide;
-    ``"narrow-deep"``: ``budget`` layers of 1 head, each with an MLP ``mlp_ratio`` wide.
+    ``"narrow-deep"``: ``budget`` layers of 1 head, each with an MLP ``mlp_ratio`` wide (with
+    ``deep_layers = L``, a divisor of ``budget``: L layers of ``budget / L`` heads and MLPs
+    ``budget·mlp_ratio / L`` wide);
+    with ``width_control``, also ``"one-big-head"``: 1 layer of one head of ``budget·d_head`` dimensions
+    (the same projections as wide-shallow, undivided: it separates "more heads" from "more width").
     Returns keyword dicts for :class:`TinyTransformer` (add ``vocab_size`` and ``attention``).
     """
     check_int("budget", budget, low=1)
     common = dict(d_model=check_int("d_model", d_model, low=1), d_head=check_int("d_head", d_head, low=1))
     check_int("mlp_ratio", mlp_ratio, low=1)
-    return {"wide-shallow": dict(n_layers=1, n_heads=budget, mlp_ratio=budget * mlp_ratio, **common),
-            "narrow-deep": dict(n_layers=budget, n_heads=1, mlp_ratio=mlp_ratio, **common)}
+    L = budget if deep_layers is None else check_int("deep_layers", deep_layers, low=1)
+    if budget % L:
+        raise ValueError(f"deep_layers: expected a divisor of budget = {budget}, got {L}")
+    configs = {"wide-shallow": dict(n_layers=1, n_heads=budget, mlp_ratio=budget * mlp_ratio, **common),
+               "narrow-deep": dict(n_layers=L, n_heads=budget // L, mlp_ratio=budget * mlp_ratio // L, **common)}
+    if width_control:
+        configs["one-big-head"] = dict(n_layers=1, n_heads=1, mlp_ratio=budget * mlp_ratio, d_model=d_model,
+                                       d_head=budget * d_head)
+    return configs
+
+
+def steps_to_threshold(history: Mapping[str, Any], threshold: float) -> int | None:
+    """The first evaluated training step whose held-out accuracy reaches ``threshold`` (None if never):
+    the speed of learning, reported apart from the final accuracy."""
+    check_real("threshold", threshold, low=0.0, high=1.0)
+    return next((s for s, a in zip(history["step"], history["accuracy"]) if a >= threshold), None)
 
 
 def train_configs(configs: Mapping[str, Mapping[str, Any]], *, vocab_size: int, attention: str = "linear",
@@ -256,4 +283,4 @@ def train_configs(configs: Mapping[str, Mapping[str, Any]], *, vocab_size: int, 
 
 
 __all__ = ["ATTENTIONS", "Block", "TinyTransformer", "count_parameters", "depth_width_configs", "evaluate",
-           "train_configs", "train_recall"]
+           "steps_to_threshold", "train_configs", "train_recall"]

@@ -25,7 +25,11 @@ p(n, d_k). A chain of L hops is right only if every hop is: ``1 − (1 − p)^L 
 Averaging H heads divides σ² by H, so ``log p`` falls about linearly in H — exponential in width.
 The paper's bound (arXiv:2508.08289) has the same shape: by Chebyshev one head fails with probability
 at most about the crosstalk variance ``(n−1)/d_k``, a hop only when all H heads fail, so
-``r* ≲ L·(n/d_k)^H``.
+``r* ≲ L·(n/d_k)^H`` (:func:`paper_bound`; vacuous once n − 1 ≥ d_k).
+
+Two more experiments: :func:`raw_chain`, a stack WITHOUT clean-up (raw read-outs are the next
+layer's queries, as in a linear Transformer), whose noise compounds (:func:`raw_noise_theory`); and
+:func:`same_task_budget`, shapes compared on the same K-hop task at an equal budget of head dimensions.
 """
 
 from __future__ import annotations
@@ -217,13 +221,110 @@ def stack_error_theory(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Nu
     return _out(1 - (1 - p_hop) ** L, L, H, n, d_k)
 
 
-def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers) -> float | np.ndarray:
-    """The paper's scaling ``r* ≲ L · ((n−1)/d_k)^H`` (Chebyshev: a head fails with probability at most
-    the crosstalk variance (n−1)/d_k; a hop fails when all H heads do; L hops add up), capped at 1."""
+def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, *, cap: bool = True) -> float | np.ndarray:
+    """The paper's scaling ``r* ≲ L · ((n−1)/d_k)^H``, derived in three steps (notebook 05 §1):
+
+    1. one head: its read-out is the signal (norm 1) plus crosstalk of total variance ``(n−1)/d_k``
+       (notebook 04); by Chebyshev's inequality the crosstalk outweighs the signal with probability at
+       most ``Var/1² = (n−1)/d_k``;
+    2. a hop fails only when all H (independent) heads fail: ``((n−1)/d_k)^H``;
+    3. the chain fails when any of its L hops does; the union bound adds the L hop risks.
+
+    A probability bound is vacuous once it reaches 1, i.e. as soon as ``n − 1 ≥ d_k`` for any L, H.
+    ``cap=True`` caps it at 1 (a probability); ``cap=False`` returns the raw product (to show where it is vacuous).
+    """
     for name, x, low in (("L", L, 0), ("H", H, 1), ("n", n, 1), ("d_k", d_k, 1)):
         check_numbers(name, x, low=low)
     L, H, n, d_k = (_as_array(x) for x in (L, H, n, d_k))
-    return _out(np.minimum(1.0, L * ((n - 1) / d_k) ** H), L, H, n, d_k)
+    raw = L * ((n - 1) / d_k) ** H
+    return _out(np.minimum(1.0, raw) if cap else raw, L, H, n, d_k)
+
+
+class RawChainResult(NamedTuple):
+    """What :func:`raw_chain` measures, after each of the L layers (tensors of shape (L,)).
+
+    error_by_depth: fraction of chains whose read-out, decoded by nearest code at that depth, is wrong
+        (the decoding is only a measurement: it is never fed back).
+    noise_by_depth: noise-to-signal power ratio ``ρ = E‖r − (r·c)c‖² / E (r·c)²`` of the read-out r
+        against the right code c (ratio of the means over chains).
+    chains: number of chains measured.
+    """
+
+    error_by_depth: torch.Tensor
+    noise_by_depth: torch.Tensor
+    chains: int
+
+
+def raw_chain(L: int, n: int, d: int, *, trials: int = 200, generator: torch.Generator | None = None,
+              device: torch.device | str | None = None, dtype: torch.dtype = torch.float32) -> RawChainResult:
+    """A stack of L Hebbian layers whose raw read-outs (no clean-up) are the next layer's queries.
+
+    Level ℓ = 0..L has its own random unit codes ``C_ℓ`` (n, d) for the n items; layer ℓ stores
+    ``S_ℓ = Σ_i C_{ℓ+1}[π_ℓ(i)] C_ℓ[i]ᵀ`` (d × d), so what layer ℓ writes as a value is what layer ℓ+1
+    matches as a key, as in a real model whose residual stream carries the read-out upward. A chain
+    starts at ``r_0 = C_0[x]`` and passes ``r_ℓ = S_ℓ r_{ℓ−1}``: the crosstalk of each layer is not
+    removed, it is read by the next layer as a (wrong) mixture of stored items. Vectorised over
+    ``trials`` stacks × n chains; the loop is over the L layers. Theory: :func:`raw_noise_theory`.
+
+    Returns:
+        :class:`RawChainResult` (error_by_depth (L,), noise_by_depth (L,), chains).
+    """
+    L, n, d, T = (_int(name, value) for name, value in (("L", L), ("n", n), ("d", d), ("trials", trials)))
+    if n < 2:
+        raise ValueError(f"n: expected at least 2 stored associations, got {n}")
+    if not dtype.is_floating_point:
+        raise TypeError(f"dtype: expected a floating-point dtype, got {dtype}")
+    codes = random_keys(T, n, d=d, kind="sphere", generator=generator, device=device, dtype=dtype)   # C_0
+    r, truth = codes, torch.arange(n).expand(T, n).to(device)                   # (T, chain, d), (T, chain)
+    errors, noise = [], []
+    for _ in range(L):  # the layers are sequential; trials and chains are batched
+        nxt = random_keys(T, n, d=d, kind="sphere", generator=generator, device=device, dtype=dtype)
+        perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)
+        S = nxt.gather(1, perm[..., None].expand(T, n, d)).mT @ codes             # Σ_i C'[π(i)] C[i]ᵀ: (T, d, d)
+        r, truth, codes = r @ S.mT, perm.gather(1, truth), nxt
+        right = codes.gather(1, truth[..., None].expand(T, n, d))                # the right code of each chain
+        signal = (r * right).sum(-1)
+        noise.append(((r * r).sum(-1) - signal ** 2).mean() / (signal ** 2).mean())
+        errors.append(((r @ codes.mT).argmax(-1) != truth).double().mean())
+    return RawChainResult(torch.stack(errors).cpu(), torch.stack(noise).double().cpu(), T * n)
+
+
+def raw_noise_theory(L: Numbers, n: Numbers, d: Numbers) -> float | np.ndarray:
+    """Noise-to-signal power ratio after L raw layers: ``ρ_L = (1 + λ)^L − 1`` with ``λ = (n−1)/d``.
+
+    One layer adds crosstalk of power λ per unit of what it reads (notebook 04: fidelity 1/√(1+λ)),
+    and the noise it receives is made of stored codes, which the layer retrieves like signal (gain 1):
+    ``1 + ρ_ℓ = (1 + λ)(1 + ρ_{ℓ−1})``. So ρ grows like L·λ while L·λ ≪ 1, then compounds.
+    """
+    L, n, d = _as_array(L), _as_array(n), _as_array(d)
+    return _out((1 + (n - 1) / d) ** L - 1, L, n, d)
+
+
+def same_task_budget(hops: int, width: int, n: int, *, trials: int = 100, min_head: int = 4,
+                     generator: torch.Generator | None = None,
+                     device: torch.device | str | None = None) -> list[dict[str, float]]:
+    """Every way to spend a per-layer budget of ``width = H · d_k`` head dimensions on the SAME K-hop task.
+
+    The task is fixed: chains of ``hops`` = K hops through memories of n associations, so every shape
+    has L = K layers (one retrieval per layer) and differs only in how its width is cut into heads:
+    H heads of ``d_k = width / H`` (``d_v = d_k``, averaged), for every divisor H with ``d_k ≥ min_head``.
+    Equal ``H · d_k`` means equal query/key/value projection parameters (``3 · d_model · H · d_k`` per
+    layer in a Transformer); the memory entries ``H · d_k²`` are not equal (reported).
+
+    Returns one row per shape, fewest heads first: ``{"L", "H", "d_k", "entries", "measured", "se",
+    "theory", "paper_bound"}`` (``se``: binomial standard error of ``measured``; ``paper_bound``
+    uncapped :func:`paper_bound`).
+    """
+    hops, width, n = _int("hops", hops), _int("width", width), _int("n", n)
+    rows = []
+    for H in [h for h in range(1, width + 1) if width % h == 0 and width // h >= max(4, min_head)]:
+        d_k = width // H
+        r = chain_error(hops, H, n, d_k, trials=trials, generator=generator, device=device)
+        rows.append({"L": hops, "H": H, "d_k": d_k, "entries": H * d_k * d_k, "measured": r.error,
+                     "se": math.sqrt(max(r.error * (1 - r.error), 1.0 / r.chains) / r.chains),
+                     "theory": float(stack_error_theory(hops, H, n, d_k)),
+                     "paper_bound": float(paper_bound(hops, H, n, d_k, cap=False))})
+    return rows
 
 
 def fit_exponent(x: Numbers, y: Numbers) -> float:
@@ -255,21 +356,5 @@ def budget_shapes(budget: int) -> list[tuple[int, int]]:
     return [(L, budget // L) for L in range(1, budget + 1) if budget % L == 0]
 
 
-def fixed_budget(budget: int, n: int, d_k: int, *, d_v: int | None = None, combine: str = "average",
-                 trials: int = 100, generator: torch.Generator | None = None,
-                 device: torch.device | str | None = None) -> list[dict[str, float]]:
-    """Compare every stack with ``L · H = budget`` heads (equal parameters: each head is one d_v × d_k memory).
-
-    Returns one row per (L, H), shallow first: ``{"L", "H", "measured", "theory"}`` (theory for the
-    averaging rule; for ``"vote"`` the ``"all_fail"`` form ``1 − (1 − p^H)^L``).
-    """
-    rows = []
-    for L, H in budget_shapes(budget):  # a handful of shapes; each run is vectorised
-        r = chain_error(L, H, n, d_k, d_v=d_v, combine=combine, trials=trials, generator=generator, device=device)
-        th = stack_error_theory(L, H, n, d_k, d_v, rule="average" if combine == "average" else "all_fail")
-        rows.append({"L": L, "H": H, "measured": r.error, "theory": float(th)})
-    return rows
-
-
-__all__ = ["COMBINE", "StackResult", "budget_shapes", "chain_error", "fit_exponent", "fit_log_slope",
-           "fixed_budget", "hop_error_theory", "crosstalk_variance", "paper_bound", "stack_error_theory"]
+__all__ = ["COMBINE", "RawChainResult", "StackResult", "raw_chain", "raw_noise_theory", "same_task_budget", "budget_shapes", "chain_error", "fit_exponent", "fit_log_slope",
+           "hop_error_theory", "crosstalk_variance", "paper_bound", "stack_error_theory"]

@@ -99,4 +99,63 @@ def associative_recall(n_samples: int, *, n_pairs: int, n_queries: int = 1, n_ke
     return RecallBatch(tokens.to(device), targets.to(device))
 
 
-__all__ = ["IGNORE", "RecallBatch", "associative_recall", "sequence_length", "vocab_size"]
+def pointer_chasing(n_samples: int, *, n_pairs: int, hops: int = 2, n_queries: int = 1, n_items: int = 16,
+                    generator: torch.Generator | None = None,
+                    device: torch.device | str | None = None) -> RecallBatch:
+    """Draw ``n_samples`` K-hop pointer-chasing sequences: a task that needs K retrievals in a row.
+
+    A context of S = ``n_pairs`` pairs ``a → σ(a)`` lists, in random order, a random cycle σ through S
+    distinct items (drawn from ``n_items``), so every value is also a key and ``σᴷ(x) ≠ x`` for
+    ``0 < K < S`` (no fixed points: answering the query itself, or its one-hop partner when K ≥ 2,
+    scores 0); then Q queries, each the separator token
+    ``?`` (id ``n_items``) followed by a start item x, whose target is ``σ^K(x)``, K = ``hops``::
+
+        tokens:   a1 σ(a1) a2 σ(a2) ... aS σ(aS)  ?  x1   ?  x2  ...
+        targets:  -100 everywhere ...             -100 σᴷ(x1) -100 σᴷ(x2) ...
+
+    With ``hops = 1`` it is associative recall whose values are items again. One linear-attention
+    layer retrieves once per position, so K hops need K successive retrievals (K layers, or a model
+    that composes them some other way). Vocabulary: :func:`pointer_vocab_size` ``= n_items + 1``.
+
+    Returns:
+        ``RecallBatch(tokens, targets)``, both (N, 2S + 2Q) long.
+
+    >>> b = pointer_chasing(2, n_pairs=4, hops=2, generator=torch.Generator().manual_seed(0))
+    """
+    N = check_int("n_samples", n_samples, low=1)
+    S = check_int("n_pairs", n_pairs, low=2)
+    K = check_int("hops", hops, low=1)
+    if K % S == 0:
+        raise ValueError(f"hops: expected a number of hops that is not a multiple of n_pairs = {S} "
+                         f"(the cycle would bring every query back to itself), got {K}")
+    Q = check_int("n_queries", n_queries, low=1)
+    check_int("n_items", n_items, low=2)
+    if S > n_items:
+        raise ValueError(f"n_pairs: expected at most n_items = {n_items} (items are distinct), got {S}")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    cycle = torch.rand(N, n_items, generator=generator).argsort(dim=-1)[:, :S]          # c_0 → c_1 → ... → c_0
+    shown = torch.rand(N, S, generator=generator).argsort(dim=-1)                         # order of the pairs
+    items = cycle.gather(1, shown)                                                        # a_i = c_{shown_i}
+    values = cycle.gather(1, (shown + 1) % S)                                             # σ(a_i) = c_{shown_i + 1}
+    if Q <= S:
+        which = torch.rand(N, S, generator=generator).argsort(dim=-1)[:, :Q]
+    else:
+        which = torch.randint(S, (N, Q), generator=generator)
+    start = shown.gather(1, which)                                                        # position on the cycle
+    answer = cycle.gather(1, (start + K) % S)                                             # σᴷ(x)
+    context = torch.stack([items, values], dim=-1).flatten(-2)
+    queries = torch.stack([torch.full_like(which, n_items), items.gather(1, which)], dim=-1).flatten(-2)
+    tokens = torch.cat([context, queries], dim=1)
+    targets = torch.full_like(tokens, IGNORE)
+    targets[:, 2 * S + 1::2] = answer
+    return RecallBatch(tokens.to(device), targets.to(device))
+
+
+def pointer_vocab_size(n_items: int = 16) -> int:
+    """Number of token ids used by :func:`pointer_chasing`: ``n_items`` items and the separator ``?``."""
+    return check_int("n_items", n_items, low=2) + 1
+
+
+__all__ = ["IGNORE", "RecallBatch", "associative_recall", "pointer_chasing", "pointer_vocab_size",
+           "sequence_length", "vocab_size"]

@@ -1,6 +1,11 @@
-"""Checkers of notebook 05: a correct answer passes, a wrong one fails, a stub is 'not yet implemented',
-and nothing raises."""
+"""Checkers of notebook 05: a correct answer passes, typical wrong ones fail with a hint that gives nothing away,
+a stub is 'not yet implemented', and nothing raises. Expected values come from closed forms or literal loops."""
 
+import math
+
+import torch
+
+from pavlovlab.capacity import random_keys
 from pavlovlab.exercises import stacking as ex
 
 
@@ -12,32 +17,90 @@ def _broken(*args, **kwargs):
     return 1 / 0
 
 
+def _reset():
+    for e in ex.BOOK:
+        e.attempts = 0
+
+
 def test_predicted_error(capsys):
-    assert ex.check_predicted_error(ex.predicted_error_reference)
+    _reset()
+    assert ex.predicted_error_reference(3, 2, 0.5) == 1 - 0.75 ** 3          # closed form by hand
+    assert ex.check_predicted_error(lambda L, H, p: 1 - (1 - p ** H) ** L)
     assert "✅" in capsys.readouterr().out
+    _reset()
     assert not ex.check_predicted_error(lambda L, H, p: L * p ** H)        # only the approximation
+    first = capsys.readouterr().out
+    assert "❌" in first and "expected" not in first and "ex.hint(1)" in first
     assert not ex.check_predicted_error(lambda L, H, p: 1 - (1 - p ** L) ** H)   # roles swapped
-    out = capsys.readouterr().out
-    assert out.count("❌") == 2 and "Hint" in out
+    assert "expected" in capsys.readouterr().out                        # numbers from the 2nd attempt on
     assert not ex.check_predicted_error(_stub)
     assert "not yet implemented" in capsys.readouterr().out
     assert not ex.check_predicted_error(_broken)
     assert "ZeroDivisionError" in capsys.readouterr().out
+    assert ex.check_predicted_error(lambda L, H, p: float(torch.tensor(1 - (1 - p ** H) ** L, dtype=torch.float32)))
+    assert not ex.check_predicted_error(lambda L, H, p: float("nan"))
 
 
-def test_which_wins(capsys):
+def test_which_wins_first_miss_gives_no_numbers(capsys):
+    _reset()
     right = ex.winner()
     wrong = "A" if right == "B" else "B"
-    assert right in ("A", "B")
     errs = ex.predicted_errors()
     assert errs[right] < errs[wrong]
+    assert not ex.check_which_wins(lambda: wrong)
+    first = capsys.readouterr().out
+    assert "❌" in first and not any(ch.isdigit() for ch in first.split("Hint")[0].replace("Exercise 2", ""))
+    assert not ex.check_which_wins(lambda: wrong)
+    assert "predicted end-to-end errors" in capsys.readouterr().out
     assert ex.check_which_wins(lambda: right.lower() + " ")
     assert "✅" in capsys.readouterr().out
-    assert not ex.check_which_wins(lambda: wrong)
-    assert "❌" in capsys.readouterr().out
     assert not ex.check_which_wins(lambda: "both")
     assert 'expected "A" or "B"' in capsys.readouterr().out
     assert not ex.check_which_wins(_stub)
     assert "not yet implemented" in capsys.readouterr().out
     assert not ex.check_which_wins(_broken)
     assert "ZeroDivisionError" in capsys.readouterr().out
+
+
+def _loop_depth_curve(trials=250, seed=1, relay=True):
+    """An independent measurement: a literal loop over chains (numbers of one stack at a time)."""
+    g = torch.Generator().manual_seed(seed)
+    n, d, L = ex.DEPTH_N, ex.DEPTH_D, ex.DEPTH_L
+    wrong = [0] * L
+    for _ in range(trials):
+        item = list(range(n))
+        truth = list(range(n))
+        for layer in range(L):
+            K = random_keys(n, d=d, kind="sphere", generator=g, dtype=torch.float64)
+            V = random_keys(n, d=d, kind="sphere", generator=g, dtype=torch.float64)
+            perm = torch.randperm(n, generator=g).tolist()
+            S = sum(torch.outer(V[perm[i]], K[i]) for i in range(n))
+            for c in range(n):
+                query = item[c] if relay else truth[c]
+                item[c] = int((V @ (S @ K[query])).argmax())
+                truth[c] = perm[truth[c]]
+                wrong[layer] += item[c] != truth[c]
+    return [w / (trials * n) for w in wrong]
+
+
+def test_depth_measurement_judge():
+    ok, msg = ex.judge_depth_curve(_loop_depth_curve())
+    assert ok, msg
+    ok, msg = ex.judge_depth_curve(_loop_depth_curve(seed=2, relay=False))   # no relay: flat curve
+    assert not ok and "previous layer" in msg
+    p = ex.depth_theory()
+    assert p[2] == 1 - (1 - p[0]) ** 3 and 0.08 < p[0] < 0.14
+    assert not ex.judge_depth_curve([p[0], 2 * p[1], 3 * p[2]])[0]              # accumulated twice
+    assert not ex.judge_depth_curve([0.5, 0.6, 0.7])[0]
+    assert not ex.judge_depth_curve([1, 2])[0]
+
+
+def test_depth_checker_never_raises(capsys):
+    _reset()
+    assert not ex.check_depth_curve(lambda: [float("nan")] * 3)
+    assert "❌" in capsys.readouterr().out
+    assert not ex.check_depth_curve(_stub)
+    assert "not yet implemented" in capsys.readouterr().out
+    assert not ex.check_depth_curve(lambda: "three")
+    assert "❌" in capsys.readouterr().out
+    assert math.isfinite(ex.depth_theory().sum())

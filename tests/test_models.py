@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from pavlovlab.models import (ATTENTIONS, TinyTransformer, count_parameters, depth_width_configs, evaluate,
-                              train_configs, train_recall)
-from pavlovlab.tasks import associative_recall, vocab_size
+                              steps_to_threshold, train_configs, train_recall)
+from pavlovlab.tasks import associative_recall, pointer_chasing, vocab_size
 
 TASK = dict(n_pairs=4, n_queries=4, n_keys=16, n_values=16)
 
@@ -87,3 +87,29 @@ def test_depth_width_configs_have_equal_budgets():
     assert set(runs) == {"wide-shallow", "narrow-deep"} and all(len(v) == 2 for v in runs.values())
     assert runs["narrow-deep"][0]["parameters"] == count_parameters(deep)
     assert runs["wide-shallow"][0]["step"] == [2, 3]
+
+
+def test_width_control_config_and_steps_to_threshold():
+    cfg = depth_width_configs(4, d_model=16, d_head=4, width_control=True)
+    assert set(cfg) == {"wide-shallow", "narrow-deep", "one-big-head"}
+    big = cfg["one-big-head"]
+    assert (big["n_layers"], big["n_heads"], big["d_head"]) == (1, 1, 16)
+    counts = [count_parameters(TinyTransformer(20, seed=0, **c)) for c in cfg.values()]
+    assert max(counts) / min(counts) < 1.05, counts
+    deep = depth_width_configs(4, d_model=16, d_head=4, deep_layers=2)["narrow-deep"]
+    assert (deep["n_layers"], deep["n_heads"], deep["mlp_ratio"]) == (2, 2, 4)
+    with pytest.raises(ValueError, match="deep_layers"):
+        depth_width_configs(4, deep_layers=3)
+    hist = {"step": [10, 20, 30, 40], "accuracy": [0.2, 0.85, 0.7, 0.95]}
+    assert steps_to_threshold(hist, 0.8) == 20 and steps_to_threshold(hist, 0.9) == 40
+    assert steps_to_threshold(hist, 0.99) is None
+
+
+def test_train_on_another_task():
+    model = TinyTransformer(9, d_model=16, n_layers=2, n_heads=1, d_head=8, seed=0)
+    kw = dict(n_pairs=4, hops=2, n_queries=2, n_items=8)
+    hist = train_recall(model, task=pointer_chasing, task_kwargs=kw, steps=4, eval_every=2, eval_size=16,
+                        progress=False)
+    assert hist["step"] == [2, 4] and 0.0 <= hist["final_accuracy"] <= 1.0
+    with pytest.raises(TypeError, match="task"):
+        train_recall(model, task="pointer", task_kwargs=kw, steps=1)

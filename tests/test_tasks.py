@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from pavlovlab.tasks import IGNORE, RecallBatch, associative_recall, sequence_length, vocab_size
+from pavlovlab.tasks import (IGNORE, RecallBatch, associative_recall, pointer_chasing, pointer_vocab_size,
+                             sequence_length, vocab_size)
 
 
 def _batch(device=None, **kw):
@@ -64,3 +65,41 @@ def test_bad_input():
         associative_recall(4, n_pairs=2, n_queries=1.5)
     with pytest.raises(TypeError, match="generator"):
         associative_recall(4, n_pairs=2, generator=0)
+
+
+def _chase(tokens, targets, S, K):
+    """Literal pointer chasing: follow the context's pairs K times from every query (a loop per sequence)."""
+    answers = []
+    for seq in tokens.tolist():
+        table = {seq[2 * i]: seq[2 * i + 1] for i in range(S)}
+        row = []
+        for x in seq[2 * S + 1::2]:
+            for _ in range(K):
+                x = table[x]
+            row.append(x)
+        answers.append(row)
+    return torch.tensor(answers)
+
+
+@pytest.mark.parametrize("S, K, Q", [(5, 1, 2), (6, 2, 4), (7, 3, 9)])
+def test_pointer_chasing_answers_by_a_literal_loop(S, K, Q):
+    b = pointer_chasing(200, n_pairs=S, hops=K, n_queries=Q, n_items=9, generator=torch.Generator().manual_seed(S))
+    assert b.tokens.shape == b.targets.shape == (200, 2 * S + 2 * Q)
+    assert bool((b.tokens[:, 2 * S::2] == 9).all())                     # the separator before each query
+    assert pointer_vocab_size(9) == 10 and int(b.tokens.max()) == 9
+    keys, values = b.tokens[:, 0:2 * S:2], b.tokens[:, 1:2 * S:2]
+    assert bool((keys.sort(1).values.diff(1) > 0).all())                 # distinct keys
+    assert torch.equal(keys.sort(1).values, values.sort(1).values)      # every value is also a key
+    assert torch.equal(b.targets[:, 2 * S + 1::2], _chase(b.tokens, b.targets, S, K))
+    assert bool((b.targets[:, 2 * S + 1::2] != b.tokens[:, 2 * S + 1::2]).all())   # no fixed points
+    mask = b.answer_mask
+    assert int(mask.sum()) == 200 * Q and not bool(mask[:, :2 * S + 1].any())
+
+
+def test_pointer_chasing_bad_input():
+    with pytest.raises(ValueError, match="hops"):
+        pointer_chasing(4, n_pairs=4, hops=4)
+    with pytest.raises(ValueError, match="n_pairs"):
+        pointer_chasing(4, n_pairs=10, n_items=8)
+    with pytest.raises(TypeError, match="hops"):
+        pointer_chasing(4, n_pairs=4, hops=1.0)
