@@ -260,13 +260,22 @@ class Effect:
     n_sequences: int
 
     def observed(self, margin: float) -> str:
-        """``"effect"`` (CI above 0 and mean above ``margin``), ``"reversed"`` (the mirror image),
-        ``"none"`` (CI inside ±margin: too small to matter), else ``"inconclusive"``."""
+        """Classify the interval against 0 and a margin of negligible size.
+
+        ``"effect"``: CI above 0 and mean above ``margin``; ``"reversed"``: the mirror image;
+        ``"small"``: CI excludes 0 but |mean| ≤ margin (real, too small to matter); ``"none"``: CI
+        inside ±margin and around 0; otherwise ``"inconclusive"`` (the interval is too wide to tell).
+        """
         if self.lo > 0 and self.mean > margin:
             return "effect"
         if self.hi < 0 and self.mean < -margin:
             return "reversed"
+        if (self.lo > 0 or self.hi < 0) and abs(self.mean) <= margin and -margin <= self.lo and self.hi <= margin:
+            return "small"
         return "none" if -margin <= self.lo and self.hi <= margin else "inconclusive"
+
+
+_AGREES = {"effect": {"effect"}, "none": {"none", "small"}}
 
 
 def summarize(x: torch.Tensor) -> Effect:
@@ -357,8 +366,8 @@ def verdicts(results: Mapping[str, Mapping[str, torch.Tensor]], predictions: Map
 
     ``results[attention][design]`` are effects (seeds, N). The margin that counts as "no effect" is
     ``margin_fraction`` × the attention's acquisition effect (learning itself sets the scale).
-    ``holds`` is True when observed equals predicted, False when it contradicts it ("effect" vs
-    "none"/"reversed", or "none"/"reversed" vs "effect"), None when inconclusive.
+    ``holds``: True when the observation agrees with the prediction ("effect" for "effect"; "none" or
+    "small" for "none"), False when it contradicts it, None when inconclusive.
     """
     rows = []
     for a, per in results.items():
@@ -367,7 +376,7 @@ def verdicts(results: Mapping[str, Mapping[str, torch.Tensor]], predictions: Map
             e = summarize(x)
             obs = e.observed(margin)
             pred = predictions[d][a]
-            holds = None if obs == "inconclusive" else (obs == pred)
+            holds = None if obs == "inconclusive" else (obs in _AGREES[pred])
             rows.append(dict(attention=a, design=d, predicted=pred, observed=obs, holds=holds, effect=e,
                              margin=margin))
     return rows
