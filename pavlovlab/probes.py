@@ -105,6 +105,7 @@ class ProbeBatch(NamedTuple):
 
     design, control: (N, T, V) token weights (one-hot rows, two ones at a compound cue), T = 2P + 1
     with P pairs, the test query last; outcome, nothing: (N,) the token ids of ``o`` and ``n``;
+    cues: (N, 4) the key token ids that play A, B, C, X;
     n_keys: how many of the V token ids are keys (the rest are values); design_higher: the sign of the
     predicted effect (see :func:`effects`).
     """
@@ -113,6 +114,7 @@ class ProbeBatch(NamedTuple):
     control: torch.Tensor
     outcome: torch.Tensor
     nothing: torch.Tensor
+    cues: torch.Tensor
     n_keys: int
     design_higher: bool
 
@@ -166,7 +168,8 @@ def make_probes(design: str, n: int, *, m: int = 2, n_pairs: int = 8, n_keys: in
         return x.to(device=device, dtype=dtype)
 
     return ProbeBatch(weights(spec["design"]), weights(spec["control"]), (n_keys + vperm[:, 0]).to(device),
-                      (n_keys + vperm[:, 1]).to(device), n_keys, spec["design_higher"])
+                      (n_keys + vperm[:, 1]).to(device), keys[:, :len(CUES)].to(device), n_keys,
+                      spec["design_higher"])
 
 
 # ---------------------------------------------------------------------------------------------- responses
@@ -202,14 +205,18 @@ def model_response(model: TinyTransformer, weights: torch.Tensor, outcome: torch
 
 
 def memory_response(weights: torch.Tensor, outcome: torch.Tensor, n_keys: int, *, rule: str = "delta",
-                    lr: float = 0.5, d_key: int = 64, generator: torch.Generator | None = None) -> torch.Tensor:
+                    lr: float = 0.5, d_key: int = 64, normalize: bool = False,
+                    generator: torch.Generator | None = None) -> torch.Tensor:
     """The same probe on a hand-built circuit: an :class:`~pavlovlab.memory.AssociativeMemory`.
 
     Each key token gets a random unit key in ``d_key`` dims (drawn on ``generator``), a compound the sum
     of its cues' keys; each value token a one-hot value (d_v = number of value tokens). Every (cue,
     outcome) pair of the sequence is written in order with the memory's ``rule`` (``"hebbian"``:
     ``S += lr v kᵀ``; ``"delta"``: ``S += lr (v − S k) kᵀ``), then the test cue reads ``S q``.
-    Returns the read-out's component on ``outcome`` (the associative strength), shape (N,).
+    Returns the read-out's component on ``outcome`` (the associative strength), shape (N,); with
+    ``normalize=True``, that component divided by the read-out's norm (its cosine with ``o``): what is
+    left when, as in the trained models, each head's read-out passes a normalisation (LayerNorm)
+    that keeps its direction and discards its size.
     """
     check_tensor("weights", weights, rank=3)
     check_int("n_keys", n_keys, low=1)
@@ -225,6 +232,8 @@ def memory_response(weights: torch.Tensor, outcome: torch.Tensor, n_keys: int, *
     mem = AssociativeMemory(d_key, V - n_keys, rule=rule, lr=lr, batch_shape=(N,), dtype=torch.float64)
     mem.write(k, v)
     read = mem.read(q)                                         # (N, n_values)
+    if normalize:
+        read = read / read.norm(dim=-1, keepdim=True).clamp_min(1e-12)
     return read.gather(-1, (outcome.cpu() - n_keys)[:, None])[:, 0].to(weights.dtype)
 
 
@@ -234,6 +243,47 @@ def effects(batch: ProbeBatch, respond) -> torch.Tensor:
     ``respond(weights) -> (N,)`` is e.g. ``lambda w: model_response(model, w, batch.outcome)``."""
     diff = respond(batch.design) - respond(batch.control)
     return diff if batch.design_higher else -diff
+
+
+def rw_effect(design: str, *, m: int = 2, lr: float = 0.5) -> float:
+    """Rescorla–Wagner's prediction of a design's effect (the same sign convention as :func:`effects`).
+
+    Runs :func:`pavlovlab.conditioning.rescorla_wagner` on the trial lists with one CS per cue letter
+    (a compound is both CSs present, x = 1 each), λ = 1 on ``o`` trials and 0 on ``n`` trials, α = ``lr``;
+    the response is the summed strength of the test cues. It is what the delta memory gives with
+    orthonormal keys (the fillers then do not interfere).
+    """
+    from .conditioning import rescorla_wagner
+
+    spec = trials(design, m)
+    lr = check_real("lr", lr, low=0.0, low_open=True)
+    out = []
+    for arm in ("design", "control"):
+        cs = torch.tensor([[float(c in cues) for c in CUES] for cues, _ in spec[arm]], dtype=torch.float64)
+        us = torch.tensor([1.0 if o == "o" else 0.0 for _, o in spec[arm]], dtype=torch.float64)
+        V = rescorla_wagner(cs, us, alpha=lr)[-1]
+        out.append(float(sum(V[CUES.index(c)] for c in spec["test"])))
+    diff = out[0] - out[1]
+    return diff if spec["design_higher"] else -diff
+
+
+def describe(batch: ProbeBatch, i: int = 0, arm: str = "design") -> str:
+    """Sequence ``i`` of a batch as text: cues by letter (fillers as ``k<id>``), outcomes ``o``, ``n``
+    (fillers' values as ``v<id>``), a compound as ``A+B``, the test query as ``A ?``."""
+    x = {"design": batch.design, "control": batch.control}[check_choice("arm", arm, ("design", "control"))][i]
+    K = batch.n_keys
+    letters = {int(j): c for j, c in zip(batch.cues[i].tolist(), CUES)}
+    o, n = int(batch.outcome[i]), int(batch.nothing[i])
+
+    def cue(row: torch.Tensor) -> str:
+        names = [letters.get(j, f"k{j}") for j in row[:K].nonzero()[:, 0].tolist()]
+        return "+".join(sorted(names, key=lambda c: (c not in letters.values(), c)))
+
+    def out(j: int) -> str:
+        return "o" if j == o else "n" if j == n else f"v{j - K}"
+
+    words = [f"{cue(x[t])}→{out(int(x[t + 1].argmax()))}" for t in range(0, x.shape[0] - 1, 2)]
+    return "  ".join(words + [cue(x[-1]) + " ?"])
 
 
 # ---------------------------------------------------------------------------------------------- statistics
@@ -299,8 +349,9 @@ def summarize(x: torch.Tensor) -> Effect:
 # ---------------------------------------------------------------------------------------------- experiments
 
 def circuit_effects(design: str, *, rule: str, n: int = 400, m: int = 2, lr: float = 0.5, d_key: int = 64,
-                    n_pairs: int = 8, seed: int = 0) -> torch.Tensor:
-    """Effects (N,) of ``design`` on the hand-built memory with ``rule`` (see :func:`memory_response`)."""
+                    n_pairs: int = 8, normalize: bool = False, seed: int = 0) -> torch.Tensor:
+    """Effects (N,) of ``design`` on the hand-built memory with ``rule`` (see :func:`memory_response`;
+    ``normalize=True`` probes the read-out's direction only)."""
     g = torch.Generator().manual_seed(check_int("seed", seed, low=0))
     batch = make_probes(design, n, m=m, n_pairs=n_pairs, generator=g, dtype=torch.float64)
     gk = torch.Generator().manual_seed(seed + 1)
@@ -308,7 +359,8 @@ def circuit_effects(design: str, *, rule: str, n: int = 400, m: int = 2, lr: flo
 
     def respond(w: torch.Tensor) -> torch.Tensor:
         gk.set_state(state)                                        # the same keys for design and control
-        return memory_response(w, batch.outcome, batch.n_keys, rule=rule, lr=lr, d_key=d_key, generator=gk)
+        return memory_response(w, batch.outcome, batch.n_keys, rule=rule, lr=lr, d_key=d_key,
+                               normalize=normalize, generator=gk)
 
     return effects(batch, respond)
 
@@ -456,7 +508,7 @@ def trained_head_crosstalk(model: TinyTransformer, *, n_pairs: int = 8, n: int =
             "S_norm": st["S"].double().cpu().flatten(-2).norm(dim=-1)}
 
 
-__all__ = ["CUES", "DESIGNS", "Effect", "PREDICTIONS", "ProbeBatch", "circuit_effects", "crosstalk", "effects",
-           "head_states", "make_probes", "memory_response", "model_effects", "model_logits", "model_response",
+__all__ = ["CUES", "DESIGNS", "Effect", "PREDICTIONS", "ProbeBatch", "circuit_effects", "crosstalk", "describe", "effects",
+           "head_states", "make_probes", "memory_response", "model_effects", "model_logits", "model_response", "rw_effect",
            "summarize", "t_quantile", "train_models", "trained_head_crosstalk", "trials", "verdict_sentence",
            "verdicts"]

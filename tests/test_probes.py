@@ -194,3 +194,26 @@ def test_bad_input_is_named():
     model = TinyTransformer(32, d_model=16, n_heads=2, d_head=8, attention="softmax", seed=0)
     with pytest.raises(ValueError, match="model"):
         probes.head_states(model, torch.zeros(1, 3, dtype=torch.long))
+
+
+def test_a_normalised_read_out_hides_the_phenomena_that_only_change_a_size():
+    # overexpectation and overshadowing only scale A's association with o: its direction stays o, so a
+    # read-out that keeps only the direction (like the models' per-head LayerNorm) cannot see them;
+    # blocking and extinction change the direction and survive.
+    acq = probes.circuit_effects("acquisition", rule="delta", n=40, d_key=4096, normalize=True).mean().item()
+    over = probes.circuit_effects("overexpectation", rule="delta", n=40, d_key=4096, normalize=True).mean().item()
+    ext = probes.circuit_effects("extinction", rule="delta", n=40, d_key=4096, normalize=True).mean().item()
+    assert acq > 0.9 and abs(over) < 0.01 and ext > 0.5
+
+
+def test_rw_effect_hand_computed_values():
+    assert probes.rw_effect("acquisition", m=2, lr=0.5) == pytest.approx(0.75)   # 0.5 + 0.5·0.5
+    assert probes.rw_effect("overshadowing", m=1, lr=0.25) == pytest.approx(0.0)  # one trial: A gets α either way
+    assert probes.rw_effect("overshadowing", m=2, lr=0.25) == pytest.approx(0.4375 - 0.375)
+
+
+def test_describe_names_the_roles():
+    b = probes.make_probes("blocking", 2, generator=torch.Generator().manual_seed(0))
+    text = probes.describe(b, 1)
+    assert text.endswith("B ?") and "A+B→o" in text and text.count("A→o") == 2
+    assert "C→o" in probes.describe(b, 1, "control")
