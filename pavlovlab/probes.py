@@ -220,6 +220,8 @@ def memory_response(weights: torch.Tensor, outcome: torch.Tensor, n_keys: int, *
     """
     check_tensor("weights", weights, rank=3)
     check_int("n_keys", n_keys, low=1)
+    # the memory runs in float64 on the CPU (a few hundred small sequences); the result comes back on
+    # ``weights``' device and dtype
     check_choice("rule", rule, ("hebbian", "delta"))
     check_real("lr", lr, low=0.0, low_open=True)
     check_int("d_key", d_key, low=1)
@@ -234,7 +236,7 @@ def memory_response(weights: torch.Tensor, outcome: torch.Tensor, n_keys: int, *
     read = mem.read(q)                                         # (N, n_values)
     if normalize:
         read = read / read.norm(dim=-1, keepdim=True).clamp_min(1e-12)
-    return read.gather(-1, (outcome.cpu() - n_keys)[:, None])[:, 0].to(weights.dtype)
+    return read.gather(-1, (outcome.cpu() - n_keys)[:, None])[:, 0].to(device=weights.device, dtype=weights.dtype)
 
 
 def effects(batch: ProbeBatch, respond) -> torch.Tensor:
