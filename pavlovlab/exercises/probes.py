@@ -67,17 +67,23 @@ def check_crosstalk(fn: Callable[[torch.Tensor], torch.Tensor]) -> bool:
 # --------------------------------------------------------------------------- Exercise 1: the blocking probe vs RW
 
 _SOLUTION_2 = '''
-results = []
-for lr in [0.1, 0.2, 0.4, 0.6, 0.8]:
-    e = probes.summarize(probes.circuit_effects("blocking", rule="delta", lr=lr, n=200)[None])
-    results.append((lr, e.mean, e.hi - e.mean))
+def blocking_sweep():
+    """Return [(learning rate, mean blocking effect, half-width of its 95 % interval), ...] for the delta memory."""
+    results = []
+    for lr in [0.1, 0.2, 0.4, 0.6, 0.8]:
+        e = probes.summarize(probes.circuit_effects("blocking", rule="delta", lr=lr, n=200)[None])
+        results.append((lr, e.mean, e.hi - e.mean))
+    return results
 '''
 
 _WRONG_2 = '''
-results = []
-for lr in [0.1, 0.2, 0.4, 0.6, 0.8]:
-    e = probes.summarize(probes.circuit_effects("blocking", rule="hebbian", lr=lr, n=200)[None])
-    results.append((lr, e.mean, e.hi - e.mean))
+def blocking_sweep():
+    """Return [(learning rate, mean blocking effect, half-width of its 95 % interval), ...] for the delta memory."""
+    results = []
+    for lr in [0.1, 0.2, 0.4, 0.6, 0.8]:
+        e = probes.summarize(probes.circuit_effects("blocking", rule="hebbian", lr=lr, n=200)[None])
+        results.append((lr, e.mean, e.hi - e.mean))
+    return results
 '''
 
 
@@ -108,14 +114,15 @@ BOOK.add(Exercise(
            "learning rate. Choose the rates, and enough sequences per rate that the intervals are narrow.",
            "probes.circuit_effects('blocking', rule=..., lr=..., n=...) returns one effect per sequence; "
            "probes.summarize(x[None]) turns them into a mean with a 95 % interval (lo, hi).",
-           "Loop over lr in [0.1, 0.2, 0.4, 0.6, 0.8] with rule='delta' and n=200, and append "
-           "(lr, e.mean, e.hi - e.mean) to results."],
-    solution=_SOLUTION_2, check="ex.check_blocking_sweep(results);", wrong=_WRONG_2,
+           "Loop over lr in [0.1, 0.2, 0.4, 0.6, 0.8] with rule='delta' and n=200, append "
+           "(lr, e.mean, e.hi - e.mean) to a list and return it."],
+    solution=_SOLUTION_2, check="ex.check_blocking_sweep(blocking_sweep);", wrong=_WRONG_2,
     setup="from pavlovlab import probes"))
 
 
 def check_blocking_sweep(results: Any) -> bool:
-    """Judge a sweep ``[(lr, mean effect, half-width), ...]`` of the blocking probe on a hand-built memory:
+    """Judge a sweep ``[(lr, mean effect, half-width), ...]`` (or a function returning it) of the blocking
+    probe on a hand-built memory:
     ≥ 4 rates in (0, 1] spanning a factor ≥ 4, half-widths ≤ 0.04, and every mean within 2 half-widths
     + 0.02 of Rescorla–Wagner's prediction (:func:`pavlovlab.probes.rw_effect`)."""
     return check_measurement(results, _judge_blocking, name="Exercise 1 (blocking probe vs Rescorla–Wagner)",
