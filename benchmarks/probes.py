@@ -50,14 +50,15 @@ def main() -> None:
         h = probes.trained_head_crosstalk(r["model"])
         c, rnd = h["crosstalk"].mean(0), h["random"].mean(0)
         cross.append([s, c.tolist(), rnd.tolist(), float(h["theory"])])
-        print(f"  seed {s}: per head {[round(x, 3) for x in c.tolist()]}, random keys {[round(x, 3) for x in rnd.tolist()]}, "
+        print(f"  seed {s}: per head {[round(x, 3) for x in c.tolist()]}, "
+              f"random keys {[round(x, 3) for x in rnd.tolist()]}, "
               f"theory (n-1)/d_k = {float(h['theory']):.3f}")
     print(f"\ntraining {t_train:.0f} s, total {time.perf_counter() - t0:.0f} s")
     if args.json:
-        out = {"config": vars(args), "rows": [dict(attention=r["attention"], design=r["design"], predicted=r["predicted"],
-                                                   observed=r["observed"], holds=r["holds"], mean=r["effect"].mean,
-                                                   lo=r["effect"].lo, hi=r["effect"].hi, margin=r["margin"],
-                                                   seed_means=r["effect"].seed_means) for r in rows],
+        keep = ("attention", "design", "predicted", "observed", "holds", "margin")
+        out = {"config": vars(args),
+               "rows": [dict({k: r[k] for k in keep}, mean=r["effect"].mean, lo=r["effect"].lo, hi=r["effect"].hi,
+                             seed_means=r["effect"].seed_means) for r in rows],
                "crosstalk": cross}
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

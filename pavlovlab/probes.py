@@ -487,7 +487,8 @@ def crosstalk(keys: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def trained_head_crosstalk(model: TinyTransformer, *, n_pairs: int = 8, n: int = 256, seed: int = 7) -> dict[str, torch.Tensor]:
+def trained_head_crosstalk(model: TinyTransformer, *, n_pairs: int = 8, n: int = 256,
+                           seed: int = 7) -> dict[str, torch.Tensor]:
     """The memory inside each head of a trained linear model, on ``n`` held-out recall sequences.
 
     The keys that matter are those written at the value positions (they bind each value to its key).
@@ -510,7 +511,7 @@ def trained_head_crosstalk(model: TinyTransformer, *, n_pairs: int = 8, n: int =
             "S_norm": st["S"].double().cpu().flatten(-2).norm(dim=-1)}
 
 
-__all__ = ["CUES", "DESIGNS", "Effect", "PREDICTIONS", "ProbeBatch", "circuit_effects", "crosstalk", "describe", "effects",
-           "head_states", "make_probes", "memory_response", "model_effects", "model_logits", "model_response", "rw_effect",
-           "summarize", "t_quantile", "train_models", "trained_head_crosstalk", "trials", "verdict_sentence",
-           "verdicts"]
+__all__ = ["CUES", "DESIGNS", "Effect", "PREDICTIONS", "ProbeBatch", "circuit_effects", "crosstalk", "describe",
+           "effects", "head_states", "make_probes", "memory_response", "model_effects", "model_logits",
+           "model_response", "rw_effect", "summarize", "t_quantile", "train_models", "trained_head_crosstalk", "trials",
+           "verdict_sentence", "verdicts"]
