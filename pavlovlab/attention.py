@@ -171,14 +171,16 @@ def _segmented(form: Callable[..., tuple[Tensor, Tensor]], seqs: tuple[Tensor, .
     """Run a chunkwise ``form(*seqs, S0, C) -> (o, S)`` over segments of ``SEGMENT_CHUNKS`` chunks (time is
     dim -2 of every tensor in ``seqs``), each segment starting from the state the last one left.
 
-    Each segment's output is copied into one preallocated ``(..., T, d_out)`` tensor while it is still in
-    cache (no list of segments and no final ``torch.cat``); a sequence of one segment is returned as is."""
+    A segment's inputs are made contiguous once (a slice of time is not: its heads are ``T`` rows apart),
+    so that the batched products inside see one batch axis and do not copy their operands again. Each
+    segment's output is copied into one preallocated ``(..., T, d_out)`` tensor while it is still in cache
+    (no list of segments and no final ``torch.cat``); a sequence of one segment is returned as is."""
     T, L = seqs[0].shape[-2], C * SEGMENT_CHUNKS
     if T <= L:
-        return form(*seqs, S0, C)
+        return form(*(x.contiguous() for x in seqs), S0, C)
     out: Tensor | None = None
     for start in range(0, T, L):
-        o, S0 = form(*(x[..., start:start + L, :] for x in seqs), S0, C)  # o: (..., ≤L, d_out)
+        o, S0 = form(*(x[..., start:start + L, :].contiguous() for x in seqs), S0, C)  # o: (..., ≤L, d_out)
         if out is None:
             out = o.new_empty(*o.shape[:-2], T, o.shape[-1])             # (..., T, d_out)
         out[..., start:start + L, :] = o
@@ -233,35 +235,34 @@ def _linear_chunk(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None, S0: T
                   C: int) -> tuple[Tensor, Tensor]:
     """Chunkwise form on one segment: fq, fk (..., T, d_k), v (..., T, d_v), S0 (..., d_v, d_k), n = ⌈T/C⌉.
 
-    The states at the chunk boundaries are one product with a lower-triangular matrix over the chunk axis
-    (``starts = S0 + M @ deltas``, ``M_cj = γ^(C(c−1−j))`` for j < c, ones without decay) instead of a
-    cumulative sum or a loop: row n of M gives the final state in the same product."""
+    The states at the chunk boundaries are one product with a strictly-lower-triangular matrix over the
+    chunk axis (``starts = γ^(Cc) S0 + M @ deltas``, ``M_cj = γ^(C(c−1−j))`` for j < c, ones without
+    decay) instead of a cumulative sum or a loop over chunks."""
     T, d_k, d_v = fq.shape[-2], fq.shape[-1], v.shape[-1]
     qc, kc, vc = _chunks(fq, C), _chunks(fk, C), _chunks(v, C)       # (..., n, C, d)
     n = qc.shape[-3]
     i = torch.arange(C, device=fq.device)
-    c = torch.arange(n + 1, device=fq.device)
-    below = c[:, None] > c[None, :n]                                 # (n+1, n): j < c
+    c = torch.arange(n, device=fq.device)
+    below = c[:, None] > c[None, :]                                  # (n, n): j < c
     scores = (qc @ kc.mT).tril_()                                    # (..., n, C, C): s ≤ t inside a chunk
     if gamma is None:
         deltas = vc.mT @ kc                                          # each chunk's writes: (..., n, d_v, d_k)
-        M = below.to(fq.dtype)                                       # (n+1, n) strictly-lower ones
-        starts = (M @ deltas.flatten(-2)).unflatten(-1, (d_v, d_k))  # (..., n+1, d_v, d_k), without S0
-        starts += S0[..., None, :, :]                                # state before each chunk, and the final
-        o = torch.matmul(qc, starts[..., :n, :, :].mT)               # carried state: (..., n, C, d_v)
-        o.add_(scores @ vc)                                          # + masked intra-chunk block
-        S = starts[..., n, :, :]                                     # padded keys are zero: exact
+        M = below.to(fq.dtype)                                       # (n, n) strictly-lower ones
+        starts = (M @ deltas.flatten(-2)).unflatten(-1, (d_v, d_k))  # (..., n, d_v, d_k), without S0
+        starts += S0[..., None, :, :]                                # state before each chunk
+        o = (qc @ starts.mT).add_(scores @ vc)                       # carried state + masked intra-chunk block
+        S = starts[..., -1, :, :] + deltas[..., -1, :, :]            # padded keys are zero: exact
     else:
         g = gamma[..., None, :, :]                                   # (..., 1, 1, 1) against the chunk axis
         lag = i[:, None] - i[None, :]                                # (C, C)
         intra = (scores * _powers(g, lag.clamp(min=0))) @ vc         # scores are already 0 above the diagonal
         deltas = (vc * _powers(g, (C - 1 - i)[:, None])).mT @ kc     # (..., n, d_v, d_k), decayed to chunk end
-        gap = (c[:, None] - 1 - c[None, :n]).clamp(min=0)            # (n+1, n): chunks between j and c
-        M = torch.where(below, _powers(gamma, C * gap), 0.0)         # (..., n+1, n)
-        starts = (M @ deltas.flatten(-2)).unflatten(-1, (d_v, d_k))  # (..., n+1, d_v, d_k)
+        gap = (c[:, None] - 1 - c[None, :]).clamp(min=0)             # (n, n): chunks between j and c
+        M = torch.where(below, _powers(gamma, C * gap), 0.0)         # (..., n, n)
+        starts = (M @ deltas.flatten(-2)).unflatten(-1, (d_v, d_k))  # (..., n, d_v, d_k)
         starts += _powers(g, C * c[:, None, None]) * S0[..., None, :, :]  # γ^(Cc) S0
-        o = intra.add_(_powers(g, (i + 1)[:, None]) * (qc @ starts[..., :n, :, :].mT))
-        S = starts[..., n, :, :]
+        o = intra.add_(_powers(g, (i + 1)[:, None]) * (qc @ starts.mT))
+        S = _powers(gamma, torch.tensor([[C]], device=fq.device)) * starts[..., -1, :, :] + deltas[..., -1, :, :]
         if T % C:  # a partial last chunk: decay its start state and its real writes by their true lags
             last = T - (n - 1) * C
             j = torch.arange(last, device=fq.device)
