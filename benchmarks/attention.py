@@ -12,6 +12,10 @@ a warm-up call, the rise of the resident-set high-water mark (Linux ``VmHWM``, r
 ``/proc/self/clear_refs``; CUDA: ``max_memory_allocated``) over the memory held with the inputs, for one
 forward call (its output included).
 
+On a loaded machine (load average above the core count) several threads per product spend most of their
+time waiting at barriers for a descheduled partner (measured: 100× slower than one thread at load 5 on 2
+cores); compare runs made with ``--threads 1`` there.
+
 Goals (issue 14; printed as MET/MISS lines): linear chunk ≥ 50% and delta chunk ≥ 40% of the sgemm peak at
 every T ≥ 4096; recurrent/chunk ≥ 30× (linear) and ≥ 15× (delta) at T = 4096; per-token time at T = 1024 at
 most 1.5× that at T = 4096 (both chunk forms); peak memory from T = 16384 to 65536 growing like T (≤ 6×
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -150,6 +155,10 @@ def main() -> None:
     print(f"attention forms, B={B} H={H} d_k=d_v={D}, chunk={CHUNK}, {args.dtype} on {device}, "
           f"{torch.get_num_threads()} threads; medians of {args.repeats} interleaved rounds "
           f"({args.slow_repeats} for the recurrent forms), ms")
+    if device.type == "cpu":
+        load, cores = os.getloadavg()[0], os.cpu_count() or 1
+        print(f"load average {load:.2f} on {cores} cores" + ("" if load < cores else
+              "; above the core count: threads of one product wait for each other (try --threads 1)"))
     med = interleaved_medians(fns, args.repeats, device, counts)
     peak = 2 * N_REF ** 3 / med["matmul 2048^3"]
     print(f"sgemm reference: 2048^3 matmul {med['matmul 2048^3'] * 1e3:.2f} ms = {peak / 1e9:.1f} GFLOP/s\n")
