@@ -98,6 +98,8 @@ def peak_memory_child(form: str, T: int, dtype: torch.dtype, device: torch.devic
 
 def peak_memory(form: str, T: int, args: argparse.Namespace) -> float:
     cmd = [sys.executable, __file__, "--memory-child", form, str(T), "--device", args.device, "--dtype", args.dtype]
+    if args.threads:
+        cmd += ["--threads", str(args.threads)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])["MiB"]
 
@@ -138,8 +140,8 @@ def main() -> None:
         fns |= {
             f"linear chunk|{T}": lambda q=q, k=k, v=v: chunk_form("linear")(q, k, v),
             f"delta chunk|{T}": lambda q=q, k=k, v=v: chunk_form("delta")(q, k, v),
-            f"linear chunk fwd+bwd|{T}": lambda: fwd_bwd("linear"),
-            f"delta chunk fwd+bwd|{T}": lambda: fwd_bwd("delta"),
+            f"linear chunk fwd+bwd|{T}": lambda f=fwd_bwd: f("linear"),
+            f"delta chunk fwd+bwd|{T}": lambda f=fwd_bwd: f("delta"),
         }
         if T <= QUADRATIC_MAX_T:
             fns |= {
@@ -157,7 +159,7 @@ def main() -> None:
           f"({args.slow_repeats} for the recurrent forms), ms")
     if device.type == "cpu":
         load, cores = os.getloadavg()[0], os.cpu_count() or 1
-        print(f"load average {load:.2f} on {cores} cores" + ("" if load < cores else
+        print(f"load average {load:.2f} on {cores} cores" + ("" if load < cores or torch.get_num_threads() == 1 else
               "; above the core count: threads of one product wait for each other (try --threads 1)"))
     med = interleaved_medians(fns, args.repeats, device, counts)
     peak = 2 * N_REF ** 3 / med["matmul 2048^3"]

@@ -174,13 +174,21 @@ def _segmented(form: Callable[..., tuple[Tensor, Tensor]], seqs: tuple[Tensor, .
     A segment's inputs are made contiguous once (a slice of time is not: its heads are ``T`` rows apart),
     so that the batched products inside see one batch axis and do not copy their operands again. Each
     segment's output is copied into one preallocated ``(..., T, d_out)`` tensor while it is still in cache
-    (no list of segments and no final ``torch.cat``); a sequence of one segment is returned as is."""
+    (no list of segments and no final ``torch.cat``; under autograd the segments are concatenated instead);
+    a sequence of one segment is returned as is."""
     T, L = seqs[0].shape[-2], C * SEGMENT_CHUNKS
     if T <= L:
         return form(*(x.contiguous() for x in seqs), S0, C)
+    segments = (tuple(x[..., start:start + L, :].contiguous() for x in seqs) for start in range(0, T, L))
+    if torch.is_grad_enabled() and (S0.requires_grad or any(x.requires_grad for x in seqs)):
+        outputs = []                                                     # autograd: slice writes into one
+        for segment in segments:                                         # tensor would each copy all of it
+            o, S0 = form(*segment, S0, C)                                # in the backward pass; concatenate
+            outputs.append(o)
+        return torch.cat(outputs, dim=-2), S0
     out: Tensor | None = None
-    for start in range(0, T, L):
-        o, S0 = form(*(x[..., start:start + L, :].contiguous() for x in seqs), S0, C)  # o: (..., ≤L, d_out)
+    for start, segment in zip(range(0, T, L), segments):
+        o, S0 = form(*segment, S0, C)                                    # o: (..., ≤L, d_out)
         if out is None:
             out = o.new_empty(*o.shape[:-2], T, o.shape[-1])             # (..., T, d_out)
         out[..., start:start + L, :] = o
