@@ -24,3 +24,31 @@ def median_time(fn: Callable[[], object], repeats: int, device: torch.device) ->
         sync()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def interleaved_medians(fns: dict[str, Callable[[], object]], repeats: int, device: torch.device,
+                        counts: dict[str, int] | None = None) -> dict[str, float]:
+    """Median wall time in seconds of each of ``fns``, timed round-robin (A, B, C, A, B, C, ...).
+
+    On a shared, loaded machine the load drifts within seconds; timing the candidates in alternation puts
+    every one of them under the same drift, so that their ratios hold even when the absolute times do not.
+    Each function is called once as warm-up, then ``counts[name]`` times (default ``repeats``): the slow ones
+    take part only in the first rounds."""
+    def sync() -> None:
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
+    counts = counts or {}
+    for fn in fns.values():
+        fn()
+    sync()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for r in range(max([repeats, *counts.values()])):
+        for name, fn in fns.items():
+            if r >= counts.get(name, repeats):
+                continue
+            start = time.perf_counter()
+            fn()
+            sync()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}

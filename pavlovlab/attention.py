@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from ._checks import (broadcast_lead, check_choice, check_dim, check_int, check_output, check_real,
                       check_real_tensor, check_same_kind, check_tensor, warn_nonfinite)
 
+Tensor = torch.Tensor
 FeatureMap = Union[str, Callable[[torch.Tensor], torch.Tensor]]
 EPS = 1e-6
 """Added to the normaliser ``φ(q)·z`` of normalised linear attention."""
@@ -206,82 +207,118 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
     return (o, S) if return_state else o
 
 
-def _segmented(form, seqs, S0, C):
+def _segmented(form: Callable[..., tuple[Tensor, Tensor]], seqs: tuple[Tensor, ...], S0: Tensor,
+               C: int) -> tuple[Tensor, Tensor]:
     """Run a chunkwise ``form(*seqs, S0, C) -> (o, S)`` over segments of ``SEGMENT_CHUNKS`` chunks (time is
-    dim -2 of every tensor in ``seqs``), each segment starting from the state the last one left."""
-    L, outputs = C * SEGMENT_CHUNKS, []
-    for start in range(0, seqs[0].shape[-2], L):
-        o, S0 = form(*(x[..., start:start + L, :] for x in seqs), S0, C)
-        outputs.append(o)
-    return torch.cat(outputs, dim=-2), S0
+    dim -2 of every tensor in ``seqs``), each segment starting from the state the last one left.
+
+    A segment's inputs are made contiguous once (a slice of time is not: its heads are ``T`` rows apart),
+    so that the batched products inside see one batch axis and do not copy their operands again. Each
+    segment's output is copied into one preallocated ``(..., T, d_out)`` tensor while it is still in cache
+    (no list of segments and no final ``torch.cat``; under autograd the segments are concatenated instead);
+    a sequence of one segment is returned as is."""
+    T, L = seqs[0].shape[-2], C * SEGMENT_CHUNKS
+    if T <= L:
+        return form(*(x.contiguous() for x in seqs), S0, C)
+    segments = (tuple(x[..., start:start + L, :].contiguous() for x in seqs) for start in range(0, T, L))
+    if torch.is_grad_enabled() and (S0.requires_grad or any(x.requires_grad for x in seqs)):
+        outputs = []                                                     # autograd: slice writes into one
+        for segment in segments:                                         # tensor would each copy all of it
+            o, S0 = form(*segment, S0, C)                                # in the backward pass; concatenate
+            outputs.append(o)
+        return torch.cat(outputs, dim=-2), S0
+    out: Tensor | None = None
+    for start, segment in zip(range(0, T, L), segments):
+        o, S0 = form(*segment, S0, C)                                    # o: (..., ≤L, d_out)
+        if out is None:
+            out = o.new_empty(*o.shape[:-2], T, o.shape[-1])             # (..., T, d_out)
+        out[..., start:start + L, :] = o
+    assert out is not None
+    return out, S0
 
 
-def _powers(gamma: torch.Tensor, exponents: torch.Tensor) -> torch.Tensor:
+def _chunks(x: Tensor, C: int) -> Tensor:
+    """(..., T, d) -> (..., n, C, d) with n = ⌈T/C⌉, zero-padded at the end only when C does not divide T
+    (a view, no copy, otherwise). Zero keys (and β = 0) write nothing, so the padding is exact."""
+    pad = -x.shape[-2] % C
+    if pad:
+        x = F.pad(x, (0, 0, 0, pad))
+    return x.unflatten(-2, (-1, C))
+
+
+def _powers(gamma: Tensor, exponents: Tensor) -> Tensor:
     """γ^e for γ of shape (..., 1, 1) and integer exponents (m, n) -> (..., m, n); 0^0 = 1."""
     return torch.pow(gamma, exponents.to(gamma.dtype))
 
 
-def _linear_parallel(fq, fk, v, gamma, S0):
+def _linear_parallel(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None, S0: Tensor) -> tuple[Tensor, Tensor]:
+    """Masked product: fq, fk (..., T, d_k), v (..., T, d_v), γ (..., 1, 1) or None, S0 (..., d_v, d_k)."""
     T = fq.shape[-2]
     t = torch.arange(T, device=fq.device)
-    lag = t[:, None] - t[None, :]
-    scores = fq @ fk.mT
+    lag = t[:, None] - t[None, :]                                    # (T, T): t − s
+    scores = fq @ fk.mT                                              # (..., T, T)
     if gamma is None:
         weights = scores.tril()
-        o = weights @ v + fq @ S0.mT
-        S = S0 + v.mT @ fk
+        o = weights @ v + fq @ S0.mT                                 # (..., T, d_v)
+        S = S0 + v.mT @ fk                                           # (..., d_v, d_k)
     else:
-        D = torch.where(lag >= 0, _powers(gamma, lag.clamp(min=0)), 0.0)
+        D = torch.where(lag >= 0, _powers(gamma, lag.clamp(min=0)), 0.0)  # (..., T, T): γ^(t−s), s ≤ t
         o = (scores * D) @ v + _powers(gamma, (t + 1)[:, None]) * (fq @ S0.mT)
         S = _powers(gamma, torch.tensor([[T]], device=fq.device)) * S0 + (v * _powers(gamma, (T - 1 - t)[:, None])).mT @ fk
     return o, S
 
 
-def _linear_recurrent(fq, fk, v, gamma, S0):
+def _linear_recurrent(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None,
+                      S0: Tensor) -> tuple[Tensor, Tensor]:
+    """The loop over t of the paper's circuit; shapes as in ``_linear_parallel``."""
     S = S0
     outputs = []
     for t in range(fq.shape[-2]):
         write = v[..., t, :, None] * fk[..., t, None, :]          # v_t φ(k_t)ᵀ: (..., d_v, d_k)
         S = write + (S if gamma is None else gamma * S)
-        outputs.append((S @ fq[..., t, :, None])[..., 0])          # S_t φ(q_t)
-    return torch.stack(outputs, dim=-2), S
+        outputs.append((S @ fq[..., t, :, None])[..., 0])          # S_t φ(q_t): (..., d_v)
+    return torch.stack(outputs, dim=-2), S                         # (..., T, d_v), (..., d_v, d_k)
 
 
-def _linear_chunk(fq, fk, v, gamma, S0, C):
-    *lead, T, d_k = fq.shape
-    n = -(-T // C)
-    pad = n * C - T
+def _linear_chunk(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None, S0: Tensor,
+                  C: int) -> tuple[Tensor, Tensor]:
+    """Chunkwise form on one segment: fq, fk (..., T, d_k), v (..., T, d_v), S0 (..., d_v, d_k), n = ⌈T/C⌉.
 
-    def chunks(x):  # (..., T, d) -> (..., n, C, d), zero-padded at the end (zero keys write nothing)
-        return F.pad(x, (0, 0, 0, pad)).unflatten(-2, (n, C))
-
-    qc, kc, vc = chunks(fq), chunks(fk), chunks(v)
+    The states at the chunk boundaries are one product with a strictly-lower-triangular matrix over the
+    chunk axis (``starts = γ^(Cc) S0 + M @ deltas``, ``M_cj = γ^(C(c−1−j))`` for j < c, ones without
+    decay) instead of a cumulative sum or a loop over chunks."""
+    T, d_k, d_v = fq.shape[-2], fq.shape[-1], v.shape[-1]
+    qc, kc, vc = _chunks(fq, C), _chunks(fk, C), _chunks(v, C)       # (..., n, C, d)
+    n = qc.shape[-3]
     i = torch.arange(C, device=fq.device)
-    scores = qc @ kc.mT                                              # (..., n, C, C)
+    c = torch.arange(n, device=fq.device)
+    below = c[:, None] > c[None, :]                                  # (n, n): j < c
+    scores = (qc @ kc.mT).tril_()                                    # (..., n, C, C): s ≤ t inside a chunk
     if gamma is None:
         deltas = vc.mT @ kc                                          # each chunk's writes: (..., n, d_v, d_k)
-        starts = deltas.cumsum(dim=-3).sub_(deltas).add_(S0[..., None, :, :])  # state before each chunk
-        o = (qc @ starts.mT).add_(scores.tril_() @ vc)               # carried state + masked intra-chunk block
-        S = starts[..., -1, :, :] + deltas[..., -1, :, :]             # padded keys are zero: exact
+        M = below.to(fq.dtype)                                       # (n, n) strictly-lower ones
+        starts = (M @ deltas.flatten(-2)).unflatten(-1, (d_v, d_k))  # (..., n, d_v, d_k), without S0
+        starts += S0[..., None, :, :]                                # state before each chunk
+        o = (qc @ starts.mT).add_(scores @ vc)                       # carried state + masked intra-chunk block
+        S = starts[..., -1, :, :] + deltas[..., -1, :, :]            # padded keys are zero: exact
     else:
         g = gamma[..., None, :, :]                                   # (..., 1, 1, 1) against the chunk axis
-        lag = i[:, None] - i[None, :]
-        intra = (scores * torch.where(lag >= 0, _powers(g, lag.clamp(min=0)), 0.0)) @ vc
-        deltas = (vc * _powers(g, (C - 1 - i)[:, None])).mT @ kc
-        g_chunk = _powers(gamma, torch.tensor([[C]], device=fq.device))
-        state, starts = S0, []
-        for c in range(n):                                           # carry the state across chunks
-            starts.append(state)
-            state = g_chunk * state + deltas[..., c, :, :]
-        starts = torch.stack(starts, dim=-3)
-        o = intra + _powers(g, (i + 1)[:, None]) * (qc @ starts.mT)
-        S = state
-        if pad:  # a partial last chunk: decay its start state and its real writes by their true lags
+        lag = i[:, None] - i[None, :]                                # (C, C)
+        intra = (scores * _powers(g, lag.clamp(min=0))) @ vc         # scores are already 0 above the diagonal
+        deltas = (vc * _powers(g, (C - 1 - i)[:, None])).mT @ kc     # (..., n, d_v, d_k), decayed to chunk end
+        gap = (c[:, None] - 1 - c[None, :]).clamp(min=0)             # (n, n): chunks between j and c
+        M = torch.where(below, _powers(gamma, C * gap), 0.0)         # (..., n, n)
+        starts = (M @ deltas.flatten(-2)).unflatten(-1, (d_v, d_k))  # (..., n, d_v, d_k)
+        starts += _powers(g, C * c[:, None, None]) * S0[..., None, :, :]  # γ^(Cc) S0
+        o = intra.add_(_powers(g, (i + 1)[:, None]) * (qc @ starts.mT))
+        S = _powers(gamma, torch.tensor([[C]], device=fq.device)) * starts[..., -1, :, :] + deltas[..., -1, :, :]
+        if T % C:  # a partial last chunk: decay its start state and its real writes by their true lags
             last = T - (n - 1) * C
             j = torch.arange(last, device=fq.device)
-            S = _powers(gamma, torch.tensor([[last]], device=fq.device)) * starts[..., -1, :, :] \
+            S = _powers(gamma, torch.tensor([[last]], device=fq.device)) * starts[..., n - 1, :, :] \
                 + (v[..., T - last:, :] * _powers(gamma, (last - 1 - j)[:, None])).mT @ fk[..., T - last:, :]
-    return o.flatten(-3, -2)[..., :T, :], S
+    o = o.flatten(-3, -2)                                            # (..., n·C, d_v)
+    return (o[..., :T, :] if T % C else o), S
 
 
 def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: float | torch.Tensor, *,
@@ -344,7 +381,8 @@ def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta
     return (o, S) if return_state else o
 
 
-def _delta_recurrent(q, k, v, beta, S0):
+def _delta_recurrent(q: Tensor, k: Tensor, v: Tensor, beta: Tensor, S0: Tensor) -> tuple[Tensor, Tensor]:
+    """The loop over t: q, k (..., T, d_k), v (..., T, d_v), beta (..., T), S0 (..., d_v, d_k)."""
     S = S0
     outputs = []
     for t in range(q.shape[-2]):
@@ -355,33 +393,43 @@ def _delta_recurrent(q, k, v, beta, S0):
     return torch.stack(outputs, dim=-2), S
 
 
-def _delta_chunk(q, k, v, beta, S0, C):  # beta: (..., T, 1)
-    """Inside a chunk with start state S_0 the errors e_t = β_t (v_t − S_{t−1} k_t) satisfy
+def _delta_chunk(q: Tensor, k: Tensor, v: Tensor, beta: Tensor, S0: Tensor, C: int) -> tuple[Tensor, Tensor]:
+    """Chunkwise delta rule on one segment: q, k (..., T, d_k), v (..., T, d_v), beta (..., T, 1),
+    S0 (..., d_v, d_k), n = ⌈T/C⌉ chunks.
+
+    Inside a chunk with start state S_0 the errors e_t = β_t (v_t − S_{t−1} k_t) satisfy
     (I + diag(β) tril(K Kᵀ, −1)) E = diag(β) (V − K S_0ᵀ), so E = U − W S_0ᵀ with U, W from one
     triangular solve (the UT transform). Then, with A = tril(Q Kᵀ):
 
         O     = Q S_0ᵀ + A E = (Q − A W) S_0ᵀ + A U
         S_end = S_0 + Eᵀ K   = S_0 (I − Wᵀ K) + Uᵀ K
 
-    Everything but the last line's short recurrence over chunks is one batched product for all chunks."""
-    T, d_v = q.shape[-2], v.shape[-1]
-    n = -(-T // C)
-    pad = n * C - T
-
-    def chunks(x):  # zero-padding with β = 0 at the end writes nothing, so it is exact
-        return F.pad(x, (0, 0, 0, pad)).unflatten(-2, (n, C))
-
-    qc, kc, vc = chunks(q), chunks(k), chunks(v)
-    bc = chunks(beta)                                                    # beta: (..., T, 1) -> (..., n, C, 1)
-    eye = torch.eye(C, dtype=q.dtype, device=q.device)
-    system = eye + bc * (kc @ kc.mT).tril(-1)
-    UW = torch.linalg.solve_triangular(system, bc * torch.cat([vc, kc], dim=-1), upper=False, unitriangular=True)
+    Everything but the last line's short recurrence over chunks is one batched product for all chunks;
+    the recurrence writes each state into a preallocated tensor with one fused ``baddbmm`` per chunk."""
+    T, d_k, d_v = q.shape[-2], q.shape[-1], v.shape[-1]
+    qc, kc, vc, bc = _chunks(q, C), _chunks(k, C), _chunks(v, C), _chunks(beta, C)  # (..., n, C, ·)
+    *lead, n, _, _ = qc.shape
+    system = (kc @ kc.mT).tril_(-1).mul_(bc)                             # diag(β) tril(K Kᵀ, −1): (..., n, C, C)
+    system.diagonal(dim1=-2, dim2=-1).fill_(1.0)                         # + I (unit diagonal)
+    UW = torch.linalg.solve_triangular(system, bc * torch.cat([vc, kc], dim=-1), upper=False,
+                                       unitriangular=True)               # [U, W]: (..., n, C, d_v + d_k)
     AUW = (qc @ kc.mT).tril_() @ UW                                      # [A U, A W]: (..., n, C, d_v + d_k)
     HG = UW.mT @ kc                                                      # [Uᵀ K; Wᵀ K]: (..., n, d_v + d_k, d_k)
-    H, P = HG[..., :d_v, :], torch.eye(k.shape[-1], dtype=q.dtype, device=q.device) - HG[..., d_v:, :]
-    S, starts = S0, []
-    for c in range(n):                                                   # carry the state across chunks
-        starts.append(S)
-        S = H[..., c, :, :] + S @ P[..., c, :, :]
-    o = (qc - AUW[..., d_v:]) @ torch.stack(starts, dim=-3).mT + AUW[..., :d_v]
-    return o.flatten(-3, -2)[..., :T, :], S
+    P = HG[..., d_v:, :].neg_()                                          # −Wᵀ K, then + I: (..., n, d_k, d_k)
+    P.diagonal(dim1=-2, dim2=-1).add_(1.0)
+    H = HG[..., :d_v, :].reshape(-1, n, d_v, d_k)                        # Uᵀ K: (B, n, d_v, d_k), B = Π lead
+    P = P.reshape(-1, n, d_k, d_k)                                       # (B, n, d_k, d_k)
+    if torch.is_grad_enabled() and (H.requires_grad or P.requires_grad or S0.requires_grad):
+        states = [S0.reshape(-1, d_v, d_k)]                              # autograd: no out= (a list, stacked)
+        for c in range(n):                                               # S_{c+1} = Uᵀ K + S_c (I − Wᵀ K)
+            states.append(torch.baddbmm(H[:, c], states[-1], P[:, c]))
+        starts = torch.stack(states)                                     # (n+1, B, d_v, d_k)
+    else:
+        starts = H.new_empty(n + 1, H.shape[0], d_v, d_k)                # chunk-major, each slice contiguous
+        starts[0] = S0.reshape(-1, d_v, d_k)
+        for c in range(n):                                               # S_{c+1} = Uᵀ K + S_c (I − Wᵀ K)
+            torch.baddbmm(H[:, c], starts[c], P[:, c], out=starts[c + 1])
+    carried = starts[:n].movedim(0, 1).reshape(*lead, n, d_v, d_k)      # (..., n, d_v, d_k)
+    o = ((qc - AUW[..., d_v:]) @ carried.mT).add_(AUW[..., :d_v])        # (..., n, C, d_v)
+    o = o.flatten(-3, -2)                                                # (..., n·C, d_v)
+    return (o[..., :T, :] if T % C else o), starts[n].reshape(*lead, d_v, d_k)
