@@ -10,7 +10,7 @@ Needs ``pip install -r deploy/requirements-hub.txt`` (jupyterhub, nbgitpuller) a
 What one run does, all on 127.0.0.1:
 
 1. builds a local git repository of the course (``course/`` and the learner copies ``student/`` made by
-   ``pavlovlab.student``), served to nbgitpuller as a ``file://`` URL: nothing leaves the machine;
+   ``pavlovlab.teach.student``), served to nbgitpuller as a ``file://`` URL: nothing leaves the machine;
 2. starts ``jupyterhub`` (pip) with its ``configurable-http-proxy`` (npm, installed on first use into
    ``$XDG_CACHE_HOME/pavlovlab-hub``), the ``DummyAuthenticator`` and the ``SimpleLocalProcessSpawner``:
    every learner's server runs as the current user in its own temporary home folder (no system users
@@ -102,7 +102,7 @@ def free_port() -> int:
 def make_course_repo(dest: pathlib.Path, notebooks: list[str], branch: str = "main") -> str:
     """A bare git repository (one branch, ``branch``) holding ``course/`` and the learner copies ``student/``
     of ``notebooks``; returns its ``file://`` URL for nbgitpuller."""
-    from pavlovlab.student import make_student_copies
+    from pavlovlab.teach.student import make_student_copies
 
     src = dest / "src"
     (src / "course").mkdir(parents=True)

@@ -220,6 +220,7 @@ def _drift_oja():
 
 
 def _decay_unlearning():
+    from pavlovlab import attention as A
     from pavlovlab import decay as D
     from pavlovlab import unlearning as U
 
@@ -228,9 +229,9 @@ def _decay_unlearning():
     return [
         ("retnet_decays(24) float32", lambda: D.retnet_decays(24), ValueError, "n_heads: in torch.float32 only the first"),
         ("retnet_decays(24) float64", lambda: bool((D.retnet_decays(24, dtype=torch.float64) < 1).all()), "ok", ""),
-        ("gated T = 0", lambda: D.scalar_gated_linear_attention(_t(0, 4), _t(0, 4), _t(0, 2), torch.ones(0),
+        ("gated T = 0", lambda: A.scalar_gated_linear_attention(_t(0, 4), _t(0, 4), _t(0, 2), torch.ones(0),
                                                          mode="recurrent").shape == (0, 2), "ok", ""),
-        ("gate > 1", lambda: D.scalar_gated_linear_attention(q, k, v, torch.full((6,), 1.5)), ValueError, "g: expected"),
+        ("gate > 1", lambda: A.scalar_gated_linear_attention(q, k, v, torch.full((6,), 1.5)), ValueError, "g: expected"),
         ("unlearn_delta NaN k", lambda: U.unlearn_delta(S, _nan(torch.ones(4), 0)), ValueError, "k: expected finite"),
         ("unlearning_experiment n = 10, d_k = 4", lambda: U.unlearning_experiment(n=10, d_k=4, n_trials=2), ValueError,
          "n: the 'delta_protected' method protects the other n − 1 keys"),
@@ -243,8 +244,8 @@ def _device_plotting_widgets():
     from matplotlib.figure import Figure
 
     from pavlovlab import device as Dv
-    from pavlovlab import plotting as P
-    from pavlovlab import widgets as W
+    from pavlovlab.teach import plotting as P
+    from pavlovlab.teach import widgets as W
 
     ax = Figure().add_subplot()
     return [
@@ -268,7 +269,7 @@ def _exercises_core():
     import contextlib
     import io
 
-    from pavlovlab.exercises import _core
+    from pavlovlab.teach.exercises import _core
 
     def quiet(fn):
         def run():

@@ -230,17 +230,19 @@ def test_plots_draw_every_design():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from pavlovlab.teach import plotting as P  # the conditioning plots live with the course tooling
+
     for name in C.DESIGNS:
         V, (cs, us, labels) = C.simulate(name, n_trials=5)
         fig, (ax0, ax1) = plt.subplots(1, 2)
-        C.plot_strengths(ax0, V, labels, marker="o")
-        C.plot_design(ax1, cs, us, labels)
+        P.plot_strengths(ax0, V, labels, marker="o")
+        P.plot_design(ax1, cs, us, labels)
         assert len(ax0.get_lines()) >= len(labels.cs)
         assert [t.get_text() for t in ax1.get_yticklabels()] == [*labels.cs, "food (US)"]
         plt.close(fig)
     fig, ax = plt.subplots()
     cs, us, labels = C.partial_reinforcement(8, batch_shape=(3,))  # a batch of animals: the first is drawn
-    C.plot_design(ax, cs, us, labels)
+    P.plot_design(ax, cs, us, labels)
     image = ax.get_images()[0].get_array()
     assert image.shape == (2, 8, 3)
     plt.close(fig)

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from pavlovlab.exercises import capacity as ex
+from pavlovlab.teach.exercises import capacity as ex
 
 
 def stub(*args):

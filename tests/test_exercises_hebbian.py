@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from pavlovlab.capacity import random_keys
-from pavlovlab.exercises import hebbian as ex
+from pavlovlab.teach.exercises import hebbian as ex
 from pavlovlab.hebbian import crosstalk_variance
 
 

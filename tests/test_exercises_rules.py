@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from pavlovlab.exercises import rules
+from pavlovlab.teach.exercises import rules
 
 
 def _stub(*args, **kwargs):

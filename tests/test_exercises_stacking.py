@@ -1,7 +1,7 @@
 """Checkers of notebook 05: a correct answer passes, a wrong one fails, a stub is 'not yet implemented',
 and nothing raises."""
 
-from pavlovlab.exercises import stacking as ex
+from pavlovlab.teach.exercises import stacking as ex
 
 
 def _stub(*args, **kwargs):

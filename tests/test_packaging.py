@@ -77,7 +77,7 @@ def test_wheel_builds_with_version_and_dependencies(tmp_path):
         names = z.namelist()
     requires = {_name(line.split(":", 1)[1].strip()) for line in meta.splitlines() if line.startswith("Requires-Dist:")}
     assert {"torch", "numpy", "matplotlib", "ipywidgets", "tqdm", "nbformat"} <= requires
-    assert "pavlovlab/cli.py" in names and "pavlovlab/exercises/__init__.py" in names
+    assert "pavlovlab/teach/cli.py" in names and "pavlovlab/teach/exercises/__init__.py" in names
     assert any(n.endswith("licenses/LICENSE") or n.endswith("/LICENSE") for n in names)
 
 

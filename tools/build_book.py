@@ -33,11 +33,16 @@ from the network)."""
 
 
 def public_modules() -> list[str]:
-    """``pavlovlab.X`` for every module of the package whose name does not start with ``_``."""
+    """``pavlovlab.X`` for every core module, then ``pavlovlab.teach.X`` for the course tooling (modules and
+    subpackages whose names do not start with ``_``)."""
     import pavlovlab
+    import pavlovlab.teach
 
-    return [f"pavlovlab.{m.name}" for m in pkgutil.iter_modules(pavlovlab.__path__)
+    core = [f"pavlovlab.{m.name}" for m in pkgutil.iter_modules(pavlovlab.__path__)
             if not m.name.startswith("_") and not m.ispkg]
+    teach = [f"pavlovlab.teach.{m.name}" for m in pkgutil.iter_modules(pavlovlab.teach.__path__)
+             if not m.name.startswith("_")]
+    return core + teach
 
 
 def api_page() -> str:

@@ -19,8 +19,8 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .._checks import check_choice, check_int
-from ..attention import linear_attention, softmax_attention
+from pavlovlab._checks import check_choice, check_int
+from pavlovlab.attention import linear_attention, softmax_attention
 from ._core import Case, Exercise, Exercises, check_function, check_measurement
 
 _DTYPE = torch.float64

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import torch
 
-from ..capacity import average_capacity_theory, capacity_from_fidelity, fidelity_theory, n_grid
+from pavlovlab.capacity import average_capacity_theory, capacity_from_fidelity, fidelity_theory, n_grid
 from ._core import Case, check_function
 
 

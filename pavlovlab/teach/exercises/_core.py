@@ -1,7 +1,7 @@
 """The exercise machinery that every notebook shares: registered exercises, tiered hints, reference
 solutions, and checkers that print one friendly verdict and never raise.
 
-Each notebook's module (``pavlovlab.exercises.capacity``, ...) builds one :class:`Exercises` book and
+Each notebook's module (``pavlovlab.teach.exercises.capacity``, ...) builds one :class:`Exercises` book and
 exposes its ``hint`` and ``solution`` methods, so that a learner types ``ex.hint(2)`` or
 ``ex.solution(2)``. The rules the checkers follow (``COURSE_DESIGN.md`` §6):
 

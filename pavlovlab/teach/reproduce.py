@@ -151,7 +151,8 @@ def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None 
 @experiment("conditioning", "01_pavlovian_conditioning", "acquisition, extinction and blocking (Rescorla-Wagner)",
             needs=("conditioning",))
 def conditioning_designs(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .conditioning import plot_strengths, simulate
+    from ..conditioning import simulate
+    from .plotting import plot_strengths
 
     n = 20 if quick else 40
     fig, axes = _figure(ncols=3, width=4.2)
@@ -173,8 +174,8 @@ def conditioning_designs(out: Path, *, quick: bool, progress: bool) -> dict[str,
 @experiment("hebbian_recall", "02_hebbian_memory", "recall quality of an outer-product memory vs stored pairs",
             needs=("hebbian", "capacity"))
 def hebbian_recall(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .capacity import fidelity_theory, random_keys
-    from .hebbian import recall_cosine
+    from ..capacity import fidelity_theory, random_keys
+    from ..hebbian import recall_cosine
     from .plotting import COLORS, band, labels, theory
 
     g = torch.Generator().manual_seed(0)
@@ -199,7 +200,7 @@ def hebbian_recall(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 @experiment("linear_equivalence", "03_linear_attention", "parallel, recurrent and chunked forms agree",
             needs=("attention",))
 def linear_equivalence(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .attention import linear_attention
+    from ..attention import linear_attention
 
     g = torch.Generator().manual_seed(0)
     lengths = [16, 64, 256] if quick else [16, 64, 256, 1024]
@@ -225,7 +226,7 @@ def linear_equivalence(out: Path, *, quick: bool, progress: bool) -> dict[str, A
 @experiment("capacity", "04_capacity_limits", "average vs error-free capacity as d_k grows",
             needs=("capacity",))
 def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .capacity import average_capacity_theory, capacity_sweep, fit_slope, sweep_capacities, worst_case_bound
+    from ..capacity import average_capacity_theory, capacity_sweep, fit_slope, sweep_capacities, worst_case_bound
     from .plotting import COLORS, labels, theory
 
     g = torch.Generator().manual_seed(0)
@@ -252,7 +253,7 @@ def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any
             needs=("stacking",))
 def stacking_depth(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     from .plotting import labels
-    from .stacking import chain_error, stack_error_theory
+    from ..stacking import chain_error, stack_error_theory
 
     g = torch.Generator().manual_seed(0)
     L, n, d_k = 8, 32, 32
@@ -273,7 +274,7 @@ def stacking_depth(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 @experiment("drift", "06_delta_and_oja", "tracking drifting associations: Hebbian vs delta vs Oja",
             needs=("drift",))
 def drift_tracking(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .drift import recovery_steps, redraw_stream, track
+    from ..drift import recovery_steps, redraw_stream, track
     from .plotting import COLORS, labels, mark_times
 
     g = torch.Generator().manual_seed(0)
@@ -295,7 +296,7 @@ def drift_tracking(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 @experiment("oja", "06_delta_and_oja", "Oja's rule finds the first principal component; Hebb's norm explodes",
             needs=("oja",))
 def oja_pca_run(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .oja import alignment, data_cloud, oja_pca, principal_components
+    from ..oja import alignment, data_cloud, oja_pca, principal_components
     from .plotting import COLORS, labels
 
     g = torch.Generator().manual_seed(0)
@@ -320,7 +321,7 @@ def oja_pca_run(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 @experiment("decay", "07_decay_and_unlearning", "recall vs age under decay γ (RetNet): measured vs γ^lag",
             needs=("decay",))
 def decay_retention(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .decay import half_life, measured_half_life, recall_vs_lag, retention
+    from ..decay import half_life, measured_half_life, recall_vs_lag, retention
     from .plotting import labels, theory
 
     g = torch.Generator().manual_seed(0)
@@ -345,7 +346,7 @@ def decay_retention(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]
 @experiment("unlearning", "07_decay_and_unlearning", "forget one association: Hebbian subtraction vs delta rule",
             needs=("unlearning",))
 def unlearning_methods(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .unlearning import unlearning_experiment
+    from ..unlearning import unlearning_experiment
 
     g = torch.Generator().manual_seed(0)
     reports = unlearning_experiment(n=16, d_k=64, d_v=64, overlap=0.5, repeats=2.0,

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import torch
 
-from ..stacking import hop_error_theory, stack_error_theory
+from pavlovlab.stacking import hop_error_theory, stack_error_theory
 from ._core import Case, check_function, check_value, verdict
 
 # --------------------------------------------------------------------------- Exercise 1: predicted error

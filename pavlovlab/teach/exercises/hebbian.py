@@ -15,9 +15,9 @@ from typing import Any
 
 import torch
 
-from ..capacity import random_keys
-from ..hebbian import crosstalk, slope_through_origin
-from ..memory import AssociativeMemory
+from pavlovlab.capacity import random_keys
+from pavlovlab.hebbian import crosstalk, slope_through_origin
+from pavlovlab.memory import AssociativeMemory
 from ._core import Case, Exercise, Exercises, check_function, check_measurement
 
 _DTYPE = torch.float64

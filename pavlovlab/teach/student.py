@@ -45,7 +45,7 @@ These are your own copies of the course notebooks. Work through them in order, s
 
 ## When you are stuck: hints, then the solution
 
-Each notebook imports its exercises as `ex` (e.g. `from pavlovlab.exercises import capacity as ex`).
+Each notebook imports its exercises as `ex` (e.g. `from pavlovlab.teach.exercises import capacity as ex`).
 
 - `ex.hint(N)` prints the next hint tier of exercise N, from the idea to nearly the code: run it
   again for the next tier.

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from ..conditioning import blocking, blocking_theory, rescorla_wagner
+from pavlovlab.conditioning import blocking, blocking_theory, rescorla_wagner
 from ._core import Exercise, Exercises, check_function, check_measurement
 
 def _pending(*answers: Any) -> tuple[Any, ...]:
