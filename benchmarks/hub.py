@@ -233,7 +233,7 @@ c.JupyterHub.load_roles = [{{"name": "bench", "services": ["bench"],
     "scopes": ["admin:users", "admin:servers", "access:servers", "list:users", "read:users"]}}]
 """
 
-    def __enter__(self) -> "LocalHub":
+    def __enter__(self) -> LocalHub:
         (self.workdir / "home").mkdir(parents=True, exist_ok=True)
         cfg = self.workdir / "jupyterhub_config.py"
         cfg.write_text(self.config())
@@ -440,7 +440,7 @@ async def learner(client: Client, name: str, repo: str, notebook: str, t0: float
         await execute_cells(client, base, res.kernel_id, sources, res, cell_timeout)
         res.run_s = time.perf_counter() - t_run
         res.finish_s = time.perf_counter() - t0
-    except Exception as e:  # noqa: BLE001 - every learner's failure is recorded, the others go on
+    except Exception as e:
         res.problem = res.problem or f"{type(e).__name__}: {e}"[:300]
     return res
 
@@ -523,7 +523,7 @@ def summary_line(r: RunResult) -> str:
     fin = [x.finish_s for x in ok]
     peak = [x.kernel_peak_gb for x in ok]
     fmt = lambda xs: f"{min(xs):6.1f}–{max(xs):6.1f}" if xs else "      –      "  # noqa: E731
-    return (f"{r.notebook[:2]:>3s} {r.learners:3d} {str(r.threads or 'all'):>7s} {fmt(srv)} {fmt(fin)} "
+    return (f"{r.notebook[:2]:>3s} {r.learners:3d} {r.threads or 'all'!s:>7s} {fmt(srv)} {fmt(fin)} "
             f"{max(peak) if peak else float('nan'):6.2f} {r.server_peak_gb:6.2f} {r.hub_overhead_gb:6.2f} "
             f"{r.peak_total_pss_gb:7.2f} "
             f"{r.peak_total_rss_gb:7.2f} {r.cpu_s:7.0f} {r.deaths:3d} {len(r.per_learner) - len(ok):4d} "

@@ -18,15 +18,24 @@ that becomes non-finite from finite inputs warns once (``pavlovlab._checks``' no
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Union
 
 import torch
 import torch.nn.functional as F
 
-from ._checks import (broadcast_lead, check_choice, check_dim, check_int, check_output, check_real,
-                      check_real_tensor, check_same_kind, check_tensor, warn_nonfinite)
+from ._checks import (
+    broadcast_lead,
+    check_choice,
+    check_dim,
+    check_int,
+    check_output,
+    check_real,
+    check_real_tensor,
+    check_same_kind,
+    check_tensor,
+    warn_nonfinite,
+)
 
-FeatureMap = Union[str, Callable[[torch.Tensor], torch.Tensor]]
+FeatureMap = str | Callable[[torch.Tensor], torch.Tensor]
 EPS = 1e-6
 """Added to the normaliser ``φ(q)·z`` of normalised linear attention."""
 
@@ -129,7 +138,8 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, caus
 
 def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, feature_map: FeatureMap = "identity",
                      normalize: bool = False, decay: float | torch.Tensor | None = None, mode: str = "chunk",
-                     chunk_size: int = 64, initial_state: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None = None,
+                     chunk_size: int = 64,
+                     initial_state: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None = None,
                      return_state: bool = False) -> torch.Tensor | tuple[torch.Tensor, ...]:
     """Causal linear attention: the Pavlovian conditioning circuit.
 
@@ -165,7 +175,8 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
     if not isinstance(normalize, bool):
         raise TypeError(f"normalize: expected True or False, got {type(normalize).__name__}")
     if normalize and isinstance(feature_map, str) and feature_map not in POSITIVE_MAPS and feature_map in FEATURE_MAPS:
-        raise ValueError(f"feature_map: normalize=True needs a non-negative feature map ({' or '.join(map(repr, POSITIVE_MAPS))}); "
+        raise ValueError("feature_map: normalize=True needs a non-negative feature map "
+                         f"({' or '.join(map(repr, POSITIVE_MAPS))}); "
                          f"with {feature_map!r} the normaliser φ(q)·z crosses 0 and the output explodes")
     phi = _feature_map(feature_map)
     fq = check_output("feature_map", phi(q), q.shape, q)

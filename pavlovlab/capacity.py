@@ -25,7 +25,8 @@ from typing import NamedTuple
 import torch
 from tqdm.auto import tqdm
 
-from ._checks import check_choice, check_dtype, check_int, check_numbers, check_real, check_tensor
+from ._checks import check_choice, check_int, check_numbers, check_real, check_tensor
+from ._checks import check_float_dtype as check_dtype  # the lead renames the call at merge (issue 14)
 from .hebbian import outer_product_memory
 
 KINDS = ("gaussian", "sphere", "orthogonal", "binary")

@@ -24,8 +24,17 @@ from typing import NamedTuple
 
 import torch
 
-from ._checks import (broadcast_lead, check_choice, check_dim, check_dtype, check_int, check_real, check_real_tensor,
-                      check_same_kind, check_tensor)
+from ._checks import (
+    broadcast_lead,
+    check_choice,
+    check_dim,
+    check_float_dtype,
+    check_int,
+    check_real,
+    check_real_tensor,
+    check_same_kind,
+    check_tensor,
+)
 
 Device = torch.device | str | None
 
@@ -37,8 +46,7 @@ Device = torch.device | str | None
 def _alpha(alpha: float | Sequence[float] | torch.Tensor, n_cs: int, like: torch.Tensor) -> torch.Tensor:
     """Saliences as a tensor (..., n_cs) (or (..., 1)) on ``like``'s dtype and device."""
     if isinstance(alpha, torch.Tensor):
-        if not alpha.is_floating_point():
-            raise TypeError(f"alpha: expected a float or a floating-point tensor, got dtype {alpha.dtype}")
+        check_float_dtype("alpha", alpha)
         a = alpha.to(dtype=like.dtype, device=like.device)  # not detached: gradients flow to α
         if a.dim() == 0:
             a = a[None]
@@ -190,7 +198,7 @@ def _build(phases: Sequence[tuple[str, Sequence[tuple[Sequence[float], float]]]]
            ) -> Design:
     """Assemble a design from phases, each a list of trials ``(cs row, US present 0/1)``."""
     lam = check_real("lam", lam, low=0.0)
-    dtype = check_dtype("dtype", dtype, allow_none=False)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
     rows, us, spans, t = [], [], [], 0
     for name, trials in phases:
         for x, present in trials:
@@ -250,7 +258,7 @@ def partial_reinforcement(n_trials: int = 60, *, p: float = 0.5, lam: float = 1.
     elif not isinstance(generator, torch.Generator):
         raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
     batch = tuple(check_int(f"batch_shape[{i}]", b, low=1) for i, b in enumerate(batch_shape))
-    dtype = check_dtype("dtype", dtype, allow_none=False)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
     fed = (torch.rand(*batch, n, generator=generator, dtype=torch.float64) < p).to(dtype)
     labels = Labels((BELL,), ((f"partial reinforcement A± (p = {p:g})", 0, n),), (1.0,),
                     f"the bell is followed by food on a random {p:.0%} of trials")
@@ -414,9 +422,23 @@ def blocking_theory(n_pretrain: torch.Tensor | Sequence[int] | int, *, n_compoun
 
 
 __all__ = [
-    "DESIGNS", "Design", "Labels", "SIMULATORS", "acquisition", "blocking", "blocking_control", "blocking_curve",
+    "DESIGNS",
+    "SIMULATORS",
+    "Design",
+    "Labels",
+    "acquisition",
+    "blocking",
+    "blocking_control",
+    "blocking_curve",
     "blocking_theory",
-    "conditioned_inhibition", "extinction", "hebbian_conditioning", "overexpectation", "overshadowing",
-    "partial_reinforcement", "prediction", "reacquisition",
-    "rescorla_wagner", "simulate",
+    "conditioned_inhibition",
+    "extinction",
+    "hebbian_conditioning",
+    "overexpectation",
+    "overshadowing",
+    "partial_reinforcement",
+    "prediction",
+    "reacquisition",
+    "rescorla_wagner",
+    "simulate",
 ]

@@ -19,9 +19,10 @@ from collections.abc import Callable
 
 import torch
 
-from ._checks import check_dtype, check_int, check_real, check_real_tensor, check_tensor
+from ._checks import check_float_dtype, check_int, check_real, check_real_tensor, check_tensor
 from .attention import linear_attention, scalar_gated_linear_attention
 from .capacity import random_keys
+
 
 def _as_gamma(gamma: float | torch.Tensor, name: str = "gamma", *, high_open: bool = False) -> torch.Tensor:
     """γ as a float64 CPU-or-device tensor checked to lie in (0, 1] (or (0, 1) when ``high_open``)."""
@@ -47,7 +48,7 @@ def retnet_decays(n_heads: int, *, first: int = 5, device: torch.device | str | 
     """
     check_int("n_heads", n_heads, low=1)
     check_int("first", first, low=1)
-    dtype = check_dtype("dtype", dtype, allow_none=False)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
     h = torch.arange(n_heads, dtype=torch.float64)
     gammas = (1.0 - 2.0 ** (-first - h)).to(device=device, dtype=dtype)
     if bool((gammas >= 1).any()):  # 1 − 2^−m rounds to 1 ("never forget") once m exceeds the mantissa

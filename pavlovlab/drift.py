@@ -302,9 +302,9 @@ def recovery_steps(cosine: torch.Tensor, drift_times: torch.Tensor, *, threshold
     check_real("threshold", threshold)
     T = cosine.shape[-1]
     times = [int(t) for t in drift_times.tolist()]
-    ends = times[1:] + [T]
+    ends = [*times[1:], T]
     out = []
-    for start, end in zip(times, ends):  # a handful of drifts: one masked search each
+    for start, end in zip(times, ends, strict=True):  # a handful of drifts: one masked search each
         window = cosine[..., start:end] >= threshold
         first = window.float().argmax(dim=-1).to(cosine.dtype)
         out.append(torch.where(window.any(dim=-1), first, torch.full_like(first, math.inf)))

@@ -11,8 +11,17 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from ._checks import (check_choice, check_dim, check_dtype, check_int, check_output, check_real, check_real_tensor,
-                      check_tensor, warn_nonfinite)
+from ._checks import (
+    check_choice,
+    check_dim,
+    check_float_dtype,
+    check_int,
+    check_output,
+    check_real,
+    check_real_tensor,
+    check_tensor,
+    warn_nonfinite,
+)
 
 Rule = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
@@ -133,7 +142,7 @@ class AssociativeMemory:
             self.rule = RULES[self.rule_name]
         self.lr = check_real("lr", lr, low=0.0)
         self.decay = check_real("decay", decay, low=0.0, high=1.0)
-        dtype = check_dtype("dtype", dtype, allow_none=False)
+        dtype = check_float_dtype("dtype", dtype, allow_none=False)
         self.batch_shape = torch.Size(batch_shape)
         self.S = torch.zeros(*self.batch_shape, d_value, d_key, device=device, dtype=dtype)
 
@@ -191,9 +200,8 @@ class AssociativeMemory:
             k, v = k[..., None, :], v[..., None, :]
         T = k.shape[-2]
         check_dim("v", v.shape[-2], T, "sequence length T (dim -2 of k)")
-        if q is not None:
-            if not (self._check("q", q, self.d_key, "key dimension d_key") and q.shape[-2] == T):
-                raise ValueError(f"q: expected shape {(*self.batch_shape, T, self.d_key)}, got {tuple(q.shape)}")
+        if q is not None and not (self._check("q", q, self.d_key, "key dimension d_key") and q.shape[-2] == T):
+            raise ValueError(f"q: expected shape {(*self.batch_shape, T, self.d_key)}, got {tuple(q.shape)}")
         rate = self._lr(lr, T)
         reads = []
         for t in range(T):  # the recurrence itself: each write depends on the state left by the last

@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-
 from conftest import TOL, rel_rms
+
 from pavlovlab import AssociativeMemory, delta_rule_attention, linear_attention, softmax_attention
 from pavlovlab.attention import scalar_gated_linear_attention
 

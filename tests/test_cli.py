@@ -8,8 +8,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from pavlovlab.teach import cli
 from pavlovlab.__main__ import main
+from pavlovlab.teach import cli
 from pavlovlab.teach.student import LEARNER_README_NAME, make_student_copies, student_notebook
 
 
@@ -59,7 +59,7 @@ def test_every_subcommand_has_help(capsys, sub):
     (["reproduce", "--only", "no_such_experiment"], "unknown experiment"),
 ])
 def test_bad_arguments_give_a_clear_message_and_a_nonzero_exit(capsys, argv, message):
-    code, out, err = run(capsys, *argv)
+    code, _, err = run(capsys, *argv)
     assert code != 0
     assert message in err
 
@@ -287,7 +287,7 @@ def test_reproduce_reports_missing_and_failed_experiments(capsys, tmp_path, monk
 def test_reproduce_one_experiment(capsys, tmp_path):
     import json
 
-    code, out, _ = run(capsys, "reproduce", "--quick", "--out", str(tmp_path), "--only", "linear_equivalence",
+    code, _, _ = run(capsys, "reproduce", "--quick", "--out", str(tmp_path), "--only", "linear_equivalence",
                        "--no-progress")
     assert code == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -314,8 +314,9 @@ def test_reproduce_quick_writes_every_figure_and_the_numbers(capsys, tmp_path):
         for fig in res["figures"]:
             assert (tmp_path / fig).read_bytes()[:4] == b"\x89PNG", fig
     # a few headline numbers the course states
-    assert results["conditioning"]["numbers"]["blocked_cs_strength"] < 0.1 < results["conditioning"]["numbers"]["control_cs_strength"]
-    assert abs(results["hebbian_recall"]["numbers"]["cosine_at_n_eq_dk"] - results["hebbian_recall"]["numbers"]["theory_at_n_eq_dk"]) < 0.05
+    cond, hebb = results["conditioning"]["numbers"], results["hebbian_recall"]["numbers"]
+    assert cond["blocked_cs_strength"] < 0.1 < cond["control_cs_strength"]
+    assert abs(hebb["cosine_at_n_eq_dk"] - hebb["theory_at_n_eq_dk"]) < 0.05
     assert results["drift"]["numbers"]["final_cosine_delta"] > results["drift"]["numbers"]["final_cosine_hebbian"]
 
 
@@ -395,7 +396,7 @@ def test_student_refuses_an_empty_folder_name(capsys, course_copy, tmp_path):
 
 def test_student_writes_beside_the_course(capsys, course_copy, tmp_path):
     before = snapshot(course_copy)
-    code, out, _ = run(capsys, "student", str(tmp_path / "learner"))
+    code, _, _ = run(capsys, "student", str(tmp_path / "learner"))
     assert code == 0 and snapshot(course_copy) == before
     assert solution_cells(tmp_path / "learner") == 0
     assert len(list((tmp_path / "learner").glob("[0-9]*.ipynb"))) == len(list(course_copy.glob("[0-9]*.ipynb")))

@@ -76,7 +76,7 @@ def test_hebbian_cannot_block():
 
 
 def test_overshadowing_splits_by_salience(dtype):
-    V, (cs, us, labels) = C.simulate("overshadowing", n_trials=60, alpha=0.4, salience=(1.0, 0.25), dtype=dtype)
+    V, _ = C.simulate("overshadowing", n_trials=60, alpha=0.4, salience=(1.0, 0.25), dtype=dtype)
     a = torch.tensor([0.4, 0.1], dtype=torch.float64)
     expected = a / a.sum()
     torch.testing.assert_close(V[-1].double(), expected, rtol=1e-4, atol=1e-4)

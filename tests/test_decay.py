@@ -4,10 +4,10 @@ import math
 
 import pytest
 import torch
+from conftest import TOL, rel_rms
 
 import pavlovlab as pl
 from pavlovlab import decay as D
-from conftest import TOL, rel_rms
 
 
 def test_retnet_decays_values():
@@ -80,8 +80,9 @@ def test_gated_forms_agree(device, dtype, T):
     g = torch.rand(2, 1, T, generator=gen, dtype=torch.float64) * 0.9 + 0.1
     S0 = torch.randn(6, 5, generator=gen, dtype=torch.float64)
     q, k, v, g, S0 = (x.to(device=device, dtype=dtype) for x in (q, k, v, g, S0))
-    o_p, S_p = pl.attention.scalar_gated_linear_attention(q, k, v, g, mode="parallel", initial_state=S0, return_state=True)
-    o_r, S_r = pl.attention.scalar_gated_linear_attention(q, k, v, g, mode="recurrent", initial_state=S0, return_state=True)
+    gated = pl.attention.scalar_gated_linear_attention
+    o_p, S_p = gated(q, k, v, g, mode="parallel", initial_state=S0, return_state=True)
+    o_r, S_r = gated(q, k, v, g, mode="recurrent", initial_state=S0, return_state=True)
     assert o_p.shape == (2, 3, T, 6) and S_p.shape == (2, 3, 6, 5)
     assert rel_rms(o_p, o_r) < TOL[dtype] * 10 and rel_rms(S_p, S_r) < TOL[dtype] * 10
 

@@ -3,8 +3,8 @@
 import pytest
 import torch
 import torch.nn.functional as F
-
 from conftest import TOL, rel_rms
+
 from pavlovlab import AssociativeMemory
 from pavlovlab.memory import delta_update, hebbian_update, oja_clamped_update, oja_subspace_update
 
@@ -58,13 +58,14 @@ def test_delta_rule_learns_one_pair_exactly_with_unit_key(gen):
 
 
 def test_bad_input_is_named():
-    with pytest.raises(ValueError, match="rule: expected one of \\['hebbian', 'delta', 'oja_subspace', 'oja_clamped'\\], got 'hopfield'"):
+    with pytest.raises(ValueError, match=r"rule: expected one of \['hebbian', 'delta', 'oja_subspace', "
+                                         r"'oja_clamped'\], got 'hopfield'"):
         AssociativeMemory(4, 2, rule="hopfield")
-    with pytest.raises(ValueError, match="lr: expected a number >= 0.0, got -1.0"):
+    with pytest.raises(ValueError, match=r"lr: expected a number >= 0\.0, got -1\.0"):
         AssociativeMemory(4, 2, lr=-1)
     with pytest.raises(ValueError, match="lr: expected a finite number, got inf"):
         AssociativeMemory(4, 2, lr=float("inf"))
-    with pytest.raises(ValueError, match="decay: expected a number <= 1.0, got 1.5"):
+    with pytest.raises(ValueError, match=r"decay: expected a number <= 1\.0, got 1\.5"):
         AssociativeMemory(4, 2, decay=1.5)
     with pytest.raises(ValueError, match="d_key: expected an integer >= 1, got 0"):
         AssociativeMemory(0, 2)
@@ -75,7 +76,7 @@ def test_bad_input_is_named():
         mem.write(torch.randn(3), torch.randn(2))
     with pytest.raises(ValueError, match="v: expected value dimension d_value = 2, got 5"):
         mem.write(torch.randn(4), torch.randn(5))
-    with pytest.raises(TypeError, match="k: expected dtype torch.float32 on cpu"):
+    with pytest.raises(TypeError, match=r"k: expected dtype torch\.float32 on cpu"):
         mem.write(torch.randn(4, dtype=torch.float64), torch.randn(2))
     with pytest.raises(ValueError, match="v: expected sequence length T"):
         mem.write(torch.randn(6, 4), torch.randn(5, 2))

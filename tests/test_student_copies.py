@@ -74,7 +74,7 @@ def test_learner_copies_hold_stubs_and_checks_but_no_solutions(copies):
     from pavlovlab.teach.student import LEARNER_README, LEARNER_README_NAME
 
     assert (copies / LEARNER_README_NAME).read_text(encoding="utf-8") == LEARNER_README
-    assert "No solution cells" in LEARNER_README and "ex.hint(N)" in LEARNER_README and "ex.solution(N)" in LEARNER_README
+    assert all(s in LEARNER_README for s in ("No solution cells", "ex.hint(N)", "ex.solution(N)"))
     assert not [p for p in copies.rglob("*") if p.name.startswith(".") and p.suffix == ".tmp"]
     for name in NOTEBOOKS:
         original = nbformat.read(COURSE / name, as_version=4)

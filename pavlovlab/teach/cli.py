@@ -7,8 +7,8 @@ tests call ``main([...])`` directly.
 from __future__ import annotations
 
 import argparse
-import importlib.resources
 import importlib.metadata as md
+import importlib.resources
 import io
 import os
 import platform
@@ -24,7 +24,7 @@ COURSE_ENV = "PAVLOVLAB_COURSE"
 """Environment variable naming an installed course folder (e.g. set once on a hub image)."""
 
 WIDGETS_LABEXTENSION = ("@jupyter-widgets", "jupyterlab-manager")
-CI_ONLY = frozenset({"playwright", "jupyter-repo2docker", "hypothesis"})
+CI_ONLY = frozenset({"playwright", "jupyter-repo2docker", "hypothesis", "ruff"})
 """Pinned in requirements.txt for the course's own tests only; learners (and Binder) do not need them."""
 
 
@@ -150,7 +150,7 @@ def check_torch() -> Check:
         ok = float((x @ x).sum()) == 64.0
         what = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU (enough for this course)"
         return Check(ok, "torch device", f"{device} - {what}" + ("" if ok else ": a small matmul gave a wrong result"))
-    except Exception as e:  # noqa: BLE001 - doctor reports every problem as a line
+    except Exception as e:
         return Check(False, "torch device", f"{type(e).__name__}: {e}")
 
 
@@ -160,7 +160,7 @@ def labextension_dirs() -> list[Path]:
         from jupyter_core.paths import jupyter_path
 
         return [Path(p) for p in jupyter_path("labextensions")]
-    except Exception:  # noqa: BLE001
+    except Exception:
         return [Path(sys.prefix) / "share" / "jupyter" / "labextensions"]
 
 
@@ -190,7 +190,7 @@ def check_matplotlib() -> Check:
         ok = buf.getvalue()[:4] == b"\x89PNG"
         return Check(ok, "matplotlib backend", f"{matplotlib.get_backend()} (PNG rendering "
                      f"{'works' if ok else 'FAILED'}; notebooks use the inline backend)")
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return Check(False, "matplotlib backend", f"{type(e).__name__}: {e}")
 
 
@@ -207,7 +207,8 @@ def course_dir(explicit: str | Path | None = None) -> Path:
     here = Path.cwd() / "course"
     env = os.environ.get(COURSE_ENV)
     package_data = Path(str(importlib.resources.files("pavlovlab"))) / "course"
-    for folder in (here, *([Path(env)] if env else []), package_data, Path(sys.prefix) / "share" / "pavlovlab" / "course"):
+    installed = Path(sys.prefix) / "share" / "pavlovlab" / "course"
+    for folder in (here, *([Path(env)] if env else []), package_data, installed):
         if folder.is_dir() and any(folder.glob("[0-9]*.ipynb")):
             return folder
     return here

@@ -16,7 +16,8 @@ import torch
 from pavlovlab.conditioning import Labels
 
 COLORS = {
-    "hebbian": "#d95f02", "delta": "#1b9e77", "oja": "#7570b3", "oja_subspace": "#7570b3", "oja_clamped": "#e6ab02", "linear": "#d95f02",
+    "hebbian": "#d95f02", "delta": "#1b9e77", "oja": "#7570b3", "oja_subspace": "#7570b3", "oja_clamped": "#e6ab02",
+    "linear": "#d95f02",
     "softmax": "#e7298a", "theory": "#444444", "measured": "#1f78b4",
 }
 """One colour per learning rule / attention kind, the same in every notebook."""
@@ -37,7 +38,8 @@ def _np(x, name: str = "x", ndim: int | tuple[int, ...] | None = None) -> np.nda
     try:
         a = x.detach().cpu().double().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, dtype=float)
     except (TypeError, ValueError) as e:
-        raise TypeError(f"{name}: expected numbers (a tensor, an array or a list), got {type(x).__name__}: {e}") from None
+        raise TypeError(f"{name}: expected numbers (a tensor, an array or a list), "
+                        f"got {type(x).__name__}: {e}") from None
     if ndim is not None and a.ndim not in ((ndim,) if isinstance(ndim, int) else ndim):
         raise ValueError(f"{name}: expected {ndim if isinstance(ndim, int) else ' or '.join(map(str, ndim))} "
                          f"dimension(s), got shape {a.shape}")

@@ -132,7 +132,7 @@ def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None 
                     use_style()
                     got = exp.run(out, quick=quick, progress=progress)
                 res.update(status="ok", figures=got.pop("figures", []), numbers=got)
-            except Exception as e:  # noqa: BLE001 - one broken experiment must not stop the others
+            except Exception as e:
                 if isinstance(e, OSError) and e.filename is not None:
                     raise  # a file could not be written (read-only folder, disk full): the caller says so
                 res.update(status="failed", reason=f"{type(e).__name__}: {e}",
@@ -157,8 +157,8 @@ def conditioning_designs(out: Path, *, quick: bool, progress: bool) -> dict[str,
     n = 20 if quick else 40
     fig, axes = _figure(ncols=3, width=4.2)
     numbers, strengths = {}, {}
-    for ax, design in zip(axes, ("acquisition", "extinction", "blocking")):
-        V, (cs, us, labels) = simulate(design, n_trials=n, alpha=0.3)
+    for ax, design in zip(axes, ("acquisition", "extinction", "blocking"), strict=True):
+        V, (_, _, labels) = simulate(design, n_trials=n, alpha=0.3)
         plot_strengths(ax, V, labels, title=design)
         strengths[design] = V
         for j, name in enumerate(labels.cs):
@@ -252,8 +252,8 @@ def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any
 @experiment("stacking", "05_depth_and_width", "error vs depth L for 1, 2 and 3 heads",
             needs=("stacking",))
 def stacking_depth(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .plotting import labels
     from ..stacking import chain_error, stack_error_theory
+    from .plotting import labels
 
     g = torch.Generator().manual_seed(0)
     L, n, d_k = 8, 32, 32
@@ -368,4 +368,4 @@ def unlearning_methods(out: Path, *, quick: bool, progress: bool) -> dict[str, A
     return {"figures": [_save(fig, out, "07_unlearning")], **numbers}
 
 
-__all__ = ["EXPERIMENTS", "Experiment", "SUMMARY_NAME", "experiment", "run_all"]
+__all__ = ["EXPERIMENTS", "SUMMARY_NAME", "Experiment", "experiment", "run_all"]

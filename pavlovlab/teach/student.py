@@ -159,7 +159,7 @@ def refuse_unsafe_outdir(out_dir: str | Path, course_dir: str | Path | None = No
 def _has_solutions(path: Path) -> bool:
     try:
         nb = nbformat.read(path, as_version=4)
-    except Exception:  # noqa: BLE001 - an unreadable notebook is not a course notebook
+    except Exception:
         return False
     return any(SOLUTION_TAG in _tags(c) for c in nb.cells)
 

@@ -16,6 +16,7 @@ import torch
 
 from pavlovlab.decay import half_life
 from pavlovlab.unlearning import unlearn_delta
+
 from ._core import Case, Exercise, Exercises, check_function, check_measurement, finite_number
 
 _DTYPE = torch.float64
