@@ -33,9 +33,9 @@ from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
+from timing import interleaved_medians
 
 from pavlovlab import delta_rule_attention, linear_attention, softmax_attention
-from timing import interleaved_medians
 
 B, H, D = 1, 4, 64
 CHUNK = 64

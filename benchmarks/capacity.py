@@ -20,9 +20,9 @@ from __future__ import annotations
 import argparse
 
 import torch
+from timing import median_time
 
 from pavlovlab import capacity as C
-from timing import median_time
 
 D_KS = (16, 32, 64, 128, 256)
 

@@ -10,9 +10,9 @@ run, with torch's default number of threads and with one thread (tiny tensors: o
 from __future__ import annotations
 
 import torch
+from timing import median_time
 
 from pavlovlab import AssociativeMemory, drift
-from timing import median_time
 
 RULES, SEEDS, STEPS = ("hebbian", "delta", "oja_subspace", "oja_clamped"), 5, 5000
 
@@ -36,10 +36,12 @@ def looped(stream: drift.DriftStream, steps: int) -> None:
 
 def main() -> None:
     default_threads = torch.get_num_threads()
-    stream = drift.redraw_stream(8, 16, 16, STEPS, 500, batch_shape=(SEEDS,), generator=torch.Generator().manual_seed(0))
+    stream = drift.redraw_stream(8, 16, 16, STEPS, 500, batch_shape=(SEEDS,),
+                                 generator=torch.Generator().manual_seed(0))
     make = median_time(lambda: drift.redraw_stream(8, 16, 16, STEPS, 500, batch_shape=(SEEDS,),
                                                    generator=torch.Generator().manual_seed(0)), 3, CPU)
-    print(f"{len(RULES)} rules × {SEEDS} seeds × {STEPS:,} steps (d_k = d_v = 16, 8 keys); stream built in {make:.2f} s")
+    print(f"{len(RULES)} rules × {SEEDS} seeds × {STEPS:,} steps (d_k = d_v = 16, 8 keys); "
+          f"stream built in {make:.2f} s")
     print(f"{'threads':>8s} {'track (s)':>10s} {'loop (s, ×5 of 1k)':>19s} {'loop / track':>13s} {'budget 3 s':>11s}")
     for threads in sorted({default_threads, 1}, reverse=True):
         torch.set_num_threads(threads)

@@ -10,7 +10,7 @@ Needs ``pip install -r deploy/requirements-hub.txt`` (jupyterhub, nbgitpuller) a
 What one run does, all on 127.0.0.1:
 
 1. builds a local git repository of the course (``course/`` and the learner copies ``student/`` made by
-   ``pavlovlab.student``), served to nbgitpuller as a ``file://`` URL: nothing leaves the machine;
+   ``pavlovlab.teach.student``), served to nbgitpuller as a ``file://`` URL: nothing leaves the machine;
 2. starts ``jupyterhub`` (pip) with its ``configurable-http-proxy`` (npm, installed on first use into
    ``$XDG_CACHE_HOME/pavlovlab-hub``), the ``DummyAuthenticator`` and the ``SimpleLocalProcessSpawner``:
    every learner's server runs as the current user in its own temporary home folder (no system users
@@ -102,7 +102,7 @@ def free_port() -> int:
 def make_course_repo(dest: pathlib.Path, notebooks: list[str], branch: str = "main") -> str:
     """A bare git repository (one branch, ``branch``) holding ``course/`` and the learner copies ``student/``
     of ``notebooks``; returns its ``file://`` URL for nbgitpuller."""
-    from pavlovlab.student import make_student_copies
+    from pavlovlab.teach.student import make_student_copies
 
     src = dest / "src"
     (src / "course").mkdir(parents=True)
@@ -233,7 +233,7 @@ c.JupyterHub.load_roles = [{{"name": "bench", "services": ["bench"],
     "scopes": ["admin:users", "admin:servers", "access:servers", "list:users", "read:users"]}}]
 """
 
-    def __enter__(self) -> "LocalHub":
+    def __enter__(self) -> LocalHub:
         (self.workdir / "home").mkdir(parents=True, exist_ok=True)
         cfg = self.workdir / "jupyterhub_config.py"
         cfg.write_text(self.config())
@@ -440,7 +440,7 @@ async def learner(client: Client, name: str, repo: str, notebook: str, t0: float
         await execute_cells(client, base, res.kernel_id, sources, res, cell_timeout)
         res.run_s = time.perf_counter() - t_run
         res.finish_s = time.perf_counter() - t0
-    except Exception as e:  # noqa: BLE001 - every learner's failure is recorded, the others go on
+    except Exception as e:
         res.problem = res.problem or f"{type(e).__name__}: {e}"[:300]
     return res
 
@@ -523,7 +523,7 @@ def summary_line(r: RunResult) -> str:
     fin = [x.finish_s for x in ok]
     peak = [x.kernel_peak_gb for x in ok]
     fmt = lambda xs: f"{min(xs):6.1f}–{max(xs):6.1f}" if xs else "      –      "  # noqa: E731
-    return (f"{r.notebook[:2]:>3s} {r.learners:3d} {str(r.threads or 'all'):>7s} {fmt(srv)} {fmt(fin)} "
+    return (f"{r.notebook[:2]:>3s} {r.learners:3d} {r.threads or 'all'!s:>7s} {fmt(srv)} {fmt(fin)} "
             f"{max(peak) if peak else float('nan'):6.2f} {r.server_peak_gb:6.2f} {r.hub_overhead_gb:6.2f} "
             f"{r.peak_total_pss_gb:7.2f} "
             f"{r.peak_total_rss_gb:7.2f} {r.cpu_s:7.0f} {r.deaths:3d} {len(r.per_learner) - len(ok):4d} "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from .cli import main
+from .teach.cli import main
 
 __all__ = ["main"]
 

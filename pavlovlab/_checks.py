@@ -46,8 +46,17 @@ def warn_nonfinite(where: str, x: torch.Tensor, cause: str) -> torch.Tensor:
     return x
 
 
-def check_dtype(name: str, dtype: object, *, allow_none: bool = True) -> torch.dtype | None:
-    """A floating torch dtype: ``torch.float32``, or its name ``"float32"`` / ``"torch.float64"``."""
+def check_float_dtype(name: str, dtype: object, *, allow_none: bool = True) -> torch.dtype | None:
+    """The one floating-point dtype check of the package.
+
+    ``dtype``: a torch dtype (``torch.float32``), its name (``"float32"`` / ``"torch.float64"``), or a tensor,
+    whose dtype is checked (TypeError naming ``name``: "expected a floating-point tensor"). Returns the dtype
+    (None when ``dtype`` is None and ``allow_none``).
+    """
+    if isinstance(dtype, torch.Tensor):
+        if not dtype.is_floating_point():
+            raise TypeError(f"{name}: expected a floating-point tensor (float32 or float64), got dtype {dtype.dtype}")
+        return dtype.dtype
     if dtype is None and allow_none:
         return None
     if isinstance(dtype, str):
@@ -80,8 +89,7 @@ def check_tensor(name: str, x: object, *, min_rank: int = 1, rank: int | None = 
     finite entries unless ``finite=False`` (see the non-finite policy above)."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
-    if not x.is_floating_point():
-        raise TypeError(f"{name}: expected a floating-point tensor (float32 or float64), got dtype {x.dtype}")
+    check_float_dtype(name, x)
     if rank is not None and x.dim() != rank:
         raise ValueError(f"{name}: expected a tensor of rank {rank}, got shape {tuple(x.shape)}")
     if x.dim() < min_rank:

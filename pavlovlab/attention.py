@@ -18,16 +18,25 @@ that becomes non-finite from finite inputs warns once (``pavlovlab._checks``' no
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Union
 
 import torch
 import torch.nn.functional as F
 
-from ._checks import (broadcast_lead, check_choice, check_dim, check_int, check_output, check_real,
-                      check_real_tensor, check_same_kind, check_tensor, warn_nonfinite)
+from ._checks import (
+    broadcast_lead,
+    check_choice,
+    check_dim,
+    check_int,
+    check_output,
+    check_real,
+    check_real_tensor,
+    check_same_kind,
+    check_tensor,
+    warn_nonfinite,
+)
 
 Tensor = torch.Tensor
-FeatureMap = Union[str, Callable[[torch.Tensor], torch.Tensor]]
+FeatureMap = str | Callable[[torch.Tensor], torch.Tensor]
 EPS = 1e-6
 """Added to the normaliser ``φ(q)·z`` of normalised linear attention."""
 
@@ -41,6 +50,7 @@ SEGMENT_CHUNKS = 16
 """The chunkwise forms walk through a long sequence in segments of this many chunks, carrying the state from
 one to the next, so that a segment's working set stays in the CPU cache and the time grows linearly in T."""
 DELTA_MODES = ("recurrent", "chunk")
+GATED_MODES = ("parallel", "recurrent")
 POSITIVE_MAPS = ("elu1", "relu")
 """Feature maps with non-negative outputs: the only ones ``normalize=True`` accepts among the named maps."""
 BETA_MAX = 2.0
@@ -129,7 +139,8 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, caus
 
 def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, feature_map: FeatureMap = "identity",
                      normalize: bool = False, decay: float | torch.Tensor | None = None, mode: str = "chunk",
-                     chunk_size: int = 64, initial_state: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None = None,
+                     chunk_size: int = 64,
+                     initial_state: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None = None,
                      return_state: bool = False) -> torch.Tensor | tuple[torch.Tensor, ...]:
     """Causal linear attention: the Pavlovian conditioning circuit.
 
@@ -165,7 +176,8 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
     if not isinstance(normalize, bool):
         raise TypeError(f"normalize: expected True or False, got {type(normalize).__name__}")
     if normalize and isinstance(feature_map, str) and feature_map not in POSITIVE_MAPS and feature_map in FEATURE_MAPS:
-        raise ValueError(f"feature_map: normalize=True needs a non-negative feature map ({' or '.join(map(repr, POSITIVE_MAPS))}); "
+        raise ValueError("feature_map: normalize=True needs a non-negative feature map "
+                         f"({' or '.join(map(repr, POSITIVE_MAPS))}); "
                          f"with {feature_map!r} the normaliser φ(q)·z crosses 0 and the output explodes")
     phi = _feature_map(feature_map)
     fq = check_output("feature_map", phi(q), q.shape, q)
@@ -204,6 +216,63 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
         o = o[..., :d_v] / (o[..., d_v:] + EPS)
         S, z = S[..., :d_v, :], S[..., d_v, :]
         return (o, S, z) if return_state else o
+    return (o, S) if return_state else o
+
+
+def scalar_gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, *,
+                                  mode: str = "parallel", initial_state: torch.Tensor | None = None,
+                                  return_state: bool = False):
+    """Linear attention with a data-dependent *scalar* decay (one forget gate per token and head)::
+
+        S_t = g_t S_{t-1} + v_t k_tᵀ,      o_t = S_t q_t,      g_t in (0, 1]
+
+    so ``o_t = Σ_{s≤t} (Π_{r=s+1..t} g_r) (q_t·k_s) v_s``. The constant ``decay=γ`` of
+    :func:`linear_attention` is this form's constant-gate case g_t = γ (tests/test_attention.py checks it);
+    a gate near 0 at a token wipes the memory there.
+
+    One scalar per token scales the whole memory: this is the gate of Mamba-2 (``g_t = exp(−Δ_t a)``
+    with a scalar a per head) and of RetNet-style gated retention. Gated linear attention (GLA, Yang et
+    al. 2024) gates each key dimension, ``S_t = S_{t-1} diag(α_t) + v_t k_tᵀ`` with α_t in (0, 1)^d_k,
+    and Mamba's selective state space model uses ``exp(−Δ_t A)`` with a diagonal A per channel: both
+    are finer than this one.
+
+    Args:
+        q, k: (..., T, d_k); v: (..., T, d_v); g: (..., T); leading dims broadcast.
+        mode: ``"parallel"`` (cumulative log-gates b_t = Σ_{r≤t} ln g_r give the mask
+            ``D_ts = exp(b_t − b_s)`` for s ≤ t, then ``(QKᵀ ⊙ D) V``) or ``"recurrent"`` (a loop over t).
+        initial_state: S_0 of shape (..., d_v, d_k).
+    Returns:
+        o: (..., T, d_v); with ``return_state``: ``(o, S_T)``.
+    """
+    lead = _check_qkv(q, k, v)
+    check_tensor("g", g, min_rank=1)
+    check_same_kind(q=q, g=g)
+    T = k.shape[-2]
+    check_dim("g", g.shape[-1], T, "sequence length T (last dim of g)")
+    check_real_tensor("g", g, high=1.0)
+    if bool((g <= 0).any()):
+        raise ValueError(f"g: expected gates in (0, 1], got a minimum of {g.min().item():.4g}")
+    mode = check_choice("mode", mode, GATED_MODES)
+    lead = broadcast_lead(qkv=lead, g=g.shape[:-1])
+    d_k, d_v = q.shape[-1], v.shape[-1]
+    q, k, v = (x.expand(*lead, *x.shape[-2:]) for x in (q, k, v))
+    g = g.expand(*lead, T)
+    S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
+        _check_state("initial_state", initial_state, (d_v, d_k), q, lead).expand(*lead, d_v, d_k)
+    if T == 0:  # an empty sequence: an empty output, the state unchanged (as in every attention form)
+        return (v.new_zeros(*lead, 0, d_v), S0.clone()) if return_state else v.new_zeros(*lead, 0, d_v)
+    if mode == "recurrent":
+        S, outputs = S0, []
+        for t in range(T):
+            S = g[..., t, None, None] * S + v[..., t, :, None] * k[..., t, None, :]
+            outputs.append((S @ q[..., t, :, None])[..., 0])
+        o = torch.stack(outputs, dim=-2) if outputs else v.new_zeros(*lead, 0, d_v)  # T = 0: empty
+    else:
+        b = torch.cumsum(torch.log(g), dim=-1)                          # (..., T): log of Π_{r≤t} g_r
+        causal = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()
+        D = torch.where(causal, b[..., :, None] - b[..., None, :], float("-inf")).exp()
+        o = ((q @ k.mT) * D) @ v + b.exp()[..., None] * (q @ S0.mT)
+        S = b[..., -1, None, None].exp() * S0 + (v * (b[..., -1:] - b).exp()[..., None]).mT @ k
     return (o, S) if return_state else o
 
 

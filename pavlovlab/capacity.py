@@ -33,7 +33,7 @@ from typing import NamedTuple
 import torch
 from tqdm.auto import tqdm
 
-from ._checks import check_choice, check_dtype, check_int, check_numbers, check_real, check_tensor
+from ._checks import check_choice, check_float_dtype, check_int, check_numbers, check_real, check_tensor
 from .hebbian import outer_product_memory
 
 KINDS = ("gaussian", "sphere", "orthogonal", "binary")
@@ -67,7 +67,7 @@ def random_keys(*shape: int, d: int, kind: str = "gaussian", generator: torch.Ge
     shape = _shape(shape)
     d = check_int("d", d, low=1)
     kind = check_choice("kind", kind, KINDS)
-    dtype = torch.get_default_dtype() if dtype is None else check_dtype("dtype", dtype)
+    dtype = torch.get_default_dtype() if dtype is None else check_float_dtype("dtype", dtype)
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
     work = torch.float64 if dtype == torch.float64 else torch.float32
@@ -736,11 +736,35 @@ def scaling_residuals(d_ks: Sequence[int], capacities: Sequence[float] | torch.T
 
 
 __all__ = [
-    "CRITERIA", "RULES", "SCALINGS", "CapacityScaling", "RetrievalCapacity", "adversarial_error_curve",
-    "capacity_scaling", "decoding_curve", "first_failure", "min_cosine_curve", "readout_weights",
-    "retrieval_capacity", "scaling_residuals",
-    "KINDS", "CapacitySweep", "RecallMetrics", "average_capacity_theory", "capacity_all_correct",
-    "capacity_from_crosstalk", "capacity_from_fidelity", "capacity_sweep", "fidelity_theory", "fit_slope",
-    "n_grid", "random_keys", "random_values", "recall_from_keys", "recall_sweep", "store_and_recall",
-    "sweep_capacities", "worst_case_bound",
+    "CRITERIA",
+    "KINDS",
+    "RULES",
+    "SCALINGS",
+    "CapacityScaling",
+    "CapacitySweep",
+    "RecallMetrics",
+    "RetrievalCapacity",
+    "adversarial_error_curve",
+    "average_capacity_theory",
+    "capacity_all_correct",
+    "capacity_from_crosstalk",
+    "capacity_from_fidelity",
+    "capacity_scaling",
+    "capacity_sweep",
+    "decoding_curve",
+    "fidelity_theory",
+    "first_failure",
+    "fit_slope",
+    "min_cosine_curve",
+    "n_grid",
+    "random_keys",
+    "random_values",
+    "readout_weights",
+    "recall_from_keys",
+    "recall_sweep",
+    "retrieval_capacity",
+    "scaling_residuals",
+    "store_and_recall",
+    "sweep_capacities",
+    "worst_case_bound",
 ]

@@ -20,17 +20,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import torch
 
-from ._checks import (broadcast_lead, check_choice, check_dim, check_dtype, check_int, check_real, check_real_tensor,
-                      check_same_kind, check_tensor)
+from ._checks import (
+    broadcast_lead,
+    check_choice,
+    check_dim,
+    check_float_dtype,
+    check_int,
+    check_real,
+    check_real_tensor,
+    check_same_kind,
+    check_tensor,
+)
 
 Device = torch.device | str | None
-
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
 
 # --------------------------------------------------------------------------------------------------
 # The learning rules
@@ -40,8 +46,7 @@ if TYPE_CHECKING:
 def _alpha(alpha: float | Sequence[float] | torch.Tensor, n_cs: int, like: torch.Tensor) -> torch.Tensor:
     """Saliences as a tensor (..., n_cs) (or (..., 1)) on ``like``'s dtype and device."""
     if isinstance(alpha, torch.Tensor):
-        if not alpha.is_floating_point():
-            raise TypeError(f"alpha: expected a float or a floating-point tensor, got dtype {alpha.dtype}")
+        check_float_dtype("alpha", alpha)
         a = alpha.to(dtype=like.dtype, device=like.device)  # not detached: gradients flow to α
         if a.dim() == 0:
             a = a[None]
@@ -132,10 +137,11 @@ def hebbian_conditioning(cs: torch.Tensor, us: torch.Tensor, *,
     return _conditioning(cs, us, alpha, beta, V0, error=False)
 
 
-RULES: dict[str, Callable[..., torch.Tensor]] = {
+SIMULATORS: dict[str, Callable[..., torch.Tensor]] = {
     "rescorla-wagner": rescorla_wagner, "hebbian": hebbian_conditioning,
 }
-"""The conditioning rules by name, for :func:`simulate`."""
+"""The conditioning simulators by name, for :func:`simulate`: each runs a whole experiment (cs, us) -> V on CS
+strengths (distinct from ``memory.RULES``, the one-step memory updates ΔS)."""
 
 
 def prediction(V: torch.Tensor, cs: torch.Tensor) -> torch.Tensor:
@@ -192,7 +198,7 @@ def _build(phases: Sequence[tuple[str, Sequence[tuple[Sequence[float], float]]]]
            ) -> Design:
     """Assemble a design from phases, each a list of trials ``(cs row, US present 0/1)``."""
     lam = check_real("lam", lam, low=0.0)
-    dtype = check_dtype("dtype", dtype, allow_none=False)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
     rows, us, spans, t = [], [], [], 0
     for name, trials in phases:
         for x, present in trials:
@@ -252,7 +258,7 @@ def partial_reinforcement(n_trials: int = 60, *, p: float = 0.5, lam: float = 1.
     elif not isinstance(generator, torch.Generator):
         raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
     batch = tuple(check_int(f"batch_shape[{i}]", b, low=1) for i, b in enumerate(batch_shape))
-    dtype = check_dtype("dtype", dtype, allow_none=False)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
     fed = (torch.rand(*batch, n, generator=generator, dtype=torch.float64) < p).to(dtype)
     labels = Labels((BELL,), ((f"partial reinforcement A± (p = {p:g})", 0, n),), (1.0,),
                     f"the bell is followed by food on a random {p:.0%} of trials")
@@ -348,70 +354,11 @@ def simulate(design: str, *, n_trials: int = 30, alpha: float = 0.3, beta: float
     Example: ``V, (cs, us, labels) = simulate("blocking", alpha=0.3)``.
     """
     check_choice("design", design, DESIGNS)
-    check_choice("rule", rule, RULES)
+    check_choice("rule", rule, SIMULATORS)
     alpha = check_real("alpha", alpha, low=0.0)
     d = DESIGNS[design](n_trials, lam=lam, dtype=dtype, device=device, **design_kwargs)
     saliences = torch.tensor(d.labels.salience, dtype=dtype, device=d.cs.device)
-    return RULES[rule](d.cs, d.us, alpha=alpha * saliences, beta=beta), d
-
-
-# --------------------------------------------------------------------------------------------------
-# Plots
-# --------------------------------------------------------------------------------------------------
-
-
-CS_COLORS = ("#1f78b4", "#e6ab02", "#7570b3")
-"""One colour per CS column (bell, light/buzzer, ...), the same in every plot of this module."""
-US_COLOR = "#33a02c"
-"""The colour of the food (US) row in :func:`plot_design`."""
-
-
-def plot_strengths(ax: Axes, V: torch.Tensor, labels: Labels, *, title: str | None = None, ls: str = "-",
-                   suffix: str = "", marker: str | None = None, phases: bool = True, legend: bool = True) -> None:
-    """Plot V (trials + 1, n_cs) against the trial number, one line per CS, phase changes dotted."""
-    from .plotting import labels as set_labels
-    from .plotting import mark_times
-
-    v = V.detach().cpu()
-    x = torch.arange(v.shape[-2])
-    for i, name in enumerate(labels.cs):
-        ax.plot(x, v[..., i], ls=ls, marker=marker, ms=3.5, color=CS_COLORS[i % len(CS_COLORS)],
-                label=f"V {name}{suffix}")
-    if phases and labels.boundaries:
-        mark_times(ax, labels.boundaries)
-    ax.axhline(0.0, color="#999999", lw=0.8)
-    set_labels(ax, title or labels.description, "trial", "associative strength V", legend=legend)
-
-
-def plot_design(ax: Axes, cs: torch.Tensor, us: torch.Tensor, labels: Labels, *, title: str | None = None,
-                xlabel: bool = True) -> None:
-    """Draw a design as a table of coloured cells: one row per CS and one for the food, one column per trial.
-
-    cs: (trials, n_cs); us: (trials,) (with leading dims, the first sequence is drawn). A cell is
-    coloured when the stimulus is present (shade = intensity), white when absent; solid lines mark phases.
-    """
-    from matplotlib.colors import to_rgb
-
-    x = cs.detach().cpu().double().reshape(-1, *cs.shape[-2:])[0]
-    food = us.detach().cpu().double().reshape(-1, us.shape[-1])[0]
-    rows = torch.cat([x.T, (food / food.abs().max().clamp_min(1e-12))[None]]).clamp(0, 1)  # (n_cs + 1, trials)
-    colors = [*(CS_COLORS[i % len(CS_COLORS)] for i in range(x.shape[1])), US_COLOR]
-    rgb = torch.tensor([to_rgb(c) for c in colors], dtype=torch.float64)[:, None, :]      # (rows, 1, 3)
-    image = 1 - rows[..., None] * (1 - rgb)                                               # white where absent
-    T = rows.shape[1]
-    ax.imshow(image.numpy(), aspect="auto", interpolation="nearest", extent=(0.5, T + 0.5, len(colors) - 0.5, -0.5))
-    if T <= 120:  # thin white gaps: one cell per trial
-        ax.vlines([t + 0.5 for t in range(1, T)], -0.5, len(colors) - 0.5, color="white", lw=0.6)
-    ax.hlines([r + 0.5 for r in range(len(colors) - 1)], 0.5, T + 0.5, color="white", lw=1.5)
-    for _, first, _ in labels.phases[1:]:
-        ax.axvline(first + 0.5, color="black", lw=1.5)
-    ax.set_yticks(range(len(colors)), [*labels.cs, "food (US)"])
-    ax.grid(False)
-    for side in ("left", "bottom"):
-        ax.spines[side].set_visible(False)
-    if xlabel:
-        ax.set_xlabel("trial")
-    ax.set_title(title or labels.description)
+    return SIMULATORS[rule](d.cs, d.us, alpha=alpha * saliences, beta=beta), d
 
 
 # --------------------------------------------------------------------------------------------------
@@ -475,9 +422,23 @@ def blocking_theory(n_pretrain: torch.Tensor | Sequence[int] | int, *, n_compoun
 
 
 __all__ = [
-    "DESIGNS", "Design", "Labels", "RULES", "acquisition", "blocking", "blocking_control", "blocking_curve",
+    "DESIGNS",
+    "SIMULATORS",
+    "Design",
+    "Labels",
+    "acquisition",
+    "blocking",
+    "blocking_control",
+    "blocking_curve",
     "blocking_theory",
-    "conditioned_inhibition", "extinction", "hebbian_conditioning", "overexpectation", "overshadowing",
-    "partial_reinforcement", "plot_design", "plot_strengths", "prediction", "reacquisition",
-    "rescorla_wagner", "simulate",
+    "conditioned_inhibition",
+    "extinction",
+    "hebbian_conditioning",
+    "overexpectation",
+    "overshadowing",
+    "partial_reinforcement",
+    "prediction",
+    "reacquisition",
+    "rescorla_wagner",
+    "simulate",
 ]

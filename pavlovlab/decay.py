@@ -7,24 +7,21 @@ memory by ``γ < 1`` before each write makes old associations fade::
 
 so its read-out halves after ``ℓ½ = ln 2 / (−ln γ)`` steps (the half-life, our "memory horizon").
 RetNet (Sun et al. 2023) gives each head its own γ_h = 1 − 2^(−5−h): short and long memories side
-by side. Gated decay makes γ depend on the token (here one scalar gate per token), ``S_t = g_t S_{t-1} + v_t k_tᵀ``, so the model
-itself decides when to forget (a context boundary wipes the slate; quiet stretches keep it).
+by side. Gated decay makes γ depend on the token (one scalar gate per token), ``S_t = g_t S_{t-1} + v_t k_tᵀ``, so the
+model itself decides when to forget (a context boundary wipes the slate; quiet stretches keep it): the form
+itself is :func:`pavlovlab.attention.scalar_gated_linear_attention`; this module measures what it remembers.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 
-from collections.abc import Callable
-
-from ._checks import (broadcast_lead, check_choice, check_dim, check_dtype, check_int, check_real,
-                      check_real_tensor, check_same_kind, check_tensor)
-from .attention import _check_qkv, _check_state, linear_attention
+from ._checks import check_float_dtype, check_int, check_real, check_real_tensor, check_tensor
+from .attention import linear_attention, scalar_gated_linear_attention
 from .capacity import random_keys
-
-GATED_MODES = ("parallel", "recurrent")
 
 
 def _as_gamma(gamma: float | torch.Tensor, name: str = "gamma", *, high_open: bool = False) -> torch.Tensor:
@@ -51,7 +48,7 @@ def retnet_decays(n_heads: int, *, first: int = 5, device: torch.device | str | 
     """
     check_int("n_heads", n_heads, low=1)
     check_int("first", first, low=1)
-    dtype = check_dtype("dtype", dtype, allow_none=False)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
     h = torch.arange(n_heads, dtype=torch.float64)
     gammas = (1.0 - 2.0 ** (-first - h)).to(device=device, dtype=dtype)
     if bool((gammas >= 1).any()):  # 1 − 2^−m rounds to 1 ("never forget") once m exceeds the mantissa
@@ -171,62 +168,6 @@ def measured_half_life(strength: torch.Tensor, *, level: float = 0.5) -> torch.T
     return torch.where(found, lag, torch.full_like(lag, math.inf))
 
 
-def scalar_gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, *,
-                                  mode: str = "parallel", initial_state: torch.Tensor | None = None,
-                                  return_state: bool = False):
-    """Linear attention with a data-dependent *scalar* decay (one forget gate per token and head)::
-
-        S_t = g_t S_{t-1} + v_t k_tᵀ,      o_t = S_t q_t,      g_t in (0, 1]
-
-    so ``o_t = Σ_{s≤t} (Π_{r=s+1..t} g_r) (q_t·k_s) v_s``. A constant gate g_t = γ is the fixed decay of
-    ``linear_attention(..., decay=γ)``; a gate near 0 at a token wipes the memory there.
-
-    One scalar per token scales the whole memory: this is the gate of Mamba-2 (``g_t = exp(−Δ_t a)``
-    with a scalar a per head) and of RetNet-style gated retention. Gated linear attention (GLA, Yang et
-    al. 2024) gates each key dimension, ``S_t = S_{t-1} diag(α_t) + v_t k_tᵀ`` with α_t in (0, 1)^d_k,
-    and Mamba's selective state space model uses ``exp(−Δ_t A)`` with a diagonal A per channel: both
-    are finer than this one.
-
-    Args:
-        q, k: (..., T, d_k); v: (..., T, d_v); g: (..., T); leading dims broadcast.
-        mode: ``"parallel"`` (cumulative log-gates b_t = Σ_{r≤t} ln g_r give the mask
-            ``D_ts = exp(b_t − b_s)`` for s ≤ t, then ``(QKᵀ ⊙ D) V``) or ``"recurrent"`` (a loop over t).
-        initial_state: S_0 of shape (..., d_v, d_k).
-    Returns:
-        o: (..., T, d_v); with ``return_state``: ``(o, S_T)``.
-    """
-    lead = _check_qkv(q, k, v)
-    check_tensor("g", g, min_rank=1)
-    check_same_kind(q=q, g=g)
-    T = k.shape[-2]
-    check_dim("g", g.shape[-1], T, "sequence length T (last dim of g)")
-    check_real_tensor("g", g, high=1.0)
-    if bool((g <= 0).any()):
-        raise ValueError(f"g: expected gates in (0, 1], got a minimum of {g.min().item():.4g}")
-    mode = check_choice("mode", mode, GATED_MODES)
-    lead = broadcast_lead(qkv=lead, g=g.shape[:-1])
-    d_k, d_v = q.shape[-1], v.shape[-1]
-    q, k, v = (x.expand(*lead, *x.shape[-2:]) for x in (q, k, v))
-    g = g.expand(*lead, T)
-    S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
-        _check_state("initial_state", initial_state, (d_v, d_k), q, lead).expand(*lead, d_v, d_k)
-    if T == 0:  # an empty sequence: an empty output, the state unchanged (as in every attention form)
-        return (v.new_zeros(*lead, 0, d_v), S0.clone()) if return_state else v.new_zeros(*lead, 0, d_v)
-    if mode == "recurrent":
-        S, outputs = S0, []
-        for t in range(T):
-            S = g[..., t, None, None] * S + v[..., t, :, None] * k[..., t, None, :]
-            outputs.append((S @ q[..., t, :, None])[..., 0])
-        o = torch.stack(outputs, dim=-2) if outputs else v.new_zeros(*lead, 0, d_v)  # T = 0: empty
-    else:
-        b = torch.cumsum(torch.log(g), dim=-1)                          # (..., T): log of Π_{r≤t} g_r
-        causal = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()
-        D = torch.where(causal, b[..., :, None] - b[..., None, :], float("-inf")).exp()
-        o = ((q @ k.mT) * D) @ v + b.exp()[..., None] * (q @ S0.mT)
-        S = b[..., -1, None, None].exp() * S0 + (v * (b[..., -1:] - b).exp()[..., None]).mT @ k
-    return (o, S) if return_state else o
-
-
 def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int = 64,
                  generator: torch.Generator | None = None, device: torch.device | str | None = None,
                  dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -246,5 +187,4 @@ def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int
 
 
 __all__ = ["effective_window", "gated_recall", "half_life", "measured_half_life",
-           "recall_vs_lag", "retention", "retnet_decays",
-           "scalar_gated_linear_attention"]
+           "recall_vs_lag", "retention", "retnet_decays"]

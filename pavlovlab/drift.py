@@ -24,7 +24,7 @@ import torch
 
 from ._checks import check_choice, check_int, check_real, check_tensor, warn_nonfinite
 from .capacity import random_keys
-from .memory import RULES, hebbian_update, resolve_rule
+from .memory import resolve_rule, step
 
 __all__ = ["DriftStream", "Tracking", "arrival_stream", "key_reuse_task", "recovery_steps", "redraw_stream",
            "rotation_stream", "scale_values", "track"]
@@ -203,10 +203,6 @@ class Tracking:
 
 
 _CHUNK = 250  # memories measured together, in one batched pass
-_COEFFS = {"hebbian": (0.0, 0.0, 0.0), "delta": (1.0, 0.0, 0.0), "oja_subspace": (0.0, 1.0, 0.0),
-           "oja_clamped": (0.0, 0.0, 1.0)}
-"""Each rule as ``ΔS = v kᵀ − a (S k) kᵀ − b v (Sᵀv)ᵀ − c diag(v∘v) S``: one formula, so all rules run at once."""
-assert set(_COEFFS) == set(RULES)
 
 
 def scale_values(stream: DriftStream, scales: torch.Tensor | Sequence[float]) -> DriftStream:
@@ -229,9 +225,9 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
     """Run several learning rules side by side on the same stream and measure how well each tracks it.
 
     Every rule writes each pair ``(k_t, v_t)`` into its own memory, ``S ← S + η ΔS`` with
-    ``ΔS`` from :mod:`pavlovlab.memory` (hebbian ``v kᵀ``, delta ``(v − S k) kᵀ``, oja_subspace
-    ``v (k − Sᵀv)ᵀ``, oja_clamped ``v kᵀ − diag(v∘v) S``), written here as one formula with per-rule
-    coefficients so that all rules and all seeds advance together: S has shape (R, ..., d_v, d_k).
+    ``ΔS`` from :data:`pavlovlab.memory.RULES` (hebbian ``v kᵀ``, delta ``(v − S k) kᵀ``, oja_subspace
+    ``v (k − Sᵀv)ᵀ``, oja_clamped ``v kᵀ − diag(v∘v) S``), applied by :func:`pavlovlab.memory.step` with a
+    rules axis so that all rules and all seeds advance together: S has shape (R, ..., d_v, d_k).
     After each write the memory is read with every key of the stream and compared with the keys'
     current values.
 
@@ -256,12 +252,11 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
     check_tensor("stream.keys", keys, min_rank=2)
     like = dict(dtype=keys.dtype, device=keys.device)
     eta = torch.tensor([check_real("lr", r, low=0.0) for r in rates], **like)
-    a, b, c = (torch.tensor([_COEFFS[r][i] for r in rules], **like) for i in range(3))
     R, T = len(rules), keys.shape[-2]
     lead = keys.shape[:-2]
     d_k, d_v = keys.shape[-1], values.shape[-1]
     shape = (R,) + (1,) * len(lead) + (1, 1)
-    eta, a, b, c = eta.view(shape), a.view(shape), b.view(shape), c.view(shape)
+    eta = eta.view(shape)
     S = torch.zeros(R, *lead, d_v, d_k, **like)
     targets, active = stream.targets, stream.active.to(keys.dtype)
     cosine, gain, error, norm, history = [], [], [], [], []
@@ -286,12 +281,7 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
         from tqdm.auto import tqdm
         steps = tqdm(steps, desc="tracking", leave=False)
     for t in steps:  # the recurrence: each write depends on the memory the last one left
-        k, v = keys[..., t, :], values[..., t, :]
-        Sk = (S * k[..., None, :]).sum(-1)                               # S k: (R, ..., d_v)
-        Stv = (S * v[..., :, None]).sum(-2)                              # Sᵀv: (R, ..., d_k)
-        dS = (hebbian_update(S, k, v - a[..., 0] * Sk) - b * v[..., :, None] * Stv[..., None, :]
-              - c * (v * v)[..., :, None] * S)
-        S = S + eta * dS
+        S = step(S, keys[..., t, :], values[..., t, :], rules, lr=eta)   # S: (R, ..., d_v, d_k), one rule a row
         history.append(S)
         if len(history) == _CHUNK:
             measure(t + 1 - _CHUNK)
@@ -312,9 +302,9 @@ def recovery_steps(cosine: torch.Tensor, drift_times: torch.Tensor, *, threshold
     check_real("threshold", threshold)
     T = cosine.shape[-1]
     times = [int(t) for t in drift_times.tolist()]
-    ends = times[1:] + [T]
+    ends = [*times[1:], T]
     out = []
-    for start, end in zip(times, ends):  # a handful of drifts: one masked search each
+    for start, end in zip(times, ends, strict=True):  # a handful of drifts: one masked search each
         window = cosine[..., start:end] >= threshold
         first = window.float().argmax(dim=-1).to(cosine.dtype)
         out.append(torch.where(window.any(dim=-1), first, torch.full_like(first, math.inf)))

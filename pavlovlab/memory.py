@@ -11,8 +11,17 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from ._checks import (check_choice, check_dim, check_dtype, check_int, check_output, check_real, check_real_tensor,
-                      check_tensor, warn_nonfinite)
+from ._checks import (
+    check_choice,
+    check_dim,
+    check_float_dtype,
+    check_int,
+    check_output,
+    check_real,
+    check_real_tensor,
+    check_tensor,
+    warn_nonfinite,
+)
 
 Rule = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
@@ -66,11 +75,39 @@ def oja_clamped_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tor
 
 RULES: dict[str, Rule] = {"hebbian": hebbian_update, "delta": delta_update, "oja_subspace": oja_subspace_update,
                           "oja_clamped": oja_clamped_update}
-"""The memory's learning rules by name (distinct from ``conditioning.RULES``, which act on CS strengths)."""
+"""The memory's learning rules by name, ``ΔS(S, k, v)`` (distinct from ``conditioning.SIMULATORS``, which run
+whole conditioning experiments on CS strengths)."""
+
 
 def resolve_rule(name: object, argument: str = "rule") -> str:
     """The rule name, checked against :data:`RULES`; ValueError naming ``argument`` for an unknown one."""
     return check_choice(argument, name, RULES)
+
+
+def step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: str | Rule | Sequence[str], *,
+         lr: float | torch.Tensor = 1.0, decay: float | torch.Tensor = 1.0) -> torch.Tensor:
+    """One write of the conditioning circuit, ``S ← γ S + η ΔS(S, k, v)``: the update every recurrent user of
+    the memory rules shares (:meth:`AssociativeMemory.run`, :func:`pavlovlab.drift.track`).
+
+    Args:
+        S: (..., d_v, d_k) the memory; k: (..., d_k); v: (..., d_v).
+        rule: a name of :data:`RULES`, a callable ``(S, k, v) -> ΔS`` (its output is checked), or a sequence
+            of R names: then S carries a leading rules axis, (R, ..., d_v, d_k), row i is written by
+            ``rules[i]`` and k, v (..., d_k), (..., d_v) are shared by every row.
+        lr: η, a float or a tensor broadcasting against S (e.g. (R, 1, ..., 1, 1): one rate per rule).
+        decay: γ, likewise (1 keeps everything).
+    Returns:
+        the new S, same shape.
+    """
+    if isinstance(rule, str):
+        dS = RULES[rule](S, k, v)
+    elif callable(rule):
+        dS = rule(S, k, v)
+        if rule not in RULES.values():
+            dS = check_output("rule", dS, S.shape, S)
+    else:
+        dS = torch.stack([RULES[r](S[i], k, v) for i, r in enumerate(rule)])   # (R, ..., d_v, d_k)
+    return S + lr * dS if isinstance(decay, (int, float)) and decay == 1 else decay * S + lr * dS
 
 
 class AssociativeMemory:
@@ -105,7 +142,7 @@ class AssociativeMemory:
             self.rule = RULES[self.rule_name]
         self.lr = check_real("lr", lr, low=0.0)
         self.decay = check_real("decay", decay, low=0.0, high=1.0)
-        dtype = check_dtype("dtype", dtype, allow_none=False)
+        dtype = check_float_dtype("dtype", dtype, allow_none=False)
         self.batch_shape = torch.Size(batch_shape)
         self.S = torch.zeros(*self.batch_shape, d_value, d_key, device=device, dtype=dtype)
 
@@ -163,15 +200,13 @@ class AssociativeMemory:
             k, v = k[..., None, :], v[..., None, :]
         T = k.shape[-2]
         check_dim("v", v.shape[-2], T, "sequence length T (dim -2 of k)")
-        if q is not None:
-            if not (self._check("q", q, self.d_key, "key dimension d_key") and q.shape[-2] == T):
-                raise ValueError(f"q: expected shape {(*self.batch_shape, T, self.d_key)}, got {tuple(q.shape)}")
+        if q is not None and not (self._check("q", q, self.d_key, "key dimension d_key") and q.shape[-2] == T):
+            raise ValueError(f"q: expected shape {(*self.batch_shape, T, self.d_key)}, got {tuple(q.shape)}")
         rate = self._lr(lr, T)
         reads = []
         for t in range(T):  # the recurrence itself: each write depends on the state left by the last
             r = rate[..., t, None, None] if isinstance(rate, torch.Tensor) else rate
-            dS = check_output("rule", self.rule(self.S, k[..., t, :], v[..., t, :]), self.S.shape, self.S)
-            self.S = self.decay * self.S + r * dS
+            self.S = step(self.S, k[..., t, :], v[..., t, :], self.rule, lr=r, decay=self.decay)
             if q is not None:
                 reads.append((self.S @ q[..., t, :, None])[..., 0])
         warn_nonfinite(f"AssociativeMemory(rule={self.rule_name!r})", self.S, "the memory diverged: unnormalised keys "

@@ -511,7 +511,28 @@ def trained_head_crosstalk(model: TinyTransformer, *, n_pairs: int = 8, n: int =
             "S_norm": st["S"].double().cpu().flatten(-2).norm(dim=-1)}
 
 
-__all__ = ["CUES", "DESIGNS", "Effect", "PREDICTIONS", "ProbeBatch", "circuit_effects", "crosstalk", "describe",
-           "effects", "head_states", "make_probes", "memory_response", "model_effects", "model_logits",
-           "model_response", "rw_effect", "summarize", "t_quantile", "train_models", "trained_head_crosstalk", "trials",
-           "verdict_sentence", "verdicts"]
+__all__ = [
+    "CUES",
+    "DESIGNS",
+    "PREDICTIONS",
+    "Effect",
+    "ProbeBatch",
+    "circuit_effects",
+    "crosstalk",
+    "describe",
+    "effects",
+    "head_states",
+    "make_probes",
+    "memory_response",
+    "model_effects",
+    "model_logits",
+    "model_response",
+    "rw_effect",
+    "summarize",
+    "t_quantile",
+    "train_models",
+    "trained_head_crosstalk",
+    "trials",
+    "verdict_sentence",
+    "verdicts",
+]

@@ -41,7 +41,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ._checks import check_choice, check_int, check_numbers
+from ._checks import check_choice, check_float_dtype, check_int, check_numbers
 from .capacity import fit_slope, random_keys
 
 Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
@@ -101,8 +101,7 @@ def chain_error(L: int, H: int, n: int, d_k: int, *, d_v: int | None = None, com
     if n < 2:
         raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
     combine = check_choice("combine", combine, COMBINE)
-    if not dtype.is_floating_point:
-        raise TypeError(f"dtype: expected a floating-point dtype, got {dtype}")
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
     T = trials
     current = torch.arange(n).expand(T, n).to(device)                   # true = decoded item of each chain
     truth = current.clone()
@@ -272,8 +271,7 @@ def raw_chain(L: int, n: int, d: int, *, trials: int = 200, generator: torch.Gen
     L, n, d, T = (_int(name, value) for name, value in (("L", L), ("n", n), ("d", d), ("trials", trials)))
     if n < 2:
         raise ValueError(f"n: expected at least 2 stored associations, got {n}")
-    if not dtype.is_floating_point:
-        raise TypeError(f"dtype: expected a floating-point dtype, got {dtype}")
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
     codes = random_keys(T, n, d=d, kind="sphere", generator=generator, device=device, dtype=dtype)   # C_0
     r, truth = codes, torch.arange(n).expand(T, n).to(device)                   # (T, chain, d), (T, chain)
     errors, noise = [], []
@@ -356,5 +354,19 @@ def budget_shapes(budget: int) -> list[tuple[int, int]]:
     return [(L, budget // L) for L in range(1, budget + 1) if budget % L == 0]
 
 
-__all__ = ["COMBINE", "RawChainResult", "StackResult", "raw_chain", "raw_noise_theory", "same_task_budget", "budget_shapes", "chain_error", "fit_exponent", "fit_log_slope",
-           "hop_error_theory", "crosstalk_variance", "paper_bound", "stack_error_theory"]
+__all__ = [
+    "COMBINE",
+    "RawChainResult",
+    "StackResult",
+    "budget_shapes",
+    "chain_error",
+    "crosstalk_variance",
+    "fit_exponent",
+    "fit_log_slope",
+    "hop_error_theory",
+    "paper_bound",
+    "raw_chain",
+    "raw_noise_theory",
+    "same_task_budget",
+    "stack_error_theory",
+]

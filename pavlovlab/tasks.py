@@ -42,7 +42,7 @@ class RecallBatch(NamedTuple):
         """(N, L) bool: True at the query positions, where the loss and the accuracy are taken."""
         return self.targets != IGNORE
 
-    def to(self, device: torch.device | str) -> "RecallBatch":
+    def to(self, device: torch.device | str) -> RecallBatch:
         """The same batch on another device."""
         return RecallBatch(self.tokens.to(device), self.targets.to(device))
 
@@ -82,7 +82,7 @@ def associative_recall(n_samples: int, *, n_pairs: int, n_queries: int = 1, n_ke
     Q = check_int("n_queries", n_queries, low=1)
     check_int("n_keys", n_keys, low=1)
     check_int("n_values", n_values, low=1)
-    if S > n_keys:
+    if n_keys < S:
         raise ValueError(f"n_pairs: expected at most n_keys = {n_keys} (keys are distinct within a context), got {S}")
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
@@ -130,7 +130,7 @@ def pointer_chasing(n_samples: int, *, n_pairs: int, hops: int = 2, n_queries: i
                          f"(the cycle would bring every query back to itself), got {K}")
     Q = check_int("n_queries", n_queries, low=1)
     check_int("n_items", n_items, low=2)
-    if S > n_items:
+    if n_items < S:
         raise ValueError(f"n_pairs: expected at most n_items = {n_items} (items are distinct), got {S}")
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")

@@ -23,7 +23,15 @@ from typing import NamedTuple
 
 import torch
 
-from ._checks import check_dim, check_dtype, check_int, check_real, check_real_tensor, check_same_kind, check_tensor
+from ._checks import (
+    check_dim,
+    check_float_dtype,
+    check_int,
+    check_real,
+    check_real_tensor,
+    check_same_kind,
+    check_tensor,
+)
 from .capacity import random_keys
 from .hebbian import _pairs, outer_product_memory
 
@@ -42,7 +50,7 @@ def random_associations(n: int, d_k: int, d_v: int, *, batch_shape: tuple[int, .
     check_int("d_k", d_k, low=2)
     check_int("d_v", d_v, low=1)
     overlap = check_real("overlap", overlap, low=-1.0, high=1.0)
-    dtype = check_dtype("dtype", dtype, allow_none=False)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
     if overlap != 0.0 and n < 2:
         raise ValueError(f"n: expected at least 2 associations when overlap is set, got {n}")
     keys = random_keys(*batch_shape, n, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)

@@ -5,9 +5,10 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-
 from conftest import TOL, rel_rms
+
 from pavlovlab import AssociativeMemory, delta_rule_attention, linear_attention, softmax_attention
+from pavlovlab.attention import scalar_gated_linear_attention
 
 LEAD = (2, 3)  # batch, heads
 D_K, D_V = 5, 7  # not powers of two, d_k != d_v
@@ -54,6 +55,21 @@ def test_linear_matches_the_explicit_sum(dtype, device, gen):
     want = torch.stack([sum(gamma ** (t - s) * (q[t] @ k[s]) * v[s] for s in range(t + 1)) for t in range(9)])
     for mode in ("parallel", "recurrent", "chunk"):
         assert rel_rms(linear_attention(q, k, v, decay=gamma, mode=mode, chunk_size=4), want) <= TOL[dtype]
+
+
+@pytest.mark.parametrize("gated_mode", ["parallel", "recurrent"])
+def test_constant_gate_is_linear_attentions_decay(gated_mode, dtype, device, gen):
+    """linear_attention's constant decay γ is the constant-gate case of scalar_gated_linear_attention:
+    g_t = γ (one γ per head, γ = 1 included) gives the same outputs and final state as decay=γ in every form."""
+    T = 37
+    q, k, v = qkv(T, dtype, device, gen)
+    gamma = torch.tensor([0.9, 0.5, 1.0], dtype=dtype, device=device)          # (H,), one γ per head
+    S0 = torch.randn(*LEAD, D_V, D_K, generator=gen, dtype=dtype).to(device)
+    g = gamma[:, None].expand(*LEAD, T)                                         # (B, H, T): g_t = γ_h everywhere
+    gated = scalar_gated_linear_attention(q, k, v, g, mode=gated_mode, initial_state=S0, return_state=True)
+    for mode in ("parallel", "recurrent", "chunk"):
+        fixed = linear_attention(q, k, v, decay=gamma, mode=mode, chunk_size=8, initial_state=S0, return_state=True)
+        assert_same(gated, fixed, dtype)
 
 
 @pytest.mark.parametrize("T", [1, 7, 63, 100, 257])

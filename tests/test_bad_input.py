@@ -55,14 +55,16 @@ def _attention():
          "ok", ""),
         ("T = 0 delta chunk", lambda: A.delta_rule_attention(e, e, _t(0, 2), 0.5).shape == (0, 2), "ok", ""),
         ("chunk_size ≫ T", lambda: torch.allclose(A.linear_attention(q, k, v, chunk_size=10**7),
-                                                    A.linear_attention(q, k, v, mode="recurrent"), atol=1e-5), "ok", ""),
+                                                    A.linear_attention(q, k, v, mode="recurrent"), atol=1e-5),
+         "ok", ""),
         ("delta chunk float16", lambda: A.delta_rule_attention(*(x.half() for x in (q, _unit(6, 4), v)), 0.5).dtype
          == torch.float16, "ok", ""),
         ("delta chunk bfloat16", lambda: A.delta_rule_attention(*(x.bfloat16() for x in (q, _unit(6, 4), v)), 0.5).dtype
          == torch.bfloat16, "ok", ""),
         ("normalize with identity map", lambda: A.linear_attention(q, k, v, normalize=True), ValueError,
          "feature_map: normalize=True needs a non-negative feature map"),
-        ("beta 2.5", lambda: A.delta_rule_attention(q, _unit(6, 4), v, 2.5), ValueError, "beta: expected a number <= 2"),
+        ("beta 2.5", lambda: A.delta_rule_attention(q, _unit(6, 4), v, 2.5), ValueError,
+         "beta: expected a number <= 2"),
         ("unnormalised keys diverge", lambda: A.delta_rule_attention(*_qkv(200, 8, 8)[:1], 3 * _t(200, 8, seed=5),
                                                                       _t(200, 8), 1.0), "warn", "delta_rule_attention"),
         ("NaN q linear", lambda: A.linear_attention(_nan(q), k, v), ValueError, "q: expected finite values"),
@@ -194,7 +196,8 @@ def _tasks_models():
         ("sequence_length value", lambda: Ta.sequence_length(5, 2) == 12, "ok", ""),
         ("feature_map bogus", lambda: Mo.TinyTransformer(8, feature_map="bogus"), ValueError,
          "feature_map: expected one of"),
-        ("tokens ≥ vocab", lambda: model(torch.tensor([[0, 1, 8]])), ValueError, "tokens: expected ids in [0, vocab_size"),
+        ("tokens ≥ vocab", lambda: model(torch.tensor([[0, 1, 8]])), ValueError,
+         "tokens: expected ids in [0, vocab_size"),
         ("negative token", lambda: model(torch.tensor([[0, -1]])), ValueError, "tokens: expected ids"),
         ("T = 0 forward", lambda: model(torch.zeros(2, 0, dtype=torch.long)).shape == (2, 0, 8), "ok", ""),
         ("float tokens", lambda: model(torch.zeros(1, 3)), TypeError, "tokens: expected a (N, T) long tensor"),
@@ -220,17 +223,20 @@ def _drift_oja():
 
 
 def _decay_unlearning():
+    from pavlovlab import attention as A
     from pavlovlab import decay as D
     from pavlovlab import unlearning as U
 
     q, k, v = _qkv()
     S = torch.eye(4)
     return [
-        ("retnet_decays(24) float32", lambda: D.retnet_decays(24), ValueError, "n_heads: in torch.float32 only the first"),
+        ("retnet_decays(24) float32", lambda: D.retnet_decays(24), ValueError,
+         "n_heads: in torch.float32 only the first"),
         ("retnet_decays(24) float64", lambda: bool((D.retnet_decays(24, dtype=torch.float64) < 1).all()), "ok", ""),
-        ("gated T = 0", lambda: D.scalar_gated_linear_attention(_t(0, 4), _t(0, 4), _t(0, 2), torch.ones(0),
+        ("gated T = 0", lambda: A.scalar_gated_linear_attention(_t(0, 4), _t(0, 4), _t(0, 2), torch.ones(0),
                                                          mode="recurrent").shape == (0, 2), "ok", ""),
-        ("gate > 1", lambda: D.scalar_gated_linear_attention(q, k, v, torch.full((6,), 1.5)), ValueError, "g: expected"),
+        ("gate > 1", lambda: A.scalar_gated_linear_attention(q, k, v, torch.full((6,), 1.5)), ValueError,
+         "g: expected"),
         ("unlearn_delta NaN k", lambda: U.unlearn_delta(S, _nan(torch.ones(4), 0)), ValueError, "k: expected finite"),
         ("unlearning_experiment n = 10, d_k = 4", lambda: U.unlearning_experiment(n=10, d_k=4, n_trials=2), ValueError,
          "n: the 'delta_protected' method protects the other n − 1 keys"),
@@ -243,15 +249,16 @@ def _device_plotting_widgets():
     from matplotlib.figure import Figure
 
     from pavlovlab import device as Dv
-    from pavlovlab import plotting as P
-    from pavlovlab import widgets as W
+    from pavlovlab.teach import plotting as P
+    from pavlovlab.teach import widgets as W
 
     ax = Figure().add_subplot()
     return [
         ("seed 2**70", lambda: Dv.seed_everything(2**70), ValueError, "seed: expected an integer in [0, 2**64)"),
         ("seed float", lambda: Dv.seed_everything(1.5), TypeError, "seed: expected a non-negative integer"),
         ("seed numpy int", lambda: isinstance(Dv.seed_everything(np.int64(3)), torch.Generator), "ok", ""),
-        ("band samples wrong width", lambda: P.band(ax, [1, 2, 3], np.ones((5, 4))), ValueError, "samples: expected shape"),
+        ("band samples wrong width", lambda: P.band(ax, [1, 2, 3], np.ones((5, 4))), ValueError,
+         "samples: expected shape"),
         ("band samples 1-D", lambda: P.band(ax, [1, 2, 3], np.ones(3)), ValueError, "samples: expected 2 dimension"),
         ("theory y wrong length", lambda: P.theory(ax, [1, 2, 3], [1, 2]), ValueError, "y: expected len(x) = 3"),
         ("heatmap 1-D", lambda: P.heatmap(ax, np.ones(4), title="t", xlabel="x", ylabel="y"), ValueError,
@@ -268,7 +275,7 @@ def _exercises_core():
     import contextlib
     import io
 
-    from pavlovlab.exercises import _core
+    from pavlovlab.teach.exercises import _core
 
     def quiet(fn):
         def run():
@@ -318,7 +325,7 @@ def classify(call, expect, fragment) -> tuple[str, str]:
         warnings.simplefilter("always")
         try:
             got = call()
-        except Exception as e:  # noqa: BLE001 - classifying is the point
+        except Exception as e:
             message = f"{type(e).__name__}: {e}".splitlines()[0][:160]
             if isinstance(expect, type) and isinstance(e, (ValueError, TypeError)) and fragment in str(e):
                 return "clear error", message

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pavlovlab.cli import CI_ONLY, parse_pins, public_version
+from pavlovlab.teach.cli import CI_ONLY, parse_pins, public_version
 
 ROOT = Path(__file__).resolve().parent.parent
 BINDER = ROOT / "binder"

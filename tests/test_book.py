@@ -14,9 +14,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from bookbuild import ROOT, built_book
 
 import pavlovlab
-from bookbuild import ROOT, built_book
 
 pytestmark = pytest.mark.book
 

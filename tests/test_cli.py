@@ -8,9 +8,9 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from pavlovlab import cli
 from pavlovlab.__main__ import main
-from pavlovlab.student import LEARNER_README_NAME, make_student_copies, student_notebook
+from pavlovlab.teach import cli
+from pavlovlab.teach.student import LEARNER_README_NAME, make_student_copies, student_notebook
 
 
 # ------------------------------------------------------------------------------------------- helpers
@@ -59,7 +59,7 @@ def test_every_subcommand_has_help(capsys, sub):
     (["reproduce", "--only", "no_such_experiment"], "unknown experiment"),
 ])
 def test_bad_arguments_give_a_clear_message_and_a_nonzero_exit(capsys, argv, message):
-    code, out, err = run(capsys, *argv)
+    code, _, err = run(capsys, *argv)
     assert code != 0
     assert message in err
 
@@ -120,10 +120,25 @@ def test_doctor_accepts_the_cpu_torch_wheel(monkeypatch):
 
 
 def test_doctor_without_requirements_checks_lower_bounds(monkeypatch):
-    monkeypatch.setattr(cli, "requirements_file", lambda: None)
+    monkeypatch.setattr(cli, "requirements_file", lambda course=None: None)
     monkeypatch.setattr(cli, "package_lower_bounds", lambda: {"numpy": "1.26", "torch": "99.0"})
     checks = {c.name: c for c in cli.check_packages()}
     assert checks["numpy"].ok and not checks["torch"].ok
+
+
+def test_course_and_requirements_found_without_the_checkout(monkeypatch, tmp_path):
+    # an installed course named by $PAVLOVLAB_COURSE; requirements.txt from --course's parent, else the cwd
+    monkeypatch.chdir(tmp_path)
+    installed = tiny_course(tmp_path / "share" / "course")
+    monkeypatch.setenv(cli.COURSE_ENV, str(installed))
+    assert cli.course_dir() == installed
+    assert cli.requirements_file() is None and cli.requirements_file(installed) is None
+    (tmp_path / "share" / "requirements.txt").write_text("tqdm==0.0.1\n")
+    assert cli.requirements_file(installed) == tmp_path / "share" / "requirements.txt"
+    checks = {c.name: c for c in cli.check_packages(installed)}
+    assert list(checks) == ["tqdm"] and not checks["tqdm"].ok
+    (tmp_path / "requirements.txt").write_text("numpy==0.0.1\n")
+    assert cli.requirements_file() == tmp_path / "requirements.txt"
 
 
 def test_doctor_fails_without_python_311(monkeypatch):
@@ -143,9 +158,11 @@ def test_doctor_write_access(tmp_path):
 
 
 def test_doctor_and_student_resolve_the_same_course_folder(capsys, monkeypatch, tmp_path):
-    # explicit --course first, then ./course when it holds the notebooks, else the checkout's course/
+    # explicit --course first, then ./course when it holds the notebooks, else an installed course; never the
+    # folder the package's files lie in (the checkout's course/ is not found from elsewhere)
     monkeypatch.chdir(tmp_path)
-    assert cli.course_dir() == cli.REPO_ROOT / "course"
+    monkeypatch.delenv(cli.COURSE_ENV, raising=False)
+    assert cli.course_dir() == tmp_path / "course" and not cli.course_dir().exists()
     local = tiny_course(tmp_path / "course")
     assert cli.course_dir() == local
     other = tiny_course(tmp_path / "other")
@@ -228,7 +245,7 @@ def test_make_student_copies_reports(tmp_path):
 
 # ----------------------------------------------------------------------------------------- reproduce
 def test_reproduce_list(capsys):
-    from pavlovlab import reproduce
+    from pavlovlab.teach import reproduce
 
     code, out, _ = run(capsys, "reproduce", "--list")
     assert code == 0
@@ -245,7 +262,7 @@ def test_reproduce_out_must_be_a_folder(capsys, tmp_path):
 def test_reproduce_reports_missing_and_failed_experiments(capsys, tmp_path, monkeypatch):
     import json
 
-    from pavlovlab import reproduce
+    from pavlovlab.teach import reproduce
 
     def boom(out, *, quick, progress):
         raise RuntimeError("broken on purpose")
@@ -270,7 +287,7 @@ def test_reproduce_reports_missing_and_failed_experiments(capsys, tmp_path, monk
 def test_reproduce_one_experiment(capsys, tmp_path):
     import json
 
-    code, out, _ = run(capsys, "reproduce", "--quick", "--out", str(tmp_path), "--only", "linear_equivalence",
+    code, _, _ = run(capsys, "reproduce", "--quick", "--out", str(tmp_path), "--only", "linear_equivalence",
                        "--no-progress")
     assert code == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -283,7 +300,7 @@ def test_reproduce_one_experiment(capsys, tmp_path):
 def test_reproduce_quick_writes_every_figure_and_the_numbers(capsys, tmp_path):
     import json
 
-    from pavlovlab import reproduce
+    from pavlovlab.teach import reproduce
 
     code, out, _ = run(capsys, "reproduce", "--quick", "--out", str(tmp_path), "--no-progress")
     assert code == 0, out
@@ -297,8 +314,9 @@ def test_reproduce_quick_writes_every_figure_and_the_numbers(capsys, tmp_path):
         for fig in res["figures"]:
             assert (tmp_path / fig).read_bytes()[:4] == b"\x89PNG", fig
     # a few headline numbers the course states
-    assert results["conditioning"]["numbers"]["blocked_cs_strength"] < 0.1 < results["conditioning"]["numbers"]["control_cs_strength"]
-    assert abs(results["hebbian_recall"]["numbers"]["cosine_at_n_eq_dk"] - results["hebbian_recall"]["numbers"]["theory_at_n_eq_dk"]) < 0.05
+    cond, hebb = results["conditioning"]["numbers"], results["hebbian_recall"]["numbers"]
+    assert cond["blocked_cs_strength"] < 0.1 < cond["control_cs_strength"]
+    assert abs(hebb["cosine_at_n_eq_dk"] - hebb["theory_at_n_eq_dk"]) < 0.05
     assert results["drift"]["numbers"]["final_cosine_delta"] > results["drift"]["numbers"]["final_cosine_hebbian"]
 
 
@@ -378,7 +396,7 @@ def test_student_refuses_an_empty_folder_name(capsys, course_copy, tmp_path):
 
 def test_student_writes_beside_the_course(capsys, course_copy, tmp_path):
     before = snapshot(course_copy)
-    code, out, _ = run(capsys, "student", str(tmp_path / "learner"))
+    code, _, _ = run(capsys, "student", str(tmp_path / "learner"))
     assert code == 0 and snapshot(course_copy) == before
     assert solution_cells(tmp_path / "learner") == 0
     assert len(list((tmp_path / "learner").glob("[0-9]*.ipynb"))) == len(list(course_copy.glob("[0-9]*.ipynb")))
@@ -386,7 +404,7 @@ def test_student_writes_beside_the_course(capsys, course_copy, tmp_path):
 
 
 def fake_experiments(monkeypatch, value=1):
-    from pavlovlab import reproduce
+    from pavlovlab.teach import reproduce
 
     def draw(name):
         def fn(out, *, quick, progress):
@@ -464,7 +482,7 @@ def test_write_faults_are_one_line_and_exit_2(capsys, tmp_path, monkeypatch, com
     import errno
     import os
 
-    from pavlovlab import student
+    from pavlovlab.teach import student
 
     fake_experiments(monkeypatch)
     course = tiny_course(tmp_path / "course")
@@ -483,7 +501,7 @@ def test_write_faults_are_one_line_and_exit_2(capsys, tmp_path, monkeypatch, com
 
 
 def test_an_interrupted_copy_leaves_no_half_written_notebook(tmp_path, monkeypatch):
-    from pavlovlab import student
+    from pavlovlab.teach import student
 
     course = tiny_course(tmp_path / "course")
     out = tmp_path / "out"
@@ -508,7 +526,7 @@ def test_an_interrupted_copy_leaves_no_half_written_notebook(tmp_path, monkeypat
 
 
 def test_learner_readme_says_what_the_copy_holds_and_how_to_get_unstuck(tmp_path):
-    from pavlovlab.student import LEARNER_README
+    from pavlovlab.teach.student import LEARNER_README
 
     course = tiny_course(tmp_path / "course")
     make_student_copies(course, tmp_path / "out")

@@ -76,7 +76,7 @@ def test_hebbian_cannot_block():
 
 
 def test_overshadowing_splits_by_salience(dtype):
-    V, (cs, us, labels) = C.simulate("overshadowing", n_trials=60, alpha=0.4, salience=(1.0, 0.25), dtype=dtype)
+    V, _ = C.simulate("overshadowing", n_trials=60, alpha=0.4, salience=(1.0, 0.25), dtype=dtype)
     a = torch.tensor([0.4, 0.1], dtype=torch.float64)
     expected = a / a.sum()
     torch.testing.assert_close(V[-1].double(), expected, rtol=1e-4, atol=1e-4)
@@ -230,17 +230,19 @@ def test_plots_draw_every_design():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from pavlovlab.teach import plotting as P  # the conditioning plots live with the course tooling
+
     for name in C.DESIGNS:
         V, (cs, us, labels) = C.simulate(name, n_trials=5)
         fig, (ax0, ax1) = plt.subplots(1, 2)
-        C.plot_strengths(ax0, V, labels, marker="o")
-        C.plot_design(ax1, cs, us, labels)
+        P.plot_strengths(ax0, V, labels, marker="o")
+        P.plot_design(ax1, cs, us, labels)
         assert len(ax0.get_lines()) >= len(labels.cs)
         assert [t.get_text() for t in ax1.get_yticklabels()] == [*labels.cs, "food (US)"]
         plt.close(fig)
     fig, ax = plt.subplots()
     cs, us, labels = C.partial_reinforcement(8, batch_shape=(3,))  # a batch of animals: the first is drawn
-    C.plot_design(ax, cs, us, labels)
+    P.plot_design(ax, cs, us, labels)
     image = ax.get_images()[0].get_array()
     assert image.shape == (2, 8, 3)
     plt.close(fig)

@@ -4,10 +4,10 @@ import math
 
 import pytest
 import torch
+from conftest import TOL, rel_rms
 
 import pavlovlab as pl
 from pavlovlab import decay as D
-from conftest import TOL, rel_rms
 
 
 def test_retnet_decays_values():
@@ -80,8 +80,9 @@ def test_gated_forms_agree(device, dtype, T):
     g = torch.rand(2, 1, T, generator=gen, dtype=torch.float64) * 0.9 + 0.1
     S0 = torch.randn(6, 5, generator=gen, dtype=torch.float64)
     q, k, v, g, S0 = (x.to(device=device, dtype=dtype) for x in (q, k, v, g, S0))
-    o_p, S_p = D.scalar_gated_linear_attention(q, k, v, g, mode="parallel", initial_state=S0, return_state=True)
-    o_r, S_r = D.scalar_gated_linear_attention(q, k, v, g, mode="recurrent", initial_state=S0, return_state=True)
+    gated = pl.attention.scalar_gated_linear_attention
+    o_p, S_p = gated(q, k, v, g, mode="parallel", initial_state=S0, return_state=True)
+    o_r, S_r = gated(q, k, v, g, mode="recurrent", initial_state=S0, return_state=True)
     assert o_p.shape == (2, 3, T, 6) and S_p.shape == (2, 3, 6, 5)
     assert rel_rms(o_p, o_r) < TOL[dtype] * 10 and rel_rms(S_p, S_r) < TOL[dtype] * 10
 
@@ -90,7 +91,7 @@ def test_constant_gate_is_fixed_decay(dtype):
     gen = torch.Generator().manual_seed(3)
     q, k, v = (torch.randn(4, 50, 8, generator=gen).to(dtype) for _ in range(3))
     gamma = torch.tensor([0.5, 0.9, 0.99, 1.0], dtype=dtype)
-    o_gate = D.scalar_gated_linear_attention(q, k, v, gamma[:, None].expand(4, 50).contiguous())
+    o_gate = pl.attention.scalar_gated_linear_attention(q, k, v, gamma[:, None].expand(4, 50).contiguous())
     o_fixed = pl.linear_attention(q, k, v, decay=gamma, mode="recurrent")
     assert rel_rms(o_gate, o_fixed) < TOL[dtype] * 10
 
@@ -117,14 +118,14 @@ def test_bad_inputs():
         D.retention(0.9, torch.tensor([-1, 2]))
     q = torch.randn(2, 6, 4)
     with pytest.raises(ValueError, match="g: expected gates in"):
-        D.scalar_gated_linear_attention(q, q, q, torch.zeros(2, 6))
+        pl.attention.scalar_gated_linear_attention(q, q, q, torch.zeros(2, 6))
     with pytest.raises(ValueError, match="g: expected values <= 1"):
-        D.scalar_gated_linear_attention(q, q, q, torch.full((2, 6), 1.5))
+        pl.attention.scalar_gated_linear_attention(q, q, q, torch.full((2, 6), 1.5))
     with pytest.raises(ValueError, match="g: expected sequence length"):
-        D.scalar_gated_linear_attention(q, q, q, torch.full((2, 5), 0.5))
+        pl.attention.scalar_gated_linear_attention(q, q, q, torch.full((2, 5), 0.5))
     with pytest.raises(ValueError, match="mode"):
-        D.scalar_gated_linear_attention(q, q, q, torch.full((2, 6), 0.5), mode="chunk")
+        pl.attention.scalar_gated_linear_attention(q, q, q, torch.full((2, 6), 0.5), mode="chunk")
     with pytest.raises(TypeError, match="g"):
-        D.scalar_gated_linear_attention(q, q, q, torch.full((2, 6), 0.5, dtype=torch.float64))
+        pl.attention.scalar_gated_linear_attention(q, q, q, torch.full((2, 6), 0.5, dtype=torch.float64))
     with pytest.raises(ValueError, match="initial_state"):
-        D.scalar_gated_linear_attention(q, q, q, torch.full((2, 6), 0.5), initial_state=torch.zeros(3, 4))
+        pl.attention.scalar_gated_linear_attention(q, q, q, torch.full((2, 6), 0.5), initial_state=torch.zeros(3, 4))

@@ -6,8 +6,7 @@ import math
 import pytest
 import torch
 
-from pavlovlab import AssociativeMemory, delta_rule_attention, linear_attention
-from pavlovlab import drift
+from pavlovlab import AssociativeMemory, delta_rule_attention, drift, linear_attention
 from tests.conftest import TOL, rel_rms
 
 PERIOD, STEPS, N_KEYS = 400, 2400, 8
@@ -96,7 +95,7 @@ def test_hebbian_norm_grows_without_bound_while_delta_and_oja_stay_bounded(track
     for bounded in (dlt, oja, clamped):
         late, early = bounded[:, STEPS // 2:].max(-1).values, bounded[:, STEPS // 8: STEPS // 2].max(-1).values
         assert bool((late < 1.3 * early).all()) and bool((bounded.max() < 12).all())
-    assert bool((dlt.max() <= math.sqrt(N_KEYS) + 1e-3))                           # ‖S‖ ≤ ‖V‖_F with unit values
+    assert bool(dlt.max() <= math.sqrt(N_KEYS) + 1e-3)                           # ‖S‖ ≤ ‖V‖_F with unit values
 
 
 def test_delta_recovers_after_each_drift_and_hebbian_does_not(tracked):
@@ -235,7 +234,8 @@ def _writes_needed(beta, threshold=0.95):
 def test_delta_recovery_follows_the_writes_per_key_count():
     """The notebook's claim: after a drift the delta rule needs within one write per key of m*(β)."""
     betas = [0.1, 0.2, 0.5, 1.0, 1.6]
-    s = drift.redraw_stream(8, 16, 16, steps=2000, period=400, batch_shape=(4,), generator=torch.Generator().manual_seed(9))
+    s = drift.redraw_stream(8, 16, 16, steps=2000, period=400, batch_shape=(4,),
+                            generator=torch.Generator().manual_seed(9))
     out = drift.track(s, ["delta"] * len(betas), lr=betas)
     for i, beta in enumerate(betas):
         per_key = (drift.recovery_steps(out.cosine[i], s.drift_times) + 1).mean().item() / 8

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-import pavlovlab.exercises as exercises_pkg
-from pavlovlab import student
+import pavlovlab.teach.exercises as exercises_pkg
+from pavlovlab.teach import student
 
 COURSE = Path(__file__).resolve().parent.parent / "course"
 PRELUDE = "import math\nimport torch\nimport pavlovlab as pl\n"
@@ -31,7 +31,7 @@ def _modules():
     for info in pkgutil.iter_modules(exercises_pkg.__path__):
         if info.name.startswith("_"):
             continue
-        mods.append(importlib.import_module(f"pavlovlab.exercises.{info.name}"))
+        mods.append(importlib.import_module(f"pavlovlab.teach.exercises.{info.name}"))
     return mods
 
 

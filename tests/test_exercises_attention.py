@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import pavlovlab as pl
-from pavlovlab.exercises import attention as ex
+from pavlovlab.teach.exercises import attention as ex
 
 
 @pytest.fixture(autouse=True)

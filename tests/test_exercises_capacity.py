@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from pavlovlab import capacity as cap
-from pavlovlab.exercises import capacity as ex
+from pavlovlab.teach.exercises import capacity as ex
 
 
 @pytest.fixture(autouse=True)
@@ -194,6 +194,6 @@ def test_designed_measurement_malformed_results_are_explained(d_ks, caps, words,
 def test_designed_measurement_stub_is_kind(capsys):
     def boom():
         raise NotImplementedError("Exercise 4")
-    from pavlovlab.exercises._core import check_measurement
+    from pavlovlab.teach.exercises._core import check_measurement
     assert check_measurement(boom, lambda r: (True, ""), name="x", number=4, book=ex.BOOK) is False
     assert "not yet implemented" in capsys.readouterr().out

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from pavlovlab.conditioning import hebbian_conditioning, rescorla_wagner
-from pavlovlab.exercises import conditioning as E
+from pavlovlab.teach.exercises import conditioning as E
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from pavlovlab.exercises import forgetting as ex
+from pavlovlab.teach.exercises import forgetting as ex
 
 
 def stub(*args):

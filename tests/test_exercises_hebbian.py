@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from pavlovlab.capacity import random_keys
-from pavlovlab.exercises import hebbian as ex
 from pavlovlab.hebbian import crosstalk_variance
+from pavlovlab.teach.exercises import hebbian as ex
 
 
 @pytest.fixture(autouse=True)
@@ -18,7 +18,7 @@ def _fresh_attempts():
 
 def memory_loop(keys, values):
     S = torch.zeros(values.shape[1], keys.shape[1], dtype=keys.dtype)
-    for k, v in zip(keys, values):
+    for k, v in zip(keys, values, strict=True):
         S = S + torch.outer(v, k)
     return S
 
@@ -82,7 +82,8 @@ def test_checkers(check, rights, wrongs, capsys):
 def test_references_against_hand_sums(gen):
     keys = random_keys(5, d=4, kind="sphere", generator=gen, dtype=torch.float64)
     values = torch.randn(5, 3, generator=gen, dtype=torch.float64)
-    torch.testing.assert_close(ex.memory_reference(keys, values), sum(torch.outer(values[i], keys[i]) for i in range(5)))
+    torch.testing.assert_close(ex.memory_reference(keys, values),
+                               sum(torch.outer(values[i], keys[i]) for i in range(5)))
     torch.testing.assert_close(ex.crosstalk_reference(keys, values, 2), crosstalk_loop(keys, values, 2))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from pavlovlab import probes
-from pavlovlab.exercises import probes as ex
+from pavlovlab.teach.exercises import probes as ex
 
 
 def _crosstalk_loop(keys: torch.Tensor) -> torch.Tensor:

@@ -6,7 +6,7 @@ import math
 import torch
 
 from pavlovlab.capacity import random_keys
-from pavlovlab.exercises import stacking as ex
+from pavlovlab.teach.exercises import stacking as ex
 
 
 def _stub(*args, **kwargs):

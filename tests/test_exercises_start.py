@@ -3,7 +3,7 @@
 
 import torch
 
-from pavlovlab.exercises import start as ex
+from pavlovlab.teach.exercises import start as ex
 
 
 def test_match_checker(capsys):

@@ -4,12 +4,11 @@ import math
 
 import pytest
 import torch
+from conftest import TOL, rel_rms
 
 from pavlovlab import AssociativeMemory
 from pavlovlab.capacity import random_keys
 from pavlovlab.hebbian import crosstalk, outer_product_memory, recall_cosine
-
-from conftest import TOL, rel_rms
 
 
 def _values(shape, gen, device, dtype):
@@ -88,7 +87,7 @@ def test_recall_cosine_follows_the_theory(gen):
 ])
 def test_bad_pairs_are_rejected(bad, error, gen):
     keys, values = torch.randn(4, 5, generator=gen), torch.randn(4, 2, generator=gen)
-    with pytest.raises(error, match="keys|values"):
+    with pytest.raises(error, match=r"keys|values"):
         bad(keys, values)
 
 

@@ -57,7 +57,7 @@ def test_make_lab_starts_a_server_that_answers(tmp_path):
         "LabApp": {"workspaces_dir": str(tmp_path / "workspaces"), "news_url": None},
     }))
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
-    log = open(tmp_path / "lab.log", "w")
+    log = open(tmp_path / "lab.log", "w")  # noqa: SIM115 (JupyterLab writes it until the test stops it)
     proc = subprocess.Popen(_make("lab"), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
     url = f"http://127.0.0.1:{port}"

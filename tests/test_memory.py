@@ -3,8 +3,8 @@
 import pytest
 import torch
 import torch.nn.functional as F
-
 from conftest import TOL, rel_rms
+
 from pavlovlab import AssociativeMemory
 from pavlovlab.memory import delta_update, hebbian_update, oja_clamped_update, oja_subspace_update
 
@@ -58,13 +58,14 @@ def test_delta_rule_learns_one_pair_exactly_with_unit_key(gen):
 
 
 def test_bad_input_is_named():
-    with pytest.raises(ValueError, match="rule: expected one of \\['hebbian', 'delta', 'oja_subspace', 'oja_clamped'\\], got 'hopfield'"):
+    with pytest.raises(ValueError, match=r"rule: expected one of \['hebbian', 'delta', 'oja_subspace', "
+                                         r"'oja_clamped'\], got 'hopfield'"):
         AssociativeMemory(4, 2, rule="hopfield")
-    with pytest.raises(ValueError, match="lr: expected a number >= 0.0, got -1.0"):
+    with pytest.raises(ValueError, match=r"lr: expected a number >= 0\.0, got -1\.0"):
         AssociativeMemory(4, 2, lr=-1)
     with pytest.raises(ValueError, match="lr: expected a finite number, got inf"):
         AssociativeMemory(4, 2, lr=float("inf"))
-    with pytest.raises(ValueError, match="decay: expected a number <= 1.0, got 1.5"):
+    with pytest.raises(ValueError, match=r"decay: expected a number <= 1\.0, got 1\.5"):
         AssociativeMemory(4, 2, decay=1.5)
     with pytest.raises(ValueError, match="d_key: expected an integer >= 1, got 0"):
         AssociativeMemory(0, 2)
@@ -75,7 +76,7 @@ def test_bad_input_is_named():
         mem.write(torch.randn(3), torch.randn(2))
     with pytest.raises(ValueError, match="v: expected value dimension d_value = 2, got 5"):
         mem.write(torch.randn(4), torch.randn(5))
-    with pytest.raises(TypeError, match="k: expected dtype torch.float32 on cpu"):
+    with pytest.raises(TypeError, match=r"k: expected dtype torch\.float32 on cpu"):
         mem.write(torch.randn(4, dtype=torch.float64), torch.randn(2))
     with pytest.raises(ValueError, match="v: expected sequence length T"):
         mem.write(torch.randn(6, 4), torch.randn(5, 2))
@@ -126,3 +127,26 @@ def test_oja_subspace_many_pairs_converge_to_the_dual_basis_of_the_values(gen):
     assert rel_rms(mem.S, dual @ K.T) < 1e-8
     assert torch.allclose((V * (mem.S @ K)).sum(0), torch.ones(n, dtype=torch.float64), atol=1e-8)   # vᵢ·S kᵢ = 1
     assert abs(mem.S.norm().item() ** 2 - torch.linalg.inv(V.T @ V).trace().item()) < 1e-7
+
+
+def test_step_writes_each_rule_row_by_the_formula_written_here(gen):
+    """memory.step with a rules axis: row i of S is written by rules[i]; each row is compared with the rule's
+    formula written out in this test (S ← γS + η ΔS), not with the package's update functions."""
+    from pavlovlab.memory import step
+
+    rules = ("hebbian", "delta", "oja_subspace", "oja_clamped")
+    S = torch.randn(4, 3, 2, 5, 6, generator=gen, dtype=torch.float64)      # (R, batch 3, 2, d_v = 5, d_k = 6)
+    k = torch.randn(3, 2, 6, generator=gen, dtype=torch.float64)
+    v = torch.randn(3, 2, 5, generator=gen, dtype=torch.float64)
+    eta = torch.tensor([0.5, 0.25, 0.1, 0.2], dtype=torch.float64).view(4, 1, 1, 1, 1)
+    got = step(S, k, v, rules, lr=eta, decay=0.9)
+    outer = lambda a, b: a[..., :, None] * b[..., None, :]  # noqa: E731
+    Sk = lambda M: torch.einsum("...ij,...j->...i", M, k)     # noqa: E731
+    Stv = lambda M: torch.einsum("...ij,...i->...j", M, v)    # noqa: E731
+    want = [outer(v, k), outer(v - Sk(S[1]), k), outer(v, k - Stv(S[2])), outer(v, k) - (v * v)[..., :, None] * S[3]]
+    for i, dS in enumerate(want):
+        torch.testing.assert_close(got[i], 0.9 * S[i] + eta[i] * dS, rtol=1e-12, atol=1e-12)
+    # one name or a callable: the same update; a callable's wrong output is named
+    torch.testing.assert_close(step(S[1], k, v, "delta", lr=0.25), S[1] + 0.25 * want[1], rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="rule: expected the callable to return shape"):
+        step(S[0], k, v, lambda S, k, v: k)

@@ -3,8 +3,16 @@
 import pytest
 import torch
 
-from pavlovlab.models import (ATTENTIONS, TinyTransformer, count_parameters, depth_width_configs, evaluate,
-                              steps_to_threshold, train_configs, train_recall)
+from pavlovlab.models import (
+    ATTENTIONS,
+    TinyTransformer,
+    count_parameters,
+    depth_width_configs,
+    evaluate,
+    steps_to_threshold,
+    train_configs,
+    train_recall,
+)
 from pavlovlab.tasks import associative_recall, pointer_chasing, vocab_size
 
 TASK = dict(n_pairs=4, n_queries=4, n_keys=16, n_values=16)

@@ -134,7 +134,7 @@ def test_linear_forms_have_the_same_gradients(normalize):
 
     ref = run("recurrent")
     for mode in ("parallel", "chunk"):
-        for name, a, b in zip("q k v decay S0".split(), run(mode), ref, strict=True):
+        for name, a, b in zip(["q", "k", "v", "decay", "S0"], run(mode), ref, strict=True):
             torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-11, msg=f"{mode}: d/d{name}")
 
 
@@ -148,7 +148,7 @@ def test_delta_forms_have_the_same_gradients():
         return _grads(lambda q, k, v, b, S0: pl.delta_rule_attention(q, k, v, b, mode=mode, chunk_size=4,
                                                                      initial_state=S0), q, k, v, beta, S0)
 
-    for name, a, b in zip("q k v beta S0".split(), run("chunk"), run("recurrent"), strict=True):
+    for name, a, b in zip(["q", "k", "v", "beta", "S0"], run("chunk"), run("recurrent"), strict=True):
         torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-11, msg=f"d/d{name}")
 
 

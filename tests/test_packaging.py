@@ -13,8 +13,6 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
@@ -77,7 +75,7 @@ def test_wheel_builds_with_version_and_dependencies(tmp_path):
         names = z.namelist()
     requires = {_name(line.split(":", 1)[1].strip()) for line in meta.splitlines() if line.startswith("Requires-Dist:")}
     assert {"torch", "numpy", "matplotlib", "ipywidgets", "tqdm", "nbformat"} <= requires
-    assert "pavlovlab/cli.py" in names and "pavlovlab/exercises/__init__.py" in names
+    assert "pavlovlab/teach/cli.py" in names and "pavlovlab/teach/exercises/__init__.py" in names
     assert any(n.endswith("licenses/LICENSE") or n.endswith("/LICENSE") for n in names)
 
 

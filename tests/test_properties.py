@@ -103,11 +103,12 @@ def test_delta_rule_forms_agree(lead, T, d_k, d_v, C, beta, seed, per_token):
 @FAST
 @given(lead=leads, T=lengths, d=dims, seed=seeds, low=st.floats(0.05, 1.0))
 def test_scalar_gated_linear_attention_forms_agree(lead, T, d, seed, low):
-    from pavlovlab.decay import scalar_gated_linear_attention
+    from pavlovlab.attention import scalar_gated_linear_attention
 
     q, k, v = draw(seed, *lead, T, d), draw(seed + 1, *lead, T, d), draw(seed + 2, *lead, T, d)
     g = low + (1 - low) * torch.rand(*lead, T, generator=torch.Generator().manual_seed(seed + 3), dtype=torch.float64)
-    close(scalar_gated_linear_attention(q, k, v, g, mode="parallel"), scalar_gated_linear_attention(q, k, v, g, mode="recurrent"),
+    close(scalar_gated_linear_attention(q, k, v, g, mode="parallel"),
+          scalar_gated_linear_attention(q, k, v, g, mode="recurrent"),
           rtol=1e-8)
 
 

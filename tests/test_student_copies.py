@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from pavlovlab.student import make_student_copies
+from pavlovlab.teach.student import make_student_copies
 
 COURSE = Path(__file__).resolve().parent.parent / "course"
 NOTEBOOKS = sorted(p.name for p in COURSE.glob("[0-9]*.ipynb"))
@@ -71,10 +71,10 @@ def test_student_copy_runs_with_friendly_stubs(copies, name):
 def test_learner_copies_hold_stubs_and_checks_but_no_solutions(copies):
     """Fast: what HOW_TO_USE.md promises is what the copies hold (every stub and check cell, no solution cell),
     the course itself keeps its solutions, and no temporary file is left behind."""
-    from pavlovlab.student import LEARNER_README, LEARNER_README_NAME
+    from pavlovlab.teach.student import LEARNER_README, LEARNER_README_NAME
 
     assert (copies / LEARNER_README_NAME).read_text(encoding="utf-8") == LEARNER_README
-    assert "No solution cells" in LEARNER_README and "ex.hint(N)" in LEARNER_README and "ex.solution(N)" in LEARNER_README
+    assert all(s in LEARNER_README for s in ("No solution cells", "ex.hint(N)", "ex.solution(N)"))
     assert not [p for p in copies.rglob("*") if p.name.startswith(".") and p.suffix == ".tmp"]
     for name in NOTEBOOKS:
         original = nbformat.read(COURSE / name, as_version=4)

@@ -3,8 +3,15 @@
 import pytest
 import torch
 
-from pavlovlab.tasks import (IGNORE, RecallBatch, associative_recall, pointer_chasing, pointer_vocab_size,
-                             sequence_length, vocab_size)
+from pavlovlab.tasks import (
+    IGNORE,
+    RecallBatch,
+    associative_recall,
+    pointer_chasing,
+    pointer_vocab_size,
+    sequence_length,
+    vocab_size,
+)
 
 
 def _batch(device=None, **kw):

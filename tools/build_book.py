@@ -2,8 +2,9 @@
 """Build the course book: stage the sources into ``_build/src``, then Sphinx into ``_build/html``.
 
 Staged (copied, so that every relative link resolves as it does in the repository): docs/ (conf.py, index.md),
-README.md (the landing page, included by index.md; its Binder badge image replaced by a local copy), CHANGELOG.md, the licences, CITATION.cff, course/'s
-notebooks (``[0-9]*.ipynb``: a new notebook joins the book by its name alone) and the instructor guide.
+README.md (the landing page, included by index.md; its Binder badge image replaced by a local copy), CHANGELOG.md,
+the licences, CITATION.cff, course/'s notebooks (``[0-9]*.ipynb``: a new notebook joins the book by its name
+alone) and the instructor guide.
 An API page with one section per public module of ``pavlovlab`` is written into the staging folder. A relative
 link to a repository file that is not part of the book (``../deploy/README.md``, ``../pavlovlab/memory.py``)
 becomes a link to that file on GitHub at the release tag; a link to a file that does not exist is kept, so
@@ -33,11 +34,16 @@ from the network)."""
 
 
 def public_modules() -> list[str]:
-    """``pavlovlab.X`` for every module of the package whose name does not start with ``_``."""
+    """``pavlovlab.X`` for every core module, then ``pavlovlab.teach.X`` for the course tooling (modules and
+    subpackages whose names do not start with ``_``)."""
     import pavlovlab
+    import pavlovlab.teach
 
-    return [f"pavlovlab.{m.name}" for m in pkgutil.iter_modules(pavlovlab.__path__)
+    core = [f"pavlovlab.{m.name}" for m in pkgutil.iter_modules(pavlovlab.__path__)
             if not m.name.startswith("_") and not m.ispkg]
+    teach = [f"pavlovlab.teach.{m.name}" for m in pkgutil.iter_modules(pavlovlab.teach.__path__)
+             if not m.name.startswith("_")]
+    return core + teach
 
 
 def api_page() -> str:
@@ -108,7 +114,8 @@ def stage(src: Path) -> None:
             shutil.copy2(path, src / rel)
     import sphinx_book_theme
 
-    logo = Path(sphinx_book_theme.__file__).parent / "theme" / "sphinx_book_theme" / "static" / "images" / "logo_binder.svg"
+    images = Path(sphinx_book_theme.__file__).parent / "theme" / "sphinx_book_theme" / "static" / "images"
+    logo = images / "logo_binder.svg"
     (src / "_local").mkdir()
     shutil.copy2(logo, src / "_local" / "binder.svg")
     readme = (src / "README.md").read_text(encoding="utf-8")

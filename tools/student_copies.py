@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from normalize_notebooks import normalize_text  # noqa: E402
 
-from pavlovlab.student import make_student_copies  # noqa: E402
+from pavlovlab.teach.student import make_student_copies  # noqa: E402
 
 
 def _files(folder: Path) -> dict[str, bytes]:

@@ -7,6 +7,7 @@ running the notebooks in the browser never writes into the repository.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -92,7 +93,7 @@ def lab(tmp_path_factory, browser):
                MPLBACKEND="module://matplotlib_inline.backend_inline", PYTHONUNBUFFERED="1")
     # kernels run PARALLEL at a time: share the cores between them rather than oversubscribe
     env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // PARALLEL)))
-    log = open(base / "server.log", "w")
+    log = open(base / "server.log", "w")  # noqa: SIM115 (the server writes it until teardown closes it)
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.open_browser=False",
          "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
@@ -136,7 +137,5 @@ def snapshot(request):
     if page is not None and rep is not None and rep.failed:
         SCREENSHOTS.mkdir(exist_ok=True)
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.nodeid.split("::", 1)[-1])
-        try:
+        with contextlib.suppress(Exception):
             page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
-        except Exception:  # noqa: BLE001 - a screenshot must not hide the real failure
-            pass

@@ -15,7 +15,6 @@ from pathlib import Path
 from urllib.parse import urldefrag, urlsplit
 
 import pytest
-
 from bookbuild import ROOT, built_book
 
 pytestmark = [pytest.mark.browser, pytest.mark.book]
@@ -25,7 +24,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # noqa: D102 - no request log on stderr
+    def log_message(self, *args):
         pass
 
 
@@ -82,7 +81,8 @@ def _check_links(page, site: str, url: str) -> list[str]:
         if resp.status != 200:
             broken.append(f"{href} -> HTTP {resp.status}")
             continue
-        if fragment and target.endswith(".html") and not urlsplit(target).path.endswith(("genindex.html", "search.html")):
+        generated = urlsplit(target).path.endswith(("genindex.html", "search.html"))
+        if fragment and target.endswith(".html") and not generated:
             if target not in ids_cache:
                 ids_cache[target] = resp.text()
             if f'id="{fragment}"' not in ids_cache[target]:
@@ -96,7 +96,8 @@ def test_book_page(page, site, rel):
     assert "pavlovlab" in page.title()
 
     # Figures: every stored figure is an <img> that loaded (natural width > 0).
-    images = page.eval_on_selector_all(".cell_output img", "els => els.map(e => [e.getAttribute('src'), e.naturalWidth])")
+    images = page.eval_on_selector_all(".cell_output img",
+                                       "els => els.map(e => [e.getAttribute('src'), e.naturalWidth])")
     if rel.startswith("course/"):
         assert images, "no figure on the page"
         assert all(w > 0 for _, w in images), f"images that did not load: {[s for s, w in images if w == 0]}"
@@ -106,9 +107,11 @@ def test_book_page(page, site, rel):
     if rel.startswith("course/"):
         assert n_math > 10, f"only {n_math} math elements"
     if n_math:
-        page.wait_for_function("() => [...document.querySelectorAll('.math')].every(e => e.querySelector('mjx-container'))",
+        page.wait_for_function("() => [...document.querySelectorAll('.math')]"
+                               ".every(e => e.querySelector('mjx-container'))",
                                timeout=60_000)
-        raw = page.eval_on_selector_all(".math", "els => els.filter(e => /\\\\\\(|\\\\\\[|\\$/.test(e.innerText)).length")
+        raw = page.eval_on_selector_all(".math",
+                                        "els => els.filter(e => /\\\\\\(|\\\\\\[|\\$/.test(e.innerText)).length")
         assert raw == 0, f"{raw} math elements still show raw TeX"
 
     # Widgets: the static fallback note, never the widget's text repr.

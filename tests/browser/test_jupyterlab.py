@@ -12,6 +12,7 @@ Screenshots of failures: tests/browser/screenshots/.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -108,10 +109,8 @@ def shutdown_kernels(lab, keep: set[str] = frozenset()) -> None:
     for s in sessions:
         if Path(s.get("path", "")).name not in keep:
             req = urllib.request.Request(f"{lab['url']}/api/sessions/{s['id']}", headers=auth, method="DELETE")
-            try:
+            with contextlib.suppress(OSError):
                 urllib.request.urlopen(req).close()
-            except OSError:
-                pass
 
 
 # ------------------------------------------------------------------------ run the selected notebooks
@@ -137,7 +136,7 @@ def executed(request, browser, lab):
                 open_notebook(page, lab, name, workspace=f"w{len(results) + len(active)}")
                 run_all_cells(page)
                 active[name] = {"page": page, "t0": time.time(), "visible": visible, "source": source}
-            except Exception as e:  # noqa: BLE001 - reported by that notebook's test
+            except Exception as e:
                 results[name] = {"page": page, "error": f"could not start: {e}", "seconds": None}
         for name, run in list(active.items()):
             page = run["page"]
@@ -158,11 +157,11 @@ def executed(request, browser, lab):
                                               f"code cells have run ({busy} queued or busy)"}
                 else:
                     continue
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 results[name] = {"page": page, "error": f"{type(e).__name__}: {e}", "seconds": None}
             del active[name]
             if not name.startswith(SLIDER_NOTEBOOK):
-                shutdown_kernels(lab, keep={n for n in active} | {n for n in NOTEBOOKS if n.startswith(SLIDER_NOTEBOOK)})
+                shutdown_kernels(lab, keep=set(active) | {n for n in NOTEBOOKS if n.startswith(SLIDER_NOTEBOOK)})
         time.sleep(1.0)
     yield results
     context.close()

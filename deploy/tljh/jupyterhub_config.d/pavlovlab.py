@@ -16,8 +16,8 @@ c.Spawner.environment.update(  # noqa: F821 - `c` is the config object JupyterHu
 )
 
 # Open JupyterLab (the course uses its widgets and collapsed solution cells).
-c.Spawner.default_url = "/lab"
+c.Spawner.default_url = "/lab"  # noqa: F821 (JupyterHub defines c)
 
 # 30 servers starting at the same minute on a small VM: give each one time (the default is 60 s).
-c.Spawner.start_timeout = 300
-c.Spawner.http_timeout = 180
+c.Spawner.start_timeout = 300  # noqa: F821 (JupyterHub defines c)
+c.Spawner.http_timeout = 180  # noqa: F821 (JupyterHub defines c)

@@ -13,8 +13,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from pavlovlab.conditioning import Labels
+
 COLORS = {
-    "hebbian": "#d95f02", "delta": "#1b9e77", "oja": "#7570b3", "oja_subspace": "#7570b3", "oja_clamped": "#e6ab02", "linear": "#d95f02",
+    "hebbian": "#d95f02", "delta": "#1b9e77", "oja": "#7570b3", "oja_subspace": "#7570b3", "oja_clamped": "#e6ab02",
+    "linear": "#d95f02",
     "softmax": "#e7298a", "theory": "#444444", "measured": "#1f78b4",
 }
 """One colour per learning rule / attention kind, the same in every notebook."""
@@ -35,7 +38,8 @@ def _np(x, name: str = "x", ndim: int | tuple[int, ...] | None = None) -> np.nda
     try:
         a = x.detach().cpu().double().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, dtype=float)
     except (TypeError, ValueError) as e:
-        raise TypeError(f"{name}: expected numbers (a tensor, an array or a list), got {type(x).__name__}: {e}") from None
+        raise TypeError(f"{name}: expected numbers (a tensor, an array or a list), "
+                        f"got {type(x).__name__}: {e}") from None
     if ndim is not None and a.ndim not in ((ndim,) if isinstance(ndim, int) else ndim):
         raise ValueError(f"{name}: expected {ndim if isinstance(ndim, int) else ' or '.join(map(str, ndim))} "
                          f"dimension(s), got shape {a.shape}")
@@ -104,3 +108,57 @@ def mark_times(ax: plt.Axes, times: Sequence[float], *, label: str | None = None
     times = _np(times, "times", 1)
     for i, t in enumerate(times):
         ax.axvline(float(t), ls=":", lw=1, color=color, label=label if i == 0 else None)
+
+
+# ------------------------------------------------------------------------------ conditioning designs
+_set_labels = labels  # the plots below take a ``labels`` argument (a design's Labels)
+
+CS_COLORS = ("#1f78b4", "#e6ab02", "#7570b3")
+"""One colour per CS column (bell, light/buzzer, ...), the same in every conditioning plot."""
+US_COLOR = "#33a02c"
+"""The colour of the food (US) row in :func:`plot_design`."""
+
+
+def plot_strengths(ax: plt.Axes, V: torch.Tensor, labels: Labels, *, title: str | None = None, ls: str = "-",
+                   suffix: str = "", marker: str | None = None, phases: bool = True, legend: bool = True) -> None:
+    """Plot V (trials + 1, n_cs) against the trial number, one line per CS, phase changes dotted."""
+    v = V.detach().cpu()
+    x = torch.arange(v.shape[-2])
+    for i, name in enumerate(labels.cs):
+        ax.plot(x, v[..., i], ls=ls, marker=marker, ms=3.5, color=CS_COLORS[i % len(CS_COLORS)],
+                label=f"V {name}{suffix}")
+    if phases and labels.boundaries:
+        mark_times(ax, labels.boundaries)
+    ax.axhline(0.0, color="#999999", lw=0.8)
+    _set_labels(ax, title or labels.description, "trial", "associative strength V", legend=legend)
+
+
+def plot_design(ax: plt.Axes, cs: torch.Tensor, us: torch.Tensor, labels: Labels, *, title: str | None = None,
+                xlabel: bool = True) -> None:
+    """Draw a design as a table of coloured cells: one row per CS and one for the food, one column per trial.
+
+    cs: (trials, n_cs); us: (trials,) (with leading dims, the first sequence is drawn). A cell is
+    coloured when the stimulus is present (shade = intensity), white when absent; solid lines mark phases.
+    """
+    from matplotlib.colors import to_rgb
+
+    x = cs.detach().cpu().double().reshape(-1, *cs.shape[-2:])[0]
+    food = us.detach().cpu().double().reshape(-1, us.shape[-1])[0]
+    rows = torch.cat([x.T, (food / food.abs().max().clamp_min(1e-12))[None]]).clamp(0, 1)  # (n_cs + 1, trials)
+    colors = [*(CS_COLORS[i % len(CS_COLORS)] for i in range(x.shape[1])), US_COLOR]
+    rgb = torch.tensor([to_rgb(c) for c in colors], dtype=torch.float64)[:, None, :]      # (rows, 1, 3)
+    image = 1 - rows[..., None] * (1 - rgb)                                               # white where absent
+    T = rows.shape[1]
+    ax.imshow(image.numpy(), aspect="auto", interpolation="nearest", extent=(0.5, T + 0.5, len(colors) - 0.5, -0.5))
+    if T <= 120:  # thin white gaps: one cell per trial
+        ax.vlines([t + 0.5 for t in range(1, T)], -0.5, len(colors) - 0.5, color="white", lw=0.6)
+    ax.hlines([r + 0.5 for r in range(len(colors) - 1)], 0.5, T + 0.5, color="white", lw=1.5)
+    for _, first, _ in labels.phases[1:]:
+        ax.axvline(first + 0.5, color="black", lw=1.5)
+    ax.set_yticks(range(len(colors)), [*labels.cs, "food (US)"])
+    ax.grid(False)
+    for side in ("left", "bottom"):
+        ax.spines[side].set_visible(False)
+    if xlabel:
+        ax.set_xlabel("trial")
+    ax.set_title(title or labels.description)

@@ -16,7 +16,8 @@ from typing import Any
 
 import torch
 
-from ..memory import delta_update
+from pavlovlab.memory import delta_update
+
 from ._core import Case, Exercise, Exercises, check_function, check_measurement, check_value, finite_number
 
 _DTYPE = torch.float64

@@ -19,8 +19,9 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .._checks import check_choice, check_int
-from ..attention import linear_attention, softmax_attention
+from pavlovlab._checks import check_choice, check_int
+from pavlovlab.attention import linear_attention, softmax_attention
+
 from ._core import Case, Exercise, Exercises, check_function, check_measurement
 
 _DTYPE = torch.float64
@@ -332,5 +333,6 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
     return _loglog_slope(x, y)
 
 
-__all__ = ["BOOK", "FlopCounter", "check_cost_scaling", "check_inter_chunk", "check_recurrent", "count_flops", "flop_sweep",
+__all__ = ["BOOK", "FlopCounter", "check_cost_scaling", "check_inter_chunk", "check_recurrent", "count_flops",
+           "flop_sweep",
            "hint", "inter_chunk_reference", "loglog_slope", "recurrent_reference", "solution"]

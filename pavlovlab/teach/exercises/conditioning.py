@@ -16,8 +16,10 @@ from typing import Any
 
 import torch
 
-from ..conditioning import blocking, blocking_theory, rescorla_wagner
+from pavlovlab.conditioning import blocking, blocking_theory, rescorla_wagner
+
 from ._core import Exercise, Exercises, check_function, check_measurement
+
 
 def _pending(*answers: Any) -> tuple[Any, ...]:
     """The learner's answers, or NotImplementedError (a ⏳, not a ❌) while a stub's ``...`` is still there."""

@@ -20,8 +20,14 @@ from typing import Any
 
 import torch
 
-from ..capacity import average_capacity_theory, capacity_from_fidelity, fidelity_theory, fit_slope, n_grid, \
-    retrieval_capacity
+from ...capacity import (
+    average_capacity_theory,
+    capacity_from_fidelity,
+    fidelity_theory,
+    fit_slope,
+    n_grid,
+    retrieval_capacity,
+)
 from ._core import Case, Exercise, Exercises, check_function, check_measurement, finite_number
 
 BOOK = Exercises("04_capacity_limits")

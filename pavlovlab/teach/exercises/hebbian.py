@@ -15,9 +15,10 @@ from typing import Any
 
 import torch
 
-from ..capacity import random_keys
-from ..hebbian import crosstalk, slope_through_origin
-from ..memory import AssociativeMemory
+from pavlovlab.capacity import random_keys
+from pavlovlab.hebbian import crosstalk, slope_through_origin
+from pavlovlab.memory import AssociativeMemory
+
 from ._core import Case, Exercise, Exercises, check_function, check_measurement
 
 _DTYPE = torch.float64
@@ -147,7 +148,8 @@ def check_memory(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], *, se
     cases: list[Case] = [(_pairs(g, n, d_k, d_v), {}) for n, d_k, d_v in _SHAPES]
     return check_function(fn, memory_reference, cases, name="Exercise 1 (memory from outer products)",
                           number=1, book=BOOK, rtol=1e-6, atol=1e-9,
-                          case_hints=["one pair: S is that pair's note", "", "d_v differs from d_k", "more pairs than d_k"],
+                          case_hints=["one pair: S is that pair's note", "", "d_v differs from d_k",
+                                      "more pairs than d_k"],
                           hint="which units index the rows of the wall, and which the columns? Reading S @ q with "
                                "a key q must give back a value.")
 

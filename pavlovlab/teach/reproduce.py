@@ -132,7 +132,7 @@ def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None 
                     use_style()
                     got = exp.run(out, quick=quick, progress=progress)
                 res.update(status="ok", figures=got.pop("figures", []), numbers=got)
-            except Exception as e:  # noqa: BLE001 - one broken experiment must not stop the others
+            except Exception as e:
                 if isinstance(e, OSError) and e.filename is not None:
                     raise  # a file could not be written (read-only folder, disk full): the caller says so
                 res.update(status="failed", reason=f"{type(e).__name__}: {e}",
@@ -151,13 +151,14 @@ def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None 
 @experiment("conditioning", "01_pavlovian_conditioning", "acquisition, extinction and blocking (Rescorla-Wagner)",
             needs=("conditioning",))
 def conditioning_designs(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .conditioning import plot_strengths, simulate
+    from ..conditioning import simulate
+    from .plotting import plot_strengths
 
     n = 20 if quick else 40
     fig, axes = _figure(ncols=3, width=4.2)
     numbers, strengths = {}, {}
-    for ax, design in zip(axes, ("acquisition", "extinction", "blocking")):
-        V, (cs, us, labels) = simulate(design, n_trials=n, alpha=0.3)
+    for ax, design in zip(axes, ("acquisition", "extinction", "blocking"), strict=True):
+        V, (_, _, labels) = simulate(design, n_trials=n, alpha=0.3)
         plot_strengths(ax, V, labels, title=design)
         strengths[design] = V
         for j, name in enumerate(labels.cs):
@@ -173,8 +174,8 @@ def conditioning_designs(out: Path, *, quick: bool, progress: bool) -> dict[str,
 @experiment("hebbian_recall", "02_hebbian_memory", "recall quality of an outer-product memory vs stored pairs",
             needs=("hebbian", "capacity"))
 def hebbian_recall(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .capacity import fidelity_theory, random_keys
-    from .hebbian import recall_cosine
+    from ..capacity import fidelity_theory, random_keys
+    from ..hebbian import recall_cosine
     from .plotting import COLORS, band, labels, theory
 
     g = torch.Generator().manual_seed(0)
@@ -199,7 +200,7 @@ def hebbian_recall(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 @experiment("linear_equivalence", "03_linear_attention", "parallel, recurrent and chunked forms agree",
             needs=("attention",))
 def linear_equivalence(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .attention import linear_attention
+    from ..attention import linear_attention
 
     g = torch.Generator().manual_seed(0)
     lengths = [16, 64, 256] if quick else [16, 64, 256, 1024]
@@ -225,8 +226,8 @@ def linear_equivalence(out: Path, *, quick: bool, progress: bool) -> dict[str, A
 @experiment("capacity", "04_capacity_limits", "retrieval capacity against d_k under three criteria",
             needs=("capacity",))
 def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .capacity import CRITERIA
-    from .capacity import capacity_scaling as scaling
+    from ..capacity import CRITERIA
+    from ..capacity import capacity_scaling as scaling
     from .plotting import labels
 
     d_ks = [16, 32, 64, 128] if quick else [16, 32, 64, 128, 256]
@@ -253,8 +254,8 @@ def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any
 @experiment("stacking", "05_depth_and_width", "error vs depth L for 1, 2 and 3 heads",
             needs=("stacking",))
 def stacking_depth(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
+    from ..stacking import chain_error, stack_error_theory
     from .plotting import labels
-    from .stacking import chain_error, stack_error_theory
 
     g = torch.Generator().manual_seed(0)
     L, n, d_k = 8, 32, 32
@@ -275,7 +276,7 @@ def stacking_depth(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 @experiment("drift", "06_delta_and_oja", "tracking drifting associations: Hebbian vs delta vs Oja",
             needs=("drift",))
 def drift_tracking(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .drift import recovery_steps, redraw_stream, track
+    from ..drift import recovery_steps, redraw_stream, track
     from .plotting import COLORS, labels, mark_times
 
     g = torch.Generator().manual_seed(0)
@@ -297,7 +298,7 @@ def drift_tracking(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 @experiment("oja", "06_delta_and_oja", "Oja's rule finds the first principal component; Hebb's norm explodes",
             needs=("oja",))
 def oja_pca_run(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .oja import alignment, data_cloud, oja_pca, principal_components
+    from ..oja import alignment, data_cloud, oja_pca, principal_components
     from .plotting import COLORS, labels
 
     g = torch.Generator().manual_seed(0)
@@ -322,7 +323,7 @@ def oja_pca_run(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 @experiment("decay", "07_decay_and_unlearning", "recall vs age under decay γ (RetNet): measured vs γ^lag",
             needs=("decay",))
 def decay_retention(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .decay import half_life, measured_half_life, recall_vs_lag, retention
+    from ..decay import half_life, measured_half_life, recall_vs_lag, retention
     from .plotting import labels, theory
 
     g = torch.Generator().manual_seed(0)
@@ -347,7 +348,7 @@ def decay_retention(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]
 @experiment("unlearning", "07_decay_and_unlearning", "forget one association: Hebbian subtraction vs delta rule",
             needs=("unlearning",))
 def unlearning_methods(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from .unlearning import unlearning_experiment
+    from ..unlearning import unlearning_experiment
 
     g = torch.Generator().manual_seed(0)
     reports = unlearning_experiment(n=16, d_k=64, d_v=64, overlap=0.5, repeats=2.0,
@@ -369,4 +370,4 @@ def unlearning_methods(out: Path, *, quick: bool, progress: bool) -> dict[str, A
     return {"figures": [_save(fig, out, "07_unlearning")], **numbers}
 
 
-__all__ = ["EXPERIMENTS", "Experiment", "SUMMARY_NAME", "experiment", "run_all"]
+__all__ = ["EXPERIMENTS", "SUMMARY_NAME", "Experiment", "experiment", "run_all"]

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..stacking import fit_exponent, hop_error_theory, stack_error_theory
+from ...stacking import fit_exponent, hop_error_theory, stack_error_theory
 from ._core import Case, Exercise, Exercises, check_function, check_measurement, check_value, finite_number, verdict
 
 BOOK = Exercises("05_depth_and_width")

@@ -45,7 +45,7 @@ These are your own copies of the course notebooks. Work through them in order, s
 
 ## When you are stuck: hints, then the solution
 
-Each notebook imports its exercises as `ex` (e.g. `from pavlovlab.exercises import capacity as ex`).
+Each notebook imports its exercises as `ex` (e.g. `from pavlovlab.teach.exercises import capacity as ex`).
 
 - `ex.hint(N)` prints the next hint tier of exercise N, from the idea to nearly the code: run it
   again for the next tier.
@@ -159,7 +159,7 @@ def refuse_unsafe_outdir(out_dir: str | Path, course_dir: str | Path | None = No
 def _has_solutions(path: Path) -> bool:
     try:
         nb = nbformat.read(path, as_version=4)
-    except Exception:  # noqa: BLE001 - an unreadable notebook is not a course notebook
+    except Exception:
         return False
     return any(SOLUTION_TAG in _tags(c) for c in nb.cells)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from .. import probes
+from ... import probes
 from ._core import Case, Exercise, Exercises, check_function, check_measurement, finite_number
 
 BOOK = Exercises("08_conditioning_in_trained_models")

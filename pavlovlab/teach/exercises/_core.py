@@ -1,7 +1,7 @@
 """The exercise machinery that every notebook shares: registered exercises, tiered hints, reference
 solutions, and checkers that print one friendly verdict and never raise.
 
-Each notebook's module (``pavlovlab.exercises.capacity``, ...) builds one :class:`Exercises` book and
+Each notebook's module (``pavlovlab.teach.exercises.capacity``, ...) builds one :class:`Exercises` book and
 exposes its ``hint`` and ``solution`` methods, so that a learner types ``ex.hint(2)`` or
 ``ex.solution(2)``. The rules the checkers follow (``COURSE_DESIGN.md`` §6):
 
@@ -198,7 +198,7 @@ def compare(got: Any, expected: Any, rtol: float, atol: float) -> tuple[bool, st
             side = "too large" if int(gv) > int(expected) else "too small"
             return False, f"your answer {int(gv)} is {side}", f"expected {int(expected)}"
         return True, "", ""
-    if isinstance(expected, float) or (isinstance(expected, torch.Tensor)):
+    if isinstance(expected, (float, torch.Tensor)):
         e = expected if isinstance(expected, torch.Tensor) else torch.tensor(expected, dtype=torch.float64)
         g = _as_tensor(got)
         if g is None:
@@ -225,7 +225,8 @@ def compare(got: Any, expected: Any, rtol: float, atol: float) -> tuple[bool, st
             return False, f"the values are off{where}", detail
         return True, "", ""
     ok = bool(got == expected)
-    return ok, ("" if ok else "the answer differs from the expected one"), ("" if ok else f"expected {expected!r}, got {got!r}")
+    return (ok, "" if ok else "the answer differs from the expected one",
+            "" if ok else f"expected {expected!r}, got {got!r}")
 
 
 def _describe_case(args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:

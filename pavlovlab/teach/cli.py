@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata as md
+import importlib.resources
 import io
+import os
 import platform
 import re
 import sys
@@ -18,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MIN_PYTHON = (3, 11)
-REPO_ROOT = Path(__file__).resolve().parent.parent
-"""The repository root when the package is used from a checkout (editable install, Binder)."""
+COURSE_ENV = "PAVLOVLAB_COURSE"
+"""Environment variable naming an installed course folder (e.g. set once on a hub image)."""
 
 WIDGETS_LABEXTENSION = ("@jupyter-widgets", "jupyterlab-manager")
-CI_ONLY = frozenset({"playwright", "jupyter-repo2docker", "hypothesis"})
+CI_ONLY = frozenset({"playwright", "jupyter-repo2docker", "hypothesis", "ruff"})
 """Pinned in requirements.txt for the course's own tests only; learners (and Binder) do not need them."""
 
 
@@ -40,9 +42,12 @@ class Check:
         return f"{'OK  ' if self.ok else 'FAIL'}  {self.name:<22} {self.detail}"
 
 
-def requirements_file() -> Path | None:
-    """The course's ``requirements.txt`` next to the package (a checkout), or None if absent."""
-    path = REPO_ROOT / "requirements.txt"
+def requirements_file(course: str | Path | None = None) -> Path | None:
+    """The course's ``requirements.txt``: next to ``course`` (``--course``'s parent) when given, else in the
+    current folder (a clone, Binder), else None (the package installed on its own). Never looked up from
+    where the package's files happen to lie."""
+    folder = Path(course).parent if course is not None else Path.cwd()
+    path = folder / "requirements.txt"
     return path if path.is_file() else None
 
 
@@ -102,13 +107,13 @@ def check_python() -> Check:
                  + ("" if ok else f": install Python {want} or newer"))
 
 
-def check_packages() -> list[Check]:
+def check_packages(course: str | Path | None = None) -> list[Check]:
     """One line per pinned package: the installed version against requirements.txt's pin.
 
     Without a requirements.txt (the package installed on its own), the package's lower bounds
     from its metadata are checked instead.
     """
-    req = requirements_file()
+    req = requirements_file(course)
     checks = []
     if req is not None:
         for name, pin in parse_pins(req.read_text(encoding="utf-8")).items():
@@ -138,14 +143,14 @@ def check_torch() -> Check:
     try:
         import torch
 
-        from .device import default_device
+        from ..device import default_device
 
         device = default_device()
         x = torch.ones(4, 4, device=device)
         ok = float((x @ x).sum()) == 64.0
         what = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU (enough for this course)"
         return Check(ok, "torch device", f"{device} - {what}" + ("" if ok else ": a small matmul gave a wrong result"))
-    except Exception as e:  # noqa: BLE001 - doctor reports every problem as a line
+    except Exception as e:
         return Check(False, "torch device", f"{type(e).__name__}: {e}")
 
 
@@ -155,7 +160,7 @@ def labextension_dirs() -> list[Path]:
         from jupyter_core.paths import jupyter_path
 
         return [Path(p) for p in jupyter_path("labextensions")]
-    except Exception:  # noqa: BLE001
+    except Exception:
         return [Path(sys.prefix) / "share" / "jupyter" / "labextensions"]
 
 
@@ -185,7 +190,7 @@ def check_matplotlib() -> Check:
         ok = buf.getvalue()[:4] == b"\x89PNG"
         return Check(ok, "matplotlib backend", f"{matplotlib.get_backend()} (PNG rendering "
                      f"{'works' if ok else 'FAILED'}; notebooks use the inline backend)")
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return Check(False, "matplotlib backend", f"{type(e).__name__}: {e}")
 
 
@@ -193,12 +198,20 @@ def course_dir(explicit: str | Path | None = None) -> Path:
     """The course folder, the one resolver of ``doctor`` and ``student``.
 
     ``explicit`` (``--course``) when given; else ``./course`` when the current folder holds the course
-    (a clone, Binder: a ``course/`` with numbered notebooks); else this checkout's ``course/``.
+    (a clone, Binder: a ``course/`` with numbered notebooks); else an installed course: the folder named by
+    ``$PAVLOVLAB_COURSE``, the package's data (``pavlovlab/course``) or ``<prefix>/share/pavlovlab/course``.
+    When none holds notebooks, ``./course`` (absent: ``student`` then asks for ``--course``).
     """
     if explicit is not None:
         return Path(explicit)
     here = Path.cwd() / "course"
-    return here if here.is_dir() and any(here.glob("[0-9]*.ipynb")) else REPO_ROOT / "course"
+    env = os.environ.get(COURSE_ENV)
+    package_data = Path(str(importlib.resources.files("pavlovlab"))) / "course"
+    installed = Path(sys.prefix) / "share" / "pavlovlab" / "course"
+    for folder in (here, *([Path(env)] if env else []), package_data, installed):
+        if folder.is_dir() and any(folder.glob("[0-9]*.ipynb")):
+            return folder
+    return here
 
 
 def check_write_access(folder: Path | None = None) -> Check:
@@ -219,13 +232,13 @@ def check_write_access(folder: Path | None = None) -> Check:
 
 def doctor_checks(course: str | Path | None = None) -> list[Check]:
     """Every doctor check, in the order printed; write access is checked in ``course`` when given."""
-    return [check_python(), *check_packages(), check_torch(), check_widgets(), check_matplotlib(),
+    return [check_python(), *check_packages(course), check_torch(), check_widgets(), check_matplotlib(),
             check_write_access(None if course is None else Path(course))]
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """``pavlovlab doctor [--course PATH]``: print every check's line; exit 1 if any fails."""
-    from . import __version__
+    from .. import __version__
 
     print(f"pavlovlab {__version__} on {platform.platform()} (python {sys.executable})")
     checks = doctor_checks(args.course or None)
@@ -334,7 +347,8 @@ def _fail(message: str) -> int:
     return 2
 
 
-COURSE_HELP = "folder of the course notebooks (default: ./course if present, else the package's checkout)"
+COURSE_HELP = ("folder of the course notebooks (default: ./course if present, else $PAVLOVLAB_COURSE or an "
+               "installed copy); its parent's requirements.txt gives doctor's pins")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -342,7 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pavlovlab",
         description="Companion command of the course 'Transformers through the lens of Pavlovian conditioning'.",
     )
-    from . import __version__
+    from .. import __version__
 
     parser.add_argument("--version", action="version", version=f"pavlovlab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

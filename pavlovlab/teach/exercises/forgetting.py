@@ -14,8 +14,9 @@ from collections.abc import Callable
 
 import torch
 
-from ..decay import half_life
-from ..unlearning import unlearn_delta
+from pavlovlab.decay import half_life
+from pavlovlab.unlearning import unlearn_delta
+
 from ._core import Case, Exercise, Exercises, check_function, check_measurement, finite_number
 
 _DTYPE = torch.float64

@@ -1,0 +1,82 @@
+"""The package's two layers: core algorithms and experiments in ``pavlovlab/``, course tooling in
+``pavlovlab/teach/``. Imports go one way only: teach uses core, core never imports teach."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "pavlovlab"
+CORE = sorted(p for p in PACKAGE.glob("*.py") if p.name != "__main__.py")
+"""``__main__.py`` is the ``python -m pavlovlab`` entry: it only hands over to ``teach.cli``."""
+TEACH = sorted((PACKAGE / "teach").rglob("*.py"))
+
+
+def module_name(path: Path) -> str:
+    """``pavlovlab.teach.cli`` for ``pavlovlab/teach/cli.py``."""
+    return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+
+
+def imported_modules(path: Path, source: str | None = None, name: str | None = None) -> list[tuple[int, str]]:
+    """``(line, absolute module name)`` for every import statement of a module of the package, at any depth
+    (relative imports resolved against the module's own package; ``from X import Y`` also yields ``X.Y``,
+    since Y may be a submodule). ``source``/``name`` replace the file's text and dotted name."""
+    source = path.read_text(encoding="utf-8") if source is None else source
+    parts = (name or module_name(path)).split(".")
+    package = parts[:-1]  # every file here is a plain module or an __init__ (whose package is parts[:-1] too)
+    found = []
+    for node in ast.walk(ast.parse(source, str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            mod = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            found.append((node.lineno, mod))
+            found += [(node.lineno, f"{mod}.{a.name}") for a in node.names]
+    return found
+
+
+def teach_imports(path: Path, source: str | None = None, name: str | None = None) -> list[str]:
+    return [f"{path.name}:{line}: {mod}" for line, mod in imported_modules(path, source, name)
+            if mod == "pavlovlab.teach" or mod.startswith("pavlovlab.teach.")]
+
+
+def test_the_layers_are_where_the_tree_says():
+    core = {p.stem for p in CORE}
+    assert {"attention", "memory", "conditioning", "hebbian", "capacity", "drift", "decay", "_checks"} <= core
+    assert not core & {"plotting", "widgets", "student", "reproduce", "cli"}, "course tooling belongs in teach/"
+    assert {p.stem for p in TEACH} >= {"plotting", "widgets", "student", "reproduce", "cli", "_core"}
+
+
+@pytest.mark.parametrize("path", CORE, ids=lambda p: p.name)
+def test_core_never_imports_teach(path):
+    assert not teach_imports(path), f"core module imports the course tooling: {teach_imports(path)}"
+
+
+def test_the_import_parser_sees_every_spelling():
+    # the check above could pass vacuously if the parser missed a form: each of these must be caught in a core
+    # module, and none of the core-only imports may be
+    probe = PACKAGE / "memory.py"
+    for source in ("from .teach import plotting", "from .teach.plotting import labels", "from . import teach",
+                   "import pavlovlab.teach.cli", "from pavlovlab.teach import widgets", "from pavlovlab import teach",
+                   "def f():\n    from .teach.student import atomic_write"):
+        assert teach_imports(probe, source, "pavlovlab.memory"), source
+    for source in ("from . import attention", "from .capacity import random_keys", "import pavlovlab.decay",
+                   "from ._checks import check_int"):
+        assert not teach_imports(probe, source, "pavlovlab.memory"), source
+    assert imported_modules(PACKAGE / "teach" / "reproduce.py")  # teach does import core (relative, two dots)
+    assert any(mod == "pavlovlab.conditioning" for _, mod in imported_modules(PACKAGE / "teach" / "reproduce.py"))
+
+
+def test_importing_the_core_loads_no_course_tooling():
+    core = [f"pavlovlab.{p.stem}" for p in CORE if p.stem != "__init__"]
+    code = ("import importlib, sys\n"
+            f"for m in {core!r}:\n    importlib.import_module(m)\n"
+            "print(sorted(m for m in sys.modules if m.startswith('pavlovlab.teach')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=PACKAGE.parent).stdout.strip()
+    assert out == "[]"
