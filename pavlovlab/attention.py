@@ -353,9 +353,10 @@ def _linear_chunk(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None, S0: T
                   C: int) -> tuple[Tensor, Tensor]:
     """Chunkwise form on one segment: fq, fk (..., T, d_k), v (..., T, d_v), S0 (..., d_v, d_k), n = ⌈T/C⌉.
 
-    The states at the chunk boundaries are one product with a strictly-lower-triangular matrix over the
-    chunk axis (``starts = γ^(Cc) S0 + M @ deltas``, ``M_cj = γ^(C(c−1−j))`` for j < c, ones without
-    decay) instead of a cumulative sum or a loop over chunks."""
+    The states at the chunk boundaries: without decay an exclusive cumulative sum of the chunks' writes
+    (no matrix product, so the operation count stays ``2T(C(d_k + d_v) + 2 d_k d_v)``); with decay one
+    product with a strictly-lower-triangular matrix over the chunk axis (``starts = γ^(Cc) S0 + M @ deltas``,
+    ``M_cj = γ^(C(c−1−j))`` for j < c) instead of a loop over chunks."""
     T, d_k, d_v = fq.shape[-2], fq.shape[-1], v.shape[-1]
     qc, kc, vc = _chunks(fq, C), _chunks(fk, C), _chunks(v, C)       # (..., n, C, d)
     n = qc.shape[-3]
@@ -365,8 +366,7 @@ def _linear_chunk(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None, S0: T
     scores = (qc @ kc.mT).tril_()                                    # (..., n, C, C): s ≤ t inside a chunk
     if gamma is None:
         deltas = vc.mT @ kc                                          # each chunk's writes: (..., n, d_v, d_k)
-        M = below.to(fq.dtype)                                       # (n, n) strictly-lower ones
-        starts = (M @ deltas.flatten(-2)).unflatten(-1, (d_v, d_k))  # (..., n, d_v, d_k), without S0
+        starts = deltas.cumsum(dim=-3).sub_(deltas)                  # (..., n, d_v, d_k): writes before chunk c
         starts += S0[..., None, :, :]                                # state before each chunk
         o = (qc @ starts.mT).add_(scores @ vc)                       # carried state + masked intra-chunk block
         S = starts[..., -1, :, :] + deltas[..., -1, :, :]            # padded keys are zero: exact
