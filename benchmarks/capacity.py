@@ -51,10 +51,10 @@ def main() -> None:
     total_sweep = total_gram = 0.0
     for d in D_KS:
         ns = C.n_grid(d)
-        sweep = median_time(lambda: C.capacity_sweep([d], trials=args.trials, device=device, dtype=dtype,
-                                                     generator=torch.Generator().manual_seed(0)),
+        sweep = median_time(lambda d=d: C.capacity_sweep([d], trials=args.trials, device=device, dtype=dtype,
+                                                         generator=torch.Generator().manual_seed(0)),
                             args.repeats, device)
-        gram = median_time(lambda: gram_only(d, args.trials, device, dtype), args.repeats, device)
+        gram = median_time(lambda d=d: gram_only(d, args.trials, device, dtype), args.repeats, device)
         total_sweep, total_gram = total_sweep + sweep, total_gram + gram
         print(f"{d:5d} {int(ns[-1]):6d} {sweep:10.3f} {gram:14.3f} {sweep / gram:13.2f}")
     print(f"{'all':>5s} {'':6s} {total_sweep:10.3f} {total_gram:14.3f} {total_sweep / total_gram:13.2f}")
@@ -68,7 +68,7 @@ def main() -> None:
     for c in C.CRITERIA:
         res = {}
 
-        def run() -> None:
+        def run(res: dict = res, c: str = c) -> None:
             res["s"] = C.capacity_scaling(list(D_KS), c, trials=args.trials, n_max=n_max[c], device=device,
                                           dtype=dtype, generator=torch.Generator().manual_seed(10))
         t = median_time(run, args.repeats, device)

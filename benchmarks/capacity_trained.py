@@ -6,8 +6,8 @@
 One-layer, one-head TinyTransformers (d_model = 32) with linear (Hebbian) or softmax attention are trained
 on associative recall: S key–value pairs in context, then one query (``--n-keys`` key tokens, ``--n-values``
 value tokens, chance 1/n_values), for every key dimension d_head, every S and every seed. Notebook 04's
-reduced run is ``--d-head 4 --pairs 2 8 --n-keys 8 --n-values 8`` at 300 steps with early stopping. No early stopping: every run gets the same
-``--steps``, so the table shows where each model ends, not how fast it learns.
+reduced run is ``--d-head 4 --pairs 2 8 --n-keys 8 --n-values 8`` at 300 steps with early stopping. No early
+stopping: every run gets the same ``--steps``, so the table shows where each model ends, not how fast it learns.
 
 Memory load. A context of S pairs is 2S + 1 tokens, and *every* token writes one pair (k_t, v_t) into the
 linear-attention state (a d_head × d_head matrix): the key tokens too, not only the value tokens. The model's
@@ -43,7 +43,7 @@ def run(config: tuple[int, int, str, int, int, int, int]) -> tuple[tuple[int, in
                                seed=seed, device="cpu")
     acc, step = hist["accuracy"], hist["step"]
     tail = acc[-max(1, len(acc) // 4):]
-    reached = next((s for s, a in zip(step, acc) if a >= 0.9), None)
+    reached = next((s for s, a in zip(step, acc, strict=True) if a >= 0.9), None)
     return (dh, S, att), hist["final_accuracy"], sum(tail) / len(tail), reached
 
 
@@ -73,7 +73,8 @@ def main() -> None:
         ok = [r for r in rs if r is not None]
         return f"{statistics.median(ok):.0f} ({len(ok)}/{len(rs)})" if ok else "-"
 
-    print(f"held-out recall accuracy, mean ± sd over seeds {args.seeds}, {args.steps} steps each, chance 1/{args.n_values}")
+    print(f"held-out recall accuracy, mean ± sd over seeds {args.seeds}, {args.steps} steps each, "
+          f"chance 1/{args.n_values}")
     print(f"{'d_head':>6} {'S':>3} {'load (2S+1)/d':>13} | {'linear final':>12} {'plateau':>10} {'step≥0.9':>10} | "
           f"{'softmax final':>13} {'plateau':>10} {'step≥0.9':>10}")
     for dh in args.d_head:

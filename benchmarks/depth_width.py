@@ -58,8 +58,8 @@ def main() -> None:
     print(f"pointer chasing: {args.n_pairs} pairs on a cycle of {args.n_items} items, every item queried; "
           f"{args.seeds} seeds × {args.steps} steps (batch 64, lr {args.lr}); budget {args.budget} heads of "
           f"d_head = {args.d_head}; threshold {args.threshold}; torch {torch.__version__} on {args.device}")
-    print(f"{'attention':9s} {'K':>2s} {'shape':13s} {'L×H×d':>8s} {'params':>7s}  {'final accuracy: mean ± sd [min, max]':37s} "
-          f"{'steps to threshold per seed':28s} {'s/run':>6s}")
+    print(f"{'attention':9s} {'K':>2s} {'shape':13s} {'L×H×d':>8s} {'params':>7s}  "
+          f"{'final accuracy: mean ± sd [min, max]':37s} {'steps to threshold per seed':28s} {'s/run':>6s}")
     for attention in args.attention:
         for hops in args.hops:
             task = dict(n_pairs=args.n_pairs, hops=hops, n_queries=args.n_pairs, n_items=args.n_items)

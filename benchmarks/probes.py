@@ -46,7 +46,7 @@ def main() -> None:
         print(probes.verdict_sentence(row, 2), " seeds:", [round(v, 2) for v in row["effect"].seed_means])
     print("\ntrained-head crosstalk (linear attention, keys at the value positions, 8 pairs, d_head 16):")
     cross = []
-    for s, r in zip(args.seeds, runs["linear"]):
+    for s, r in zip(args.seeds, runs["linear"], strict=True):
         h = probes.trained_head_crosstalk(r["model"])
         c, rnd = h["crosstalk"].mean(0), h["random"].mean(0)
         cross.append([s, c.tolist(), rnd.tolist(), float(h["theory"])])

@@ -297,7 +297,7 @@ def _segmented(form: Callable[..., tuple[Tensor, Tensor]], seqs: tuple[Tensor, .
             outputs.append(o)
         return torch.cat(outputs, dim=-2), S0
     out: Tensor | None = None
-    for start, segment in zip(range(0, T, L), segments):
+    for start, segment in zip(range(0, T, L), segments, strict=True):
         o, S0 = form(*segment, S0, C)                                    # o: (..., ≤L, d_out)
         if out is None:
             out = o.new_empty(*o.shape[:-2], T, o.shape[-1])             # (..., T, d_out)
@@ -333,7 +333,8 @@ def _linear_parallel(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None, S0
     else:
         D = torch.where(lag >= 0, _powers(gamma, lag.clamp(min=0)), 0.0)  # (..., T, T): γ^(t−s), s ≤ t
         o = (scores * D) @ v + _powers(gamma, (t + 1)[:, None]) * (fq @ S0.mT)
-        S = _powers(gamma, torch.tensor([[T]], device=fq.device)) * S0 + (v * _powers(gamma, (T - 1 - t)[:, None])).mT @ fk
+        S = (_powers(gamma, torch.tensor([[T]], device=fq.device)) * S0
+             + (v * _powers(gamma, (T - 1 - t)[:, None])).mT @ fk)
     return o, S
 
 

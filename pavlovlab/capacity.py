@@ -245,7 +245,7 @@ def recall_sweep(d_k: int, ns: Sequence[int] | torch.Tensor, *, trials: int = 20
     Returns :class:`RecallMetrics` with fields (trials, len(ns), max(ns)).
     """
     parts = list(_recall_chunks(d_k, ns, trials, kind, generator, device, dtype))
-    return parts[0] if len(parts) == 1 else RecallMetrics(*(torch.cat(f, dim=0) for f in zip(*parts)))
+    return parts[0] if len(parts) == 1 else RecallMetrics(*(torch.cat(f, dim=0) for f in zip(*parts, strict=True)))
 
 
 # ---------------------------------------------------------------------------------------------- theory
@@ -419,7 +419,8 @@ def capacity_sweep(d_ks: Sequence[int], *, points: int = 24, max_ratio: float = 
     for d in tqdm(d_ks, desc="d_k", disable=not progress):
         ns = n_grid(d, points, max_ratio)
         parts = [_summarise(m) for m in _recall_chunks(d, ns, trials, kind, generator, device, dtype)]
-        fidelity, all_correct, worst, first = (torch.cat(f) if len(parts) > 1 else f[0] for f in zip(*parts))
+        fidelity, all_correct, worst, first = (torch.cat(f) if len(parts) > 1 else f[0]
+                                               for f in zip(*parts, strict=True))
         out.ns.append(ns)
         out.fidelity.append(fidelity)
         out.all_correct.append(all_correct)
@@ -439,10 +440,11 @@ def sweep_capacities(sweep: CapacitySweep, *, threshold: float = 0.8, fraction_c
                      fraction_crosstalk: float = 0.5) -> dict[str, list[int]]:
     """The three capacity estimates for every d_k of a sweep: ``{"average", "all_correct", "crosstalk"}``."""
     return {
-        "average": [capacity_from_fidelity(n, f, threshold) for n, f in zip(sweep.ns, sweep.fidelity)],
-        "all_correct": [capacity_all_correct(n, c, fraction_correct) for n, c in zip(sweep.ns, sweep.all_correct)],
+        "average": [capacity_from_fidelity(n, f, threshold) for n, f in zip(sweep.ns, sweep.fidelity, strict=True)],
+        "all_correct": [capacity_all_correct(n, c, fraction_correct)
+                        for n, c in zip(sweep.ns, sweep.all_correct, strict=True)],
         "crosstalk": [capacity_from_crosstalk(n, x, fraction_crosstalk)
-                      for n, x in zip(sweep.ns, sweep.worst_crosstalk)],
+                      for n, x in zip(sweep.ns, sweep.worst_crosstalk, strict=True)],
     }
 
 
@@ -732,7 +734,7 @@ def scaling_residuals(d_ks: Sequence[int], capacities: Sequence[float] | torch.T
     0 means the law fits the trend; the law with the residual slope nearest 0 describes the data best.
     """
     caps = torch.as_tensor(capacities, dtype=torch.float64).flatten().tolist()
-    return {name: fit_slope(d_ks, [c / f(d) for c, d in zip(caps, d_ks)]) for name, f in SCALINGS.items()}
+    return {name: fit_slope(d_ks, [c / f(d) for c, d in zip(caps, d_ks, strict=True)]) for name, f in SCALINGS.items()}
 
 
 __all__ = [

@@ -119,7 +119,8 @@ class TinyTransformer(nn.Module):
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.long or tokens.dim() != 2:
             raise TypeError(f"tokens: expected a (N, T) long tensor, got "
-                            f"{getattr(tokens, 'dtype', type(tokens).__name__)} of shape {tuple(getattr(tokens, 'shape', ()))}")
+                            f"{getattr(tokens, 'dtype', type(tokens).__name__)} "
+                            f"of shape {tuple(getattr(tokens, 'shape', ()))}")
         vocab = self.config["vocab_size"]
         if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):
             raise ValueError(f"tokens: expected ids in [0, vocab_size = {vocab}), got ids from {int(tokens.min())} "
@@ -186,7 +187,8 @@ def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int
     if target_accuracy is not None:
         check_real("target_accuracy", target_accuracy, low=0.0, high=1.0)
     if not isinstance(task_kwargs, Mapping):
-        raise TypeError(f"task_kwargs: expected a dict of associative_recall keywords, got {type(task_kwargs).__name__}")
+        raise TypeError("task_kwargs: expected a dict of associative_recall keywords, "
+                        f"got {type(task_kwargs).__name__}")
     if task is None:
         task = associative_recall
     elif not callable(task):
@@ -261,7 +263,7 @@ def steps_to_threshold(history: Mapping[str, Any], threshold: float) -> int | No
     """The first evaluated training step whose held-out accuracy reaches ``threshold`` (None if never):
     the speed of learning, reported apart from the final accuracy."""
     check_real("threshold", threshold, low=0.0, high=1.0)
-    return next((s for s, a in zip(history["step"], history["accuracy"]) if a >= threshold), None)
+    return next((s for s, a in zip(history["step"], history["accuracy"], strict=True) if a >= threshold), None)
 
 
 def train_configs(configs: Mapping[str, Mapping[str, Any]], *, vocab_size: int, attention: str = "linear",

@@ -45,6 +45,7 @@ one-hot outcomes), the read-out's component on ``o``, i.e. the associative stren
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -274,7 +275,7 @@ def describe(batch: ProbeBatch, i: int = 0, arm: str = "design") -> str:
     (fillers' values as ``v<id>``), a compound as ``A+B``, the test query as ``A ?``."""
     x = {"design": batch.design, "control": batch.control}[check_choice("arm", arm, ("design", "control"))][i]
     K = batch.n_keys
-    letters = {int(j): c for j, c in zip(batch.cues[i].tolist(), CUES)}
+    letters = {int(j): c for j, c in zip(batch.cues[i].tolist(), CUES, strict=True)}
     o, n = int(batch.outcome[i]), int(batch.nothing[i])
 
     def cue(row: torch.Tensor) -> str:
@@ -285,7 +286,7 @@ def describe(batch: ProbeBatch, i: int = 0, arm: str = "design") -> str:
         return "o" if j == o else "n" if j == n else f"v{j - K}"
 
     words = [f"{cue(x[t])}→{out(int(x[t + 1].argmax()))}" for t in range(0, x.shape[0] - 1, 2)]
-    return "  ".join(words + [cue(x[-1]) + " ?"])
+    return "  ".join([*words, cue(x[-1]) + " ?"])
 
 
 # ---------------------------------------------------------------------------------------------- statistics
@@ -409,7 +410,7 @@ def model_effects(runs: Mapping[str, Sequence[Mapping[str, Any]]], designs: Sequ
                 device = next(model.parameters()).device
                 batch = make_probes(d, n, m=m, n_pairs=n_pairs, n_keys=V // 2, n_values=V - V // 2, generator=g,
                                     device=device)
-                per_seed.append(effects(batch, lambda w: model_response(model, w, batch.outcome)).cpu())
+                per_seed.append(effects(batch, functools.partial(model_response, model, outcome=batch.outcome)).cpu())
             out[a][d] = torch.stack(per_seed)
     return out
 

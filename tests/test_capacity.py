@@ -261,7 +261,7 @@ def test_decoding_curve_matches_a_literal_argmax(rule, beta, device):
 def test_adversarial_error_is_the_brute_force_worst_case_and_the_summed_crosstalk():
     g = torch.Generator().manual_seed(5)
     K = C.random_keys(4, 9, d=6, kind="sphere", generator=g, dtype=torch.float64)
-    err, worst = C.adversarial_error_curve(K)
+    err, _ = C.adversarial_error_curve(K)
     for t in range(4):
         for n in range(1, 10):
             G = K[t, :n] @ K[t, :n].T

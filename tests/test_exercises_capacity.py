@@ -52,7 +52,7 @@ def predicted_ok_loop(d_k, threshold):  # an independent way: count up while the
 
 def capacity_ok(ns, mean_cosine, threshold):
     best = 0
-    for n, c in zip(ns.tolist(), mean_cosine.tolist()):
+    for n, c in zip(ns.tolist(), mean_cosine.tolist(), strict=True):
         if c < threshold:
             break
         best = n
@@ -125,7 +125,8 @@ def test_exercise_2_cases_avoid_exact_whole_bounds():
     assert not ex._far_from_whole(16, 0.8)
     for (d_k, threshold), _ in ex._capacity_cases(0):
         assert ex._far_from_whole(d_k, threshold)
-        assert predicted_ok(d_k, threshold) == predicted_ok_with_guard(d_k, threshold) == predicted_ok_loop(d_k, threshold)
+        assert (predicted_ok(d_k, threshold) == predicted_ok_with_guard(d_k, threshold)
+                == predicted_ok_loop(d_k, threshold))
 
 
 def test_references_agree_with_independent_computations():

@@ -1,5 +1,6 @@
 """Stacked conditioning circuits: error linear in depth, exponential in width, per-head theory."""
 
+import itertools
 import math
 
 import numpy as np
@@ -42,7 +43,7 @@ def test_log_error_falls_linearly_with_heads():
     errs = [st.chain_error(1, h, 24, 16, trials=600, generator=_gen(int(h))).error for h in H]
     slope, r2 = st.fit_log_slope(H, errs)
     assert slope < -1.0 and r2 > 0.97, (slope, r2, errs)
-    assert all(b < a / 3 for a, b in zip(errs, errs[1:])), errs
+    assert all(b < a / 3 for a, b in itertools.pairwise(errs)), errs
     theory = st.hop_error_theory(24, 16, H=H[:3])
     assert np.allclose(errs[:3], theory, rtol=0.25, atol=0.002), (errs, theory)
 
@@ -51,7 +52,7 @@ def test_vote_close_to_all_heads_fail():
     p = st.hop_error_theory(24, 16)
     errs = [st.chain_error(1, h, 24, 16, trials=600, combine="vote", generator=_gen(10 + h)).error for h in (1, 2, 3)]
     assert errs[0] > errs[1] > errs[2]
-    for h, e in zip((1, 2, 3), errs):
+    for h, e in zip((1, 2, 3), errs, strict=True):
         assert p ** h / 2 < e < 2 * p ** h, (h, e, p ** h)
     assert float(st.stack_error_theory(2, 3, 24, 16, rule="all_fail")) == pytest.approx(1 - (1 - p ** 3) ** 2)
 

@@ -49,7 +49,7 @@ def test_never_leaks_answers_and_never_asks_an_absent_key():
 
 
 def test_more_queries_than_pairs_and_all_answers_used():
-    b, a = _batch(n_pairs=2, n_queries=5)
+    b, _ = _batch(n_pairs=2, n_queries=5)
     keys, queries = b.tokens[:, 0:4:2], b.tokens[:, 4:]
     assert bool((queries[:, :, None] == keys[:, None, :]).any(-1).all())
     assert set(b.targets[b.answer_mask].unique().tolist()) == set(range(10, 17))   # every value appears
@@ -59,7 +59,8 @@ def test_seeded_and_device_independent(device):
     b1, _ = _batch()
     b2, _ = _batch(device)
     assert torch.equal(b1.tokens, b2.tokens.cpu()) and torch.equal(b1.targets, b2.targets.cpu())
-    b3 = associative_recall(500, n_pairs=6, n_queries=3, n_keys=10, n_values=7, generator=torch.Generator().manual_seed(1))
+    b3 = associative_recall(500, n_pairs=6, n_queries=3, n_keys=10, n_values=7,
+                            generator=torch.Generator().manual_seed(1))
     assert not torch.equal(b1.tokens, b3.tokens)
 
 

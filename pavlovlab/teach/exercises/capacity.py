@@ -201,7 +201,7 @@ def check_fidelity_theory(fn: Callable[[torch.Tensor, int], torch.Tensor], *, se
 # ------------------------------------------------------------- Exercise 2: invert the theory for n
 def predicted_capacity_reference(d_k: int, threshold: float) -> int:
     """The largest whole n whose theoretical mean cosine is ≥ ``threshold``: ``⌊1 + d_k (1/θ² − 1)⌋``."""
-    return int(math.floor(float(average_capacity_theory(d_k, threshold))))
+    return math.floor(float(average_capacity_theory(d_k, threshold)))
 
 
 def _far_from_whole(d_k: int, threshold: float) -> bool:
@@ -304,7 +304,7 @@ def judge_capacity_slope(d_ks: Sequence[Any], capacities: Sequence[Any], *, show
     if min(caps) <= 0:
         return False, ("a capacity of 0 or less means the very first write already failed: is the memory read "
                        "after the pair is written, and is the count the number of writes before the first failure?")
-    ratios = [c / reference_capacity(d) for d, c in zip(dims, caps)]
+    ratios = [c / reference_capacity(d) for d, c in zip(dims, caps, strict=True)]
     slope = fit_slope(dims, caps)
     numbers = (f" (your capacities {[round(c, 1) for c in caps]}, the package's "
                f"{[round(reference_capacity(d), 1) for d in dims]}; your slope {slope:.2f})") if show_numbers else ""

@@ -21,7 +21,8 @@ BOOK = Exercises("08_conditioning_in_trained_models")
 
 _SOLUTION_1 = '''
 def my_crosstalk(keys):
-    """keys (..., n, d_k) unit rows -> (...): per key, the summed squared overlaps with the other keys, averaged over keys."""
+    """keys (..., n, d_k) unit rows -> (...): per key, the summed squared overlaps with the other keys, \
+averaged over keys."""
     G = keys @ keys.mT
     n = keys.shape[-2]
     return (G.pow(2).sum((-2, -1)) - G.diagonal(dim1=-2, dim2=-1).pow(2).sum(-1)) / n
@@ -29,7 +30,8 @@ def my_crosstalk(keys):
 
 _WRONG_1 = '''
 def my_crosstalk(keys):
-    """keys (..., n, d_k) unit rows -> (...): per key, the summed squared overlaps with the other keys, averaged over keys."""
+    """keys (..., n, d_k) unit rows -> (...): per key, the summed squared overlaps with the other keys, \
+averaged over keys."""
     G = keys @ keys.mT
     n = keys.shape[-2]
     return G.pow(2).sum((-2, -1)) / n

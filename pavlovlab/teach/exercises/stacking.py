@@ -39,7 +39,7 @@ def check_predicted_error(fn: Callable[[int, int, float], float], *, seed: int =
     Ls = torch.randint(1, 13, (6,), generator=g).tolist()
     Hs = torch.randint(1, 5, (6,), generator=g).tolist()
     ps = (0.05 + 0.6 * torch.rand(6, generator=g, dtype=torch.float64)).tolist()
-    cases: list[Case] = [((L, H, p), {}) for L, H, p in zip([1] + Ls, [1] + Hs, [0.3] + ps)]
+    cases: list[Case] = [((L, H, p), {}) for L, H, p in zip([1, *Ls], [1, *Hs], [0.3, *ps], strict=True)]
     special = ["one hop, one head: the answer is p itself"] + [""] * 6
     return check_function(fn, predicted_error_reference, cases, name="Exercise 1 (predicted error of a stack)",
                           hint="what is the probability that ONE hop goes wrong when it needs every head to be "
@@ -191,9 +191,9 @@ BOOK.add(Exercise(
            "At every layer build a fresh memory of n random associations, read it with the key of the item the "
            "chain is at, clean up, and compare with where the chain should be. Record the error after each layer.",
            "Keep two (trials, n) tensors: the item each chain decoded so far, and the true item. One layer: draw "
-           "unit keys and values (random_keys(..., kind='sphere'), imported in the first cell) and a permutation, build S as a batched "
-           "matrix product, read, take the argmax of the scores against every stored value, move the truth with "
-           "the permutation.",
+           "unit keys and values (random_keys(..., kind='sphere'), imported in the first cell) and a permutation, "
+           "build S as a batched matrix product, read, take the argmax of the scores against every stored value, "
+           "move the truth with the permutation.",
            "S = vals.gather(1, perm[..., None].expand(-1, -1, d)).mT @ keys; read r = key_of_item @ S.mT; the "
            "decoded item is (r @ vals.mT).argmax(-1); the truth becomes perm.gather(1, truth). Use trials = 200 "
            "(3200 chains)."],
