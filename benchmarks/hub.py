@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -500,7 +501,11 @@ def run_workshop(n: int, notebook: str, threads: int | None = 1, proxy: str | No
         with hub:
             overhead = idle_pss(hub.sampler)
             names = [f"learner{i:02d}" for i in range(1, n + 1)]
-            results, wall = asyncio.run(_run(hub, names, repo, notebook, cell_timeout, branch, pulls))
+            # asyncio.run in a thread of its own, so that it also works when the caller's thread already runs an
+            # event loop (Playwright's sync API does, when the browser tests ran earlier in the same pytest session)
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                results, wall = pool.submit(asyncio.run, _run(hub, names, repo, notebook, cell_timeout, branch,
+                                                              pulls)).result()
             s = hub.sampler
             for r in results:
                 r.kernel_peak_gb = s.kernel_peak.get(r.kernel_id, float("nan"))
