@@ -451,6 +451,19 @@ def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta
     return (o, S) if return_state else o
 
 
+def delta_rule_chunk_trusted(q: Tensor, k: Tensor, v: Tensor, beta: Tensor, *, chunk_size: int = 64) -> Tensor:
+    """The chunk form of :func:`delta_rule_attention` without its input checks, for a caller that guarantees
+    valid inputs by construction: q, k (..., T, d_k) with unit keys, v (..., T, d_v), β (..., T) in [0, 2], one
+    dtype and device, S_0 = 0. A model's forward pass (``models.Block``: β = sigmoid(·), keys L2-normalised)
+    uses it so that no check reads a tensor back to the host (no device sync; one graph for ``torch.compile``).
+    Returns o: (..., T, d_v)."""
+    *lead, T, d_k = q.shape
+    d_v = v.shape[-1]
+    if T == 0:
+        return v.new_zeros(*lead, 0, d_v)
+    return _segmented(_delta_chunk, (q, k, v, beta[..., None]), q.new_zeros(*lead, d_v, d_k), min(chunk_size, T))[0]
+
+
 def _delta_recurrent(q: Tensor, k: Tensor, v: Tensor, beta: Tensor, S0: Tensor) -> tuple[Tensor, Tensor]:
     """The loop over t: q, k (..., T, d_k), v (..., T, d_v), beta (..., T), S0 (..., d_v, d_k)."""
     S = S0

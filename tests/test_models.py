@@ -121,3 +121,35 @@ def test_train_on_another_task():
     assert hist["step"] == [2, 4] and 0.0 <= hist["final_accuracy"] <= 1.0
     with pytest.raises(TypeError, match="task"):
         train_recall(model, task="pointer", task_kwargs=kw, steps=1)
+
+
+def test_delta_block_uses_the_unchecked_chunk_form_with_the_same_numbers(monkeypatch):
+    """models.Block calls the delta rule through attention.delta_rule_chunk_trusted: the same numbers as the
+    checked delta_rule_attention (and as its recurrent form), but no input check runs in the forward pass
+    (a check reads a tensor back to the host: a device sync on a GPU, a graph break under torch.compile)."""
+    import torch.nn.functional as F
+
+    import pavlovlab._checks as checks
+    from pavlovlab.attention import delta_rule_attention, delta_rule_chunk_trusted
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 70, 8, generator=g, dtype=torch.float64) for _ in range(3))
+    k = F.normalize(k, dim=-1)
+    beta = torch.rand(2, 3, 70, generator=g, dtype=torch.float64)
+    fast = delta_rule_chunk_trusted(q, k, v, beta, chunk_size=16)
+    torch.testing.assert_close(fast, delta_rule_attention(q, k, v, beta, mode="recurrent"), rtol=1e-10, atol=1e-12)
+    assert delta_rule_chunk_trusted(q[..., :0, :], k[..., :0, :], v[..., :0, :], beta[..., :0]).shape == (2, 3, 0, 8)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("an input check ran inside the model's forward pass")
+
+    model = TinyTransformer(vocab_size(8, 8), d_model=16, n_layers=1, n_heads=2, d_head=8, attention="delta", seed=0)
+    tokens = associative_recall(4, n_pairs=3, n_keys=8, n_values=8, generator=torch.Generator().manual_seed(1)).tokens
+    expected = model(tokens)
+    for name in ("check_real_tensor", "check_finite", "check_tensor", "warn_nonfinite"):
+        if hasattr(checks, name):
+            monkeypatch.setattr(checks, name, refuse)
+            import pavlovlab.attention as attention
+            if hasattr(attention, name):
+                monkeypatch.setattr(attention, name, refuse)
+    torch.testing.assert_close(model(tokens), expected)
