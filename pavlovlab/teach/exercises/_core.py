@@ -275,19 +275,51 @@ def check_function(fn: Callable[..., Any], reference: Callable[..., Any], cases:
     return verdict(True, name, f"it matches the package on {len(cases)} test cases.")
 
 
+@dataclass
+class _Verdict:
+    """A verdict already printed while getting the learner's result (a stub, or their code raised)."""
+
+    ok: bool
+
+
+def _learner_result(get: Callable[[], Any] | Any, name: str, hint: str, number: int | None,
+                    book: Exercises | None, doing: str) -> Any:
+    """The learner's value (``get()`` when callable), or a printed :class:`_Verdict` for a stub (⏳, the attempt
+    not counted) or an exception in their code (❌ with its message, never a traceback)."""
+    try:
+        return get() if callable(get) else get
+    except NotImplementedError:
+        if book is not None and number is not None:
+            book.get(number).attempts -= 1
+        return _Verdict(_not_implemented(name))
+    except Exception as e:  # the learner's code: report it
+        return _Verdict(verdict(False, name, f"{doing} raised {type(e).__name__}: {e}", hint, number=number))
+
+
+def measure_each(fn: Callable[[Any], Any], params: Sequence[Any], what: str) -> dict[Any, float]:
+    """Call a learner's ``fn(p)`` for every parameter and collect one number per call: a finite float, or
+    ±inf (a measurement may legitimately never reach its level). Raises TypeError/ValueError with a plain
+    message naming ``what(p)`` for anything else (the caller turns it into a ❌)."""
+    if not callable(fn):
+        raise TypeError(f"expected a function {what}(...), got {type(fn).__name__}")
+    out = {}
+    for p in params:
+        t = torch.as_tensor(fn(p), dtype=torch.float64)
+        if t.numel() != 1:
+            raise ValueError(f"{what}({p}) should return one number, got shape {tuple(t.shape)}")
+        v = float(t)
+        out[p] = v if math.isinf(v) else finite_number(v, f"{what}({p})")
+    return out
+
+
 def check_value(get: Callable[[], Any] | Any, expected: Any, *, name: str, hint: str = "",
                 rtol: float = 1e-6, atol: float = 1e-9, number: int | None = None,
                 book: Exercises | None = None) -> bool:
     """Compare a learner's value (or a zero-argument function that returns it) with the expected one."""
     attempt = book.attempt(number) if (book is not None and number is not None) else 2
-    try:
-        got = get() if callable(get) else get
-    except NotImplementedError:
-        if book is not None and number is not None:
-            book.get(number).attempts -= 1
-        return _not_implemented(name)
-    except Exception as e:
-        return verdict(False, name, f"computing your answer raised {type(e).__name__}: {e}", hint, number=number)
+    got = _learner_result(get, name, hint, number, book, "computing your answer")
+    if isinstance(got, _Verdict):
+        return got.ok
     try:
         ok, why, detail = compare(got, expected, rtol, atol)
     except Exception as e:  # an answer of a kind nobody expected: say so, never a traceback
@@ -304,15 +336,9 @@ def check_measurement(get: Callable[[], Any] | Any, judge: Callable[[Any], tuple
     result (a fitted slope in a band, a monotone trend, a shape), never at the code."""
     if book is not None and number is not None:
         book.attempt(number)
-    try:
-        got = get() if callable(get) else get
-    except NotImplementedError:
-        if book is not None and number is not None:
-            book.get(number).attempts -= 1
-        return _not_implemented(name)
-    except Exception as e:
-        return verdict(False, name, f"running your measurement raised {type(e).__name__}: {e}", hint,
-                       number=number)
+    got = _learner_result(get, name, hint, number, book, "running your measurement")
+    if isinstance(got, _Verdict):
+        return got.ok
     try:
         ok, message = judge(got)
     except Exception as e:

@@ -17,7 +17,7 @@ import torch
 from pavlovlab.decay import half_life
 from pavlovlab.unlearning import unlearn_delta
 
-from ._core import Case, Exercise, Exercises, check_function, check_measurement, finite_number
+from ._core import Case, Exercise, Exercises, check_function, check_measurement, measure_each
 
 _DTYPE = torch.float64
 
@@ -63,16 +63,7 @@ def check_measured_half_life(fn: Callable[[float], float]) -> bool:
     """Judge the learner's ``measure_half_life(gamma) -> float``, a measured lag at which a decayed
     memory's read-out of one bell falls to one half, at γ = 0.95 and 0.98."""
     def run() -> dict[float, float]:
-        if not callable(fn):
-            raise TypeError(f"expected a function measure_half_life(gamma), got {type(fn).__name__}")
-        out = {}
-        for g in HALF_LIFE_GAMMAS:
-            t = torch.as_tensor(fn(g), dtype=_DTYPE)
-            if t.numel() != 1:
-                raise ValueError(f"measure_half_life({g}) should return one number, got shape {tuple(t.shape)}")
-            v = float(t)
-            out[g] = v if math.isinf(v) else finite_number(v, f"measure_half_life({g})")
-        return out
+        return measure_each(fn, HALF_LIFE_GAMMAS, "measure_half_life")
     return check_measurement(run, _judge_half_life, name="Exercise 1 (measure a half-life)",
                              hint="what should the read-out of the bell be right after it is written, and how "
                                   "do you average away the crosstalk of the distractors?",

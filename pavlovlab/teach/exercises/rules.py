@@ -18,7 +18,15 @@ import torch
 
 from pavlovlab.memory import delta_update
 
-from ._core import Case, Exercise, Exercises, check_function, check_measurement, check_value, finite_number
+from ._core import (
+    Case,
+    Exercise,
+    Exercises,
+    check_function,
+    check_measurement,
+    check_value,
+    measure_each,
+)
 
 _DTYPE = torch.float64
 
@@ -74,16 +82,7 @@ def check_recovery_time(fn: Callable[[float], float]) -> bool:
     """Judge the learner's ``recovery_time(beta) -> float``: the mean number of steps after a drift
     until the delta memory's tracking cosine is back above 0.95, at β = 0.2, 0.5 and 1."""
     def run() -> dict[float, float]:
-        if not callable(fn):
-            raise TypeError(f"expected a function recovery_time(beta), got {type(fn).__name__}")
-        out = {}
-        for b in RECOVERY_BETAS:
-            t = torch.as_tensor(fn(b), dtype=_DTYPE)
-            if t.numel() != 1:
-                raise ValueError(f"recovery_time({b}) should return one number, got shape {tuple(t.shape)}")
-            v = float(t)
-            out[b] = v if math.isinf(v) else finite_number(v, f"recovery_time({b})")
-        return out
+        return measure_each(fn, RECOVERY_BETAS, "recovery_time")
     return check_measurement(run, _judge_recovery, name="Exercise 1 (recovery after a drift)",
                              hint="after a drift, how much of the old value is left on a key after m writes "
                                   "with learning rate β? How many writes of every key does that take?",
