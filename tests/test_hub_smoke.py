@@ -23,8 +23,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOK = "00_start_here.ipynb"
 BUDGET_S = 90.0
 
-pytest.importorskip("jupyterhub", reason="jupyterhub is not installed (pip install -r requirements.txt)")
-pytest.importorskip("nbgitpuller", reason="nbgitpuller is not installed (pip install -r requirements.txt)")
+pytest.importorskip("jupyterhub", reason="jupyterhub is not installed (pip install -r deploy/requirements-hub.txt)")
+pytest.importorskip("nbgitpuller", reason="nbgitpuller is not installed (pip install -r deploy/requirements-hub.txt)")
 
 
 def _bench():
@@ -51,6 +51,7 @@ def _expected_cells() -> tuple[int, int]:
     return len(code), sum("raises-exception" in c.metadata.get("tags", []) for c in code)
 
 
+@pytest.mark.slow
 def test_two_learners_pull_and_run_a_notebook_on_a_local_hub():
     bench = _bench()
     link = _deploy_link()

@@ -42,6 +42,7 @@ def test_allow_root_only_for_root(tmp_path):
         assert ("--allow-root" in line[-1]) == (uid == "0"), line[-1]
 
 
+@pytest.mark.slow
 def test_make_lab_starts_a_server_that_answers(tmp_path):
     if not (VENV / "bin" / "jupyter").exists():
         pytest.skip(f"no jupyter in {VENV}")
