@@ -66,7 +66,7 @@ def recall_cosine(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.cosine_similarity(recalled, values.expand_as(recalled), dim=-1)
 
 
-def crosstalk_variance(ns: Sequence[int] | torch.Tensor, d_k: int, *, trials: int = 200, d_v: int = 16,
+def measure_crosstalk_variance(ns: Sequence[int] | torch.Tensor, d_k: int, *, trials: int = 200, d_v: int = 16,
                        generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64,
                        device: torch.device | str | None = None) -> torch.Tensor:
     """Measure the crosstalk variance: for each number of pairs ``n`` in ``ns``, ``trials`` independent
@@ -112,4 +112,4 @@ def slope_through_origin(x: torch.Tensor, y: torch.Tensor) -> tuple[float, float
     return slopes.mean().item(), (slopes.std() / slopes.numel() ** 0.5).item()
 
 
-__all__ = ["crosstalk", "crosstalk_variance", "outer_product_memory", "recall_cosine", "slope_through_origin"]
+__all__ = ["crosstalk", "measure_crosstalk_variance", "outer_product_memory", "recall_cosine", "slope_through_origin"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
-import io as _io
 import json
 import pkgutil
 import re
@@ -66,7 +65,7 @@ def _run(module, exercise, answer: str) -> str:
 def _tokens(code: str) -> list[str]:
     toks = []
     try:
-        for t in tokenize.generate_tokens(_io.StringIO(code).readline):
+        for t in tokenize.generate_tokens(io.StringIO(code).readline):
             if t.type in (tokenize.NAME, tokenize.OP, tokenize.NUMBER, tokenize.STRING):
                 toks.append(t.string)
     except (tokenize.TokenError, IndentationError, SyntaxError):

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from pavlovlab.capacity import random_keys
-from pavlovlab.hebbian import crosstalk_variance
+from pavlovlab.hebbian import measure_crosstalk_variance
 from pavlovlab.teach.exercises import hebbian as ex
 
 
@@ -90,7 +90,7 @@ def test_references_against_hand_sums(gen):
 def test_crosstalk_slope_checker_judges_the_result(capsys):
     ns = torch.tensor([2, 4, 8, 16, 32, 64, 128])
     g = torch.Generator().manual_seed(0)
-    good = crosstalk_variance(ns, 32, trials=200, generator=g)
+    good = measure_crosstalk_variance(ns, 32, trials=200, generator=g)
     assert ex.check_crosstalk_slope(ns, good, 32) is True
     assert "✅" in capsys.readouterr().out
     assert ex.check_crosstalk_slope(ns, good.float(), 32) is True       # float32 is fine
@@ -103,7 +103,7 @@ def test_crosstalk_slope_checker_judges_the_result(capsys):
     assert "fitted slope" in capsys.readouterr().out                     # numbers from the 2nd attempt
     assert ex.check_crosstalk_slope(ns, good, 64) is False               # told the wrong d_k: slope 2
     # too few memories, too narrow a range, too few n, wrong shape, NaN: all rejected, none raises
-    few = crosstalk_variance(ns, 32, trials=10, generator=g)
+    few = measure_crosstalk_variance(ns, 32, trials=10, generator=g)
     for n, m in ((ns, few), (ns[:3], good[:, :3]), (torch.tensor([8, 9, 10, 11]), good[:, :4]),
                  (ns, good[:, :3]), (ns, torch.full_like(good, float("nan"))), (None, None)):
         assert ex.check_crosstalk_slope(n, m, 32) is False

@@ -93,10 +93,10 @@ def test_bad_pairs_are_rejected(bad, error, gen):
 
 def test_crosstalk_variance_equals_a_literal_computation():
     """Same generator, same draws: the measured mean squares equal a hand-written double loop."""
-    from pavlovlab.hebbian import crosstalk_variance
+    from pavlovlab.hebbian import measure_crosstalk_variance
 
     ns, d_k, trials, d_v = [2, 5], 6, 4, 3
-    got = crosstalk_variance(ns, d_k, trials=trials, d_v=d_v, generator=torch.Generator().manual_seed(7))
+    got = measure_crosstalk_variance(ns, d_k, trials=trials, d_v=d_v, generator=torch.Generator().manual_seed(7))
     g = torch.Generator().manual_seed(7)
     want = torch.zeros(trials, len(ns), dtype=torch.float64)
     for col, n in enumerate(ns):
@@ -114,10 +114,10 @@ def test_crosstalk_variance_equals_a_literal_computation():
 
 def test_crosstalk_variance_slope_is_one_for_random_unit_keys():
     """The theory (n − 1)/d_k, an independent closed form: slope 1 within 4 standard errors."""
-    from pavlovlab.hebbian import crosstalk_variance, slope_through_origin
+    from pavlovlab.hebbian import measure_crosstalk_variance, slope_through_origin
 
     ns = torch.tensor([2, 8, 32, 64])
-    msq = crosstalk_variance(ns, 16, trials=300, generator=torch.Generator().manual_seed(0))
+    msq = measure_crosstalk_variance(ns, 16, trials=300, generator=torch.Generator().manual_seed(0))
     slope, se = slope_through_origin((ns - 1) / 16, msq)
     assert 0 < se < 0.02 and abs(slope - 1) < 4 * se
 
