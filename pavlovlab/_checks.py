@@ -29,9 +29,22 @@ class NonFiniteWarning(RuntimeWarning):
     """A result became NaN or inf from finite inputs (data-dependent divergence), see the module docstring."""
 
 
+def all_finite(x: torch.Tensor) -> bool:
+    """Whether every entry of ``x`` is finite, exactly, at about the cost of one ``sum``.
+
+    A NaN or ±inf entry makes the sum NaN or ±inf (IEEE arithmetic propagates both, and +inf + −inf is NaN), so
+    a finite sum proves every entry finite: the common case costs one streaming reduction (0.1 ms for 4M
+    float32 values on 2 cores, against 3.6 ms for ``isfinite(x).all()``, which writes a boolean tensor). Only a
+    non-finite sum, which an overflow of the sum alone can also cause, pays for the entry-wise test. Meta
+    tensors (shape-only runs) and empty tensors count as finite."""
+    if x.device.type == "meta" or not x.numel():
+        return True
+    return bool(torch.isfinite(x.detach().sum())) or bool(torch.isfinite(x).all())
+
+
 def check_finite(name: str, x: torch.Tensor) -> torch.Tensor:
     """Require every entry of ``x`` to be finite (the package's non-finite policy, rule 1)."""
-    if x.device.type != "meta" and x.numel() and not bool(torch.isfinite(x).all()):
+    if not all_finite(x):
         bad = int((~torch.isfinite(x)).sum())
         raise ValueError(f"{name}: expected finite values, got {bad} NaN/inf entr{'y' if bad == 1 else 'ies'} "
                          "(non-finite inputs are rejected everywhere in pavlovlab)")
@@ -40,7 +53,7 @@ def check_finite(name: str, x: torch.Tensor) -> torch.Tensor:
 
 def warn_nonfinite(where: str, x: torch.Tensor, cause: str) -> torch.Tensor:
     """Warn once (a :class:`NonFiniteWarning`) if ``x`` holds NaN or inf; return ``x`` unchanged."""
-    if x.device.type != "meta" and x.numel() and not bool(torch.isfinite(x).all()):
+    if not all_finite(x):
         warnings.warn(f"{where}: the result became NaN/inf from finite inputs ({cause})", NonFiniteWarning,
                       stacklevel=3)
     return x
@@ -147,7 +160,7 @@ def check_real(name: str, value: object, *, low: float | None = None, high: floa
 
 def check_real_tensor(name: str, x: torch.Tensor, *, low: float | None = None, high: float | None = None) -> None:
     """Require every entry of a tensor hyper-parameter to be finite and within [low, high]."""
-    if not bool(torch.isfinite(x).all()):
+    if not all_finite(x):
         raise ValueError(f"{name}: expected finite values, got a tensor with inf or nan "
                          "(non-finite inputs are rejected everywhere in pavlovlab)")
     if low is not None and bool((x < low).any()):

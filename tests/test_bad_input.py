@@ -368,3 +368,31 @@ def test_the_table_covers_every_public_module():
                    "drift", "oja", "decay", "unlearning", "device", "plotting", "widgets", "exercises"):
         assert any(module in c for c in covered), module
     assert pavlovlab.linear_attention  # the package imports
+
+
+# ------------------------------------------------------------ the fast finiteness test is exact
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_all_finite_sees_one_bad_entry_anywhere(dtype, bad):
+    """``all_finite`` decides by the sum first: one NaN/inf at any position (first, middle, last, strided)
+    must still be found."""
+    from pavlovlab._checks import all_finite
+
+    x = _t(3, 5, 7).to(dtype)
+    assert all_finite(x) and all_finite(x.mT)
+    for index in [(0, 0, 0), (1, 2, 3), (2, 4, 6)]:
+        y = x.clone()
+        y[index] = bad
+        assert not all_finite(y) and not all_finite(y.mT)
+
+
+def test_all_finite_with_both_infinities_and_with_a_sum_that_overflows():
+    from pavlovlab._checks import all_finite
+
+    both = torch.tensor([1.0, math.inf, -math.inf])               # inf + (−inf) = NaN in the sum: still caught
+    assert not all_finite(both)
+    big = torch.full((4,), 3.0e38)                                 # finite entries whose float32 sum overflows
+    assert not math.isfinite(float(big.sum())) and all_finite(big)
+    half = torch.full((10,), 60000.0, dtype=torch.float16)        # likewise in float16 (max 65504)
+    assert all_finite(half)
+    assert all_finite(torch.empty(0)) and all_finite(torch.empty(3, 3, device="meta"))
