@@ -18,7 +18,8 @@ cores); compare runs made with ``--threads 1`` there.
 
 Goals (issue 14; printed as MET/MISS lines): linear chunk ≥ 50% and delta chunk ≥ 40% of the sgemm peak at
 every T ≥ 4096; recurrent/chunk ≥ 30× (linear) and ≥ 15× (delta) at T = 4096; per-token time at T = 1024 at
-most 1.5× that at T = 4096 (both chunk forms); peak memory from T = 16384 to 65536 growing like T (≤ 6×
+most 1.5× that at T = 4096 (both chunk forms); forward + backward per token at T = 16384 at most 1.5× that at
+T = 4096 (the backward pass linear in T as well); peak memory from T = 16384 to 65536 growing like T (≤ 6×
 for 4× longer: a T² term would give 16×).
 """
 
@@ -216,6 +217,10 @@ def main() -> None:
         for form in ("linear", "delta"):
             r = per_token[form](1024) / per_token[form](4096)
             goals.append((f"{form} chunk per-token time T=1024 <= 1.5x T=4096 ({r:.2f}x)", r <= 1.5))
+    if 4096 in Ts and 16384 in Ts:  # the backward pass is linear in T too
+        for form in ("linear", "delta"):
+            r = (med[f"{form} chunk fwd+bwd|16384"] / 16384) / (med[f"{form} chunk fwd+bwd|4096"] / 4096)
+            goals.append((f"{form} chunk fwd+bwd per-token time T=16384 <= 1.5x T=4096 ({r:.2f}x)", r <= 1.5))
     if len(args.memory_T) >= 2:
         lo, hi = min(args.memory_T), max(args.memory_T)
         for form in ("linear", "delta"):
