@@ -4,25 +4,43 @@
     python benchmarks/notebooks.py course/04_capacity_limits.ipynb --write   # and store the outputs
 
 Peak memory is the kernel process's resident set size, sampled every 50 ms.
+
+The kernel talks to this client over Unix sockets (ZeroMQ's ``ipc`` transport), not TCP: a TCP kernel gets
+ports that its client picked as free a moment earlier, which another kernel started at the same time can take
+(our two hangs, a kernel idle and its client waiting, both happened while other kernels were starting).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
+import tempfile
 import threading
 import time
 
 import nbformat
 import psutil
 from nbclient import NotebookClient
+from traitlets.config import Config
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def run(path: pathlib.Path, write: bool) -> tuple[float, float, float]:
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    with tempfile.TemporaryDirectory(prefix="pavlovlab-kernel-") as sockets:
+        ipc = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "k")}})
+        client = NotebookClient(nb, timeout=300, kernel_name="python3", config=ipc,
+                                resources={"metadata": {"path": str(path.parent)}})
+        wall, peak = _execute(client)
+    if write:
+        nbformat.write(nb, path)
+    return wall, peak, path.stat().st_size / 1e6
+
+
+def _execute(client: NotebookClient) -> tuple[float, float]:
+    """Execute the client's notebook in a fresh kernel; return the wall time and the kernel's peak RSS (GB)."""
     peak = [0.0]
     done = threading.Event()
 
@@ -42,12 +60,11 @@ def run(path: pathlib.Path, write: bool) -> tuple[float, float, float]:
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     start = time.perf_counter()
-    client.execute()
-    wall = time.perf_counter() - start
-    done.set()
-    if write:
-        nbformat.write(nb, path)
-    return wall, peak[0], path.stat().st_size / 1e6
+    try:
+        client.execute()
+    finally:
+        done.set()
+    return time.perf_counter() - start, peak[0]
 
 
 def main() -> None:

@@ -221,7 +221,7 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
 
 def scalar_gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, *,
                                   mode: str = "parallel", initial_state: torch.Tensor | None = None,
-                                  return_state: bool = False):
+                                  return_state: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Linear attention with a data-dependent *scalar* decay (one forget gate per token and head)::
 
         S_t = g_t S_{t-1} + v_t k_tᵀ,      o_t = S_t q_t,      g_t in (0, 1]
