@@ -162,7 +162,8 @@ def main() -> None:
         load, cores = os.getloadavg()[0], os.cpu_count() or 1
         print(f"load average {load:.2f} on {cores} cores" + ("" if load < cores or torch.get_num_threads() == 1 else
               "; above the core count: threads of one product wait for each other (try --threads 1)"))
-    med = interleaved_medians(fns, args.repeats, device, counts)
+    faults: dict[str, float] = {}
+    med = interleaved_medians(fns, args.repeats, device, counts, faults)
     peak = 2 * N_REF ** 3 / med["matmul 2048^3"]
     print(f"sgemm reference: 2048^3 matmul {med['matmul 2048^3'] * 1e3:.2f} ms = {peak / 1e9:.1f} GFLOP/s\n")
 
@@ -193,6 +194,8 @@ def main() -> None:
     row("delta fwd+bwd/fwd", ratio("delta chunk fwd+bwd", "delta chunk"))
     row("linear us/token", per_token["linear"], "11.3f")
     row("delta us/token", per_token["delta"], "11.3f")
+    for form in ("linear", "delta"):  # the allocator's share: a fault per 4 KiB page handed back and taken again
+        row(f"{form} page faults", lambda T, form=form: faults.get(f"{form} chunk|{T}"), "11.0f")
 
     memory: dict[tuple[str, int], float] = {}
     if args.memory_T:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import resource
 import statistics
 import time
 from collections.abc import Callable
@@ -27,13 +28,16 @@ def median_time(fn: Callable[[], object], repeats: int, device: torch.device) ->
 
 
 def interleaved_medians(fns: dict[str, Callable[[], object]], repeats: int, device: torch.device,
-                        counts: dict[str, int] | None = None) -> dict[str, float]:
+                        counts: dict[str, int] | None = None,
+                        faults: dict[str, float] | None = None) -> dict[str, float]:
     """Median wall time in seconds of each of ``fns``, timed round-robin (A, B, C, A, B, C, ...).
 
     On a shared, loaded machine the load drifts within seconds; timing the candidates in alternation puts
     every one of them under the same drift, so that their ratios hold even when the absolute times do not.
     Each function is called once as warm-up, then ``counts[name]`` times (default ``repeats``): the slow ones
-    take part only in the first rounds."""
+    take part only in the first rounds. When ``faults`` is given, it receives each function's median number of
+    minor page faults per call (memory the allocator had handed back to the system and takes again: on Linux,
+    glibc returns freed blocks above its thresholds, and touching them again costs a fault per 4 KiB page)."""
     def sync() -> None:
         if device.type == "cuda":
             torch.cuda.synchronize()
@@ -43,12 +47,17 @@ def interleaved_medians(fns: dict[str, Callable[[], object]], repeats: int, devi
         fn()
     sync()
     times: dict[str, list[float]] = {name: [] for name in fns}
+    faulted: dict[str, list[int]] = {name: [] for name in fns}
     for r in range(max([repeats, *counts.values()])):
         for name, fn in fns.items():
             if r >= counts.get(name, repeats):
                 continue
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             start = time.perf_counter()
             fn()
             sync()
             times[name].append(time.perf_counter() - start)
+            faulted[name].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    if faults is not None:
+        faults |= {name: statistics.median(f) for name, f in faulted.items()}
     return {name: statistics.median(t) for name, t in times.items()}
