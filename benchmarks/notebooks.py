@@ -7,7 +7,7 @@ Peak memory is the kernel process's resident set size, sampled every 50 ms.
 
 The kernel talks to this client over Unix sockets (ZeroMQ's ``ipc`` transport), not TCP: a TCP kernel gets
 ports that its client picked as free a moment earlier, which another kernel started at the same time can take
-(our two hangs, a kernel idle and its client waiting, both happened while other kernels were starting).
+(each hang we saw, a kernel idle and its client waiting, happened while other kernels were running).
 """
 
 from __future__ import annotations

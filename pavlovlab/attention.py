@@ -289,13 +289,16 @@ def _segmented(form: Callable[..., tuple[Tensor, Tensor]], seqs: tuple[Tensor, .
     T, L = seqs[0].shape[-2], C * SEGMENT_CHUNKS
     if T <= L:
         return form(*(x.contiguous() for x in seqs), S0, C)
+    # split, not sliced: under autograd its backward is one concatenation, where a slice's backward fills a zero
+    # tensor of the whole length (O(T²) over all segments)
+    pieces = zip(*(x.split(L, dim=-2) for x in seqs), strict=True)
+    segments = (tuple(x.contiguous() for x in segment) for segment in pieces)
     if torch.is_grad_enabled() and (S0.requires_grad or any(x.requires_grad for x in seqs)):
-        outputs = []                                                     # autograd: split (its backward is one
-        for segment in zip(*(x.split(L, dim=-2) for x in seqs), strict=True):  # cat; a slice's backward
-            o, S0 = form(*(x.contiguous() for x in segment), S0, C)      # fills a zero tensor of the whole
-            outputs.append(o)                                            # length, O(T²) over all segments),
-        return torch.cat(outputs, dim=-2), S0                            # then concatenate the outputs
-    segments = (tuple(x[..., start:start + L, :].contiguous() for x in seqs) for start in range(0, T, L))
+        outputs = []                                                     # autograd: concatenate the outputs
+        for segment in segments:
+            o, S0 = form(*segment, S0, C)
+            outputs.append(o)
+        return torch.cat(outputs, dim=-2), S0
     out: Tensor | None = None
     for start, segment in zip(range(0, T, L), segments, strict=True):
         o, S0 = form(*segment, S0, C)                                    # o: (..., ≤L, d_out)

@@ -99,7 +99,7 @@ def _forward_substitution(A, R):
 @pytest.mark.parametrize("C", [1, 7, 8, 9, 64, 70])
 @pytest.mark.parametrize("grad", [False, True])
 def test_unit_lower_solve_against_forward_substitution(C, grad):
-    """The blocked solve of the delta rule's chunk form (in place without autograd, by concatenation with it),
+    """The solve of the delta rule's chunk form (blocked, in place, without autograd; solve_triangular with it),
     for sizes below, at and across its block size, against the literal row-by-row algorithm; the adversarial
     system of identical unit keys at β = 2 (A = I + 2·strictly-lower ones, whose solution alternates in sign)
     included."""
