@@ -6,7 +6,8 @@ Store ``n`` pairs with Hebb's rule, ``S = Σ_i v_i k_iᵀ``, and read item ``j``
 
 For unit keys drawn uniformly on the sphere, ``E[(k_i·k_j)²] = 1/d_k`` exactly (``E[k kᵀ] = I/d_k``), so
 the crosstalk's squared norm is about ``(n−1)/d_k`` and the mean cosine between the read-out and the
-true value is about ``1/√(1 + (n−1)/d_k)``: average-case capacity grows as ``O(d_k)``.
+true value is about ``1/√(1 + (n−1)/d_k)``: average-case capacity grows as ``O(d_k)``
+(:func:`recall_sweep`, :func:`capacity_sweep`, :func:`fidelity_theory`, :func:`average_capacity_theory`).
 
 What "error-free" capacity means depends on the criterion, so it is measured on actual read-outs,
 per trial, at every ``n`` (:func:`retrieval_capacity`, :func:`capacity_scaling`):
@@ -18,10 +19,9 @@ per trial, at every ``n`` (:func:`retrieval_capacity`, :func:`capacity_scaling`)
   *sufficient bound* ``Σ_{i≠j}|k_i·k_j| < 1`` coincide, and the capacity grows like ``√d_k``
   (each ``|k_i·k_j|`` has mean ``√(2/(π d_k))``: :func:`worst_case_bound`).
 
-The comparison memories of :func:`readout_weights`: the delta rule (one pass) and softmax attention.
-Older entry points: :func:`recall_sweep` / :func:`capacity_sweep` (mean-cosine curves with one-hot
-values), the theory curves :func:`fidelity_theory`, :func:`average_capacity_theory`,
-:func:`worst_case_bound`, the estimators ``capacity_from_*`` and :func:`fit_slope`.
+The memories compared by :func:`readout_weights` (:data:`MEMORIES`): the Hebbian sum, the delta rule
+(one pass) and softmax attention. Random keys come from :mod:`pavlovlab.sampling`, the slope fits
+from :mod:`pavlovlab.statistics`.
 """
 
 from __future__ import annotations
@@ -33,109 +33,42 @@ from typing import NamedTuple
 import torch
 from tqdm.auto import tqdm
 
-from ._checks import check_choice, check_float_dtype, check_int, check_numbers, check_real, check_tensor
+from ._checks import check_choice, check_int, check_numbers, check_real, check_tensor
 from .hebbian import outer_product_memory
-
-KINDS = ("gaussian", "sphere", "orthogonal", "binary")
-"""Key/value distributions: i.i.d. N(0, 1/d) entries; uniform on the unit sphere; orthonormal frames
-(blocks of ``d`` mutually orthogonal unit vectors); entries ±1/√d with equal probability."""
+from .sampling import KINDS, random_keys, random_values
+from .statistics import bootstrap_slope_se, fit_slope
 
 _GRAM_BYTES = 2**25
 """Memory budget of one vectorised chunk of Gram matrices in :func:`recall_sweep` (32 MiB)."""
 
 
-# --------------------------------------------------------------------------------------------- sampling
-def _shape(shape: tuple) -> tuple[int, ...]:
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list, torch.Size)):
-        shape = tuple(shape[0])
-    for i, s in enumerate(shape):
-        check_int(f"shape[{i}]", s, low=0)
-    return tuple(shape)
-
-
-def random_keys(*shape: int, d: int, kind: str = "gaussian", generator: torch.Generator | None = None,
-                device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> torch.Tensor:
-    """Random keys of dimension ``d``, shape ``(*shape, d)``, with ``E‖k‖² = 1``.
-
-    kind: ``"gaussian"`` (entries N(0, 1/d)), ``"sphere"`` (unit vectors, uniform direction),
-    ``"orthogonal"`` (along dim -2 the keys form orthonormal frames: the first ``d`` are mutually
-    orthogonal, the next ``d`` an independent frame, and so on) or ``"binary"`` (entries ±1/√d).
-    Numbers are drawn on the CPU (``generator``) and then moved, so every device sees the same keys.
-
-    >>> K = random_keys(100, 16, d=32, kind="sphere")   # 100 trials of 16 keys in 32 dimensions
-    """
-    shape = _shape(shape)
-    d = check_int("d", d, low=1)
-    kind = check_choice("kind", kind, KINDS)
-    dtype = torch.get_default_dtype() if dtype is None else check_float_dtype("dtype", dtype)
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
-    work = torch.float64 if dtype == torch.float64 else torch.float32
-    if kind == "binary":
-        x = torch.randint(0, 2, (*shape, d), generator=generator, dtype=torch.int8).to(work).mul_(2 / math.sqrt(d))
-        x = x.sub_(1 / math.sqrt(d))
-    elif kind == "orthogonal":
-        lead, n = (shape[:-1], shape[-1]) if shape else ((), 1)
-        blocks = max(1, -(-n // d))
-        g = torch.randn(*lead, blocks, d, d, generator=generator, dtype=torch.float64)
-        q, r = torch.linalg.qr(g)
-        q = q * torch.sign(torch.diagonal(r, dim1=-2, dim2=-1))[..., None, :]  # Haar-distributed frames
-        x = q.mT.reshape(*lead, blocks * d, d)[..., :n, :].to(work)  # rows of each frame are orthonormal
-        x = x.reshape(*shape, d)
-    else:
-        x = torch.randn(*shape, d, generator=generator, dtype=work)
-        x = x.div_(x.norm(dim=-1, keepdim=True).clamp_min_(1e-30)) if kind == "sphere" else x.div_(math.sqrt(d))
-    return x.to(device=device, dtype=dtype)
-
-
-def random_values(*shape: int, d: int, kind: str = "gaussian", generator: torch.Generator | None = None,
-                  device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> torch.Tensor:
-    """Random values (the "food", US) of dimension ``d``, shape ``(*shape, d)``: same kinds as :func:`random_keys`."""
-    return random_keys(*shape, d=d, kind=kind, generator=generator, device=device, dtype=dtype)
-
-
 # ------------------------------------------------------------------------------------------- experiment
 class RecallMetrics(NamedTuple):
-    """Per-item metrics of a store-and-recall experiment (``nan``/``False`` where an item was not stored).
+    """Per-item results of a store-and-recall experiment (``nan``/``False`` where an item was not stored).
 
-    cosine: cos(read-out, true value); sq_error: ‖read-out − true value‖²; correct: the read-out is
-    closest (largest dot product) to its own value among the *n stored* values (a codebook that grows
-    with n; with one-hot values this only asks whether ``k_j·k_j > k_i·k_j`` for every stored i, i.e.
-    whether each key is its own nearest key: see :func:`retrieval_capacity` for a fixed codebook);
-    crosstalk: the row's summed crosstalk relative to its signal, ``Σ_{i≠j} |k_i·k_j| / ‖k_j‖²``
-    (below 1 is a sufficient condition for recall whatever the values).
+    cosine: cos(read-out, true value); correct: the read-out is closest (largest dot product) to its
+    own value among the *n stored* values. That codebook grows with n: with one-hot values it only asks
+    whether each key is its own nearest key (:func:`retrieval_capacity` uses a fixed codebook).
     """
 
     cosine: torch.Tensor
-    sq_error: torch.Tensor
     correct: torch.Tensor
-    crosstalk: torch.Tensor
-
-
-def _crosstalk(G: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Signal ‖k_j‖² (diagonal of the Gram matrix) and the absolute off-diagonal overlaps."""
-    diag = torch.diagonal(G, dim1=-2, dim2=-1)
-    off = G.abs()
-    off.diagonal(dim1=-2, dim2=-1).zero_()
-    return diag, off
 
 
 def store_and_recall(keys: torch.Tensor, values: torch.Tensor) -> RecallMetrics:
     """Store every pair with Hebb's rule ``S = Σ_i v_i k_iᵀ``, then read each item back as ``S k_j``.
 
     keys: (..., n, d_k), values: (..., n, d_v); leading dims (trials, ...) broadcast.
-    Returns :class:`RecallMetrics` with fields of shape (..., n).
+    Returns :class:`RecallMetrics` with fields of shape (..., n); an exact tie with a rival is an error.
     """
     S = outer_product_memory(keys, values)                 # (..., d_v, d_k): the bucket (checks the pairs)
     read = keys @ S.mT                                     # (..., n, d_v): S k_j for every j
     cosine = torch.nn.functional.cosine_similarity(read, values, dim=-1)
-    sq_error = (read - values).pow(2).sum(-1)
     scores = read @ values.mT                              # (..., n, n): match against every stored value
     own = torch.diagonal(scores, dim1=-2, dim2=-1)
     rival = scores.masked_fill(torch.eye(scores.shape[-1], dtype=torch.bool, device=scores.device), -math.inf)
     correct = own > rival.amax(-1) if scores.shape[-1] > 1 else torch.ones_like(own, dtype=torch.bool)
-    diag, off = _crosstalk(keys @ keys.mT)
-    return RecallMetrics(cosine, sq_error, correct, off.sum(-1) / diag)
+    return RecallMetrics(cosine, correct)
 
 
 def _check_ns(ns: Sequence[int] | torch.Tensor) -> torch.Tensor:
@@ -149,61 +82,34 @@ def _check_ns(ns: Sequence[int] | torch.Tensor) -> torch.Tensor:
     return ns_t.long()
 
 
-def recall_from_keys(keys: torch.Tensor, ns: Sequence[int] | torch.Tensor) -> RecallMetrics:
-    """Store the first ``n`` keys (for every ``n`` in ``ns``) with one-hot values and read each back.
+def _recall(keys: torch.Tensor, ns: torch.Tensor, gram: torch.Tensor, beaten: torch.Tensor) -> RecallMetrics:
+    """Store the first ``n`` keys (every ``n`` in ``ns``) with one-hot values and read each back.
 
-    The values are one-hot labels (an orthonormal set: any other orthonormal values give the same
-    numbers), so every error comes from the keys' crosstalk. With the Gram matrix ``G = K Kᵀ`` the
+    One-hot values are an orthonormal set (any other gives the same numbers), so with ``G = K Kᵀ`` the
     read-out of item ``j`` after ``n`` writes has coordinates ``G[j, :n]``: cosine ``G_jj / ‖G[j, :n]‖``,
-    squared error ``‖G[j, :n]‖² − 2 G_jj + 1``, correct when ``G_jj > max_{i<n, i≠j} G_ji`` (a tie is
-    an error). Caution: one-hot values make ``d_v = n`` grow with n, so ``correct`` is nearest-neighbour
-    lookup on the keys, not a memory capacity (:func:`retrieval_capacity` ``"argmax"`` fixes the codebook).
-
-    keys: (..., N, d_k) with ``N >= max(ns)``; ns: increasing ints. Every ``n`` reuses the same draw
-    (the first ``n`` keys), exactly as a context that keeps growing.
-    Returns :class:`RecallMetrics` with fields (..., len(ns), max(ns)); item ``j >= n`` is nan/False.
+    correct when ``G_jj > max_{i<n, i≠j} G_ji``. keys: (..., N, d_k); ``gram`` (..., N, N) and ``beaten``
+    (bool, same shape) are work buffers reused from chunk to chunk (fresh big tensors cost more than
+    the maths). Fields come out as (..., len(ns), N).
     """
-    check_tensor("keys", keys, min_rank=2)
-    ns_t = _check_ns(ns)
-    N = int(ns_t[-1])
-    if keys.shape[-2] < N:
-        raise ValueError(f"keys: expected at least max(ns) = {N} keys along dim -2, got shape {tuple(keys.shape)}")
-    return _recall(keys.detach()[..., :N, :], ns_t.to(keys.device))
-
-
-def _recall(keys: torch.Tensor, ns: torch.Tensor, gram: torch.Tensor | None = None,
-            beaten: torch.Tensor | None = None) -> RecallMetrics:
-    """:func:`recall_from_keys` without checks; ``gram`` (..., N, N) and ``beaten`` (bool, same shape) are
-    optional work buffers, reused from chunk to chunk (allocating big fresh tensors costs more than the maths)."""
     N = keys.shape[-2]
-    G = torch.matmul(keys, keys.mT, out=gram) if gram is not None else keys @ keys.mT   # (..., N, N)
+    G = torch.matmul(keys, keys.mT, out=gram)                              # (..., N, N)
     diag = torch.diagonal(G, dim1=-2, dim2=-1).clone()                     # the signals ‖k_j‖²
     idx = torch.arange(N, device=keys.device)
     # the first rival i ≠ j at least as strong as the signal: item j is decoded correctly while n <= it
-    beaten = torch.ge(G, diag[..., None], out=beaten) if beaten is not None else torch.ge(G, diag[..., None])
+    beaten = torch.ge(G, diag[..., None], out=beaten)
     beaten.diagonal(dim1=-2, dim2=-1).fill_(False)
     first = beaten.view(torch.uint8).argmax(-1, keepdim=True)             # first True (or 0 when none)
     first = torch.where(beaten.gather(-1, first), first, N)[..., 0]
-    # prefix sums Σ_{i<n} over the grid: G is symmetric, so sum rows i (contiguous) in the segments
-    # [n_{b-1}, n_b) between grid points, then accumulate the segments; fields come out as (..., P, N)
+    # prefix sums Σ_{i<n} G_ij² over the grid: G is symmetric, so sum rows i (contiguous) in the
+    # segments [n_{b-1}, n_b) between grid points, then accumulate the segments: (..., P, N)
     segment = torch.searchsorted(ns, idx, right=True)                     # row i -> its segment (P: unused)
     P = ns.numel()
-
-    def prefix_sums(x: torch.Tensor) -> torch.Tensor:
-        out = torch.zeros(*x.shape[:-2], P + 1, N, dtype=x.dtype, device=x.device)
-        return out.index_add_(-2, segment, x)[..., :P, :].cumsum(-2)
-
-    cross = prefix_sums(G.abs_())                                          # Σ_{i<n} |G_ij| (in place: G is spent)
-    sumsq = prefix_sums(G.square_())                                       # Σ_{i<n} G_ij²
-    cross = ((cross - diag[..., None, :]) / diag[..., None, :]).clamp_min_(0)   # Σ_{i<n, i≠j} |G_ij| / G_jj
+    sumsq = torch.zeros(*G.shape[:-2], P + 1, N, dtype=G.dtype, device=G.device)
+    sumsq = sumsq.index_add_(-2, segment, G.square_())[..., :P, :].cumsum(-2)   # (in place: G is spent)
     stored = idx[None, :] < ns[:, None]                                    # (P, N): item j was stored
     nan = torch.tensor(math.nan, dtype=keys.dtype, device=keys.device)
-    return RecallMetrics(
-        torch.where(stored, diag[..., None, :] / sumsq.sqrt(), nan),
-        torch.where(stored, sumsq - 2 * diag[..., None, :] + 1, nan),
-        (first[..., None, :] >= ns[:, None]) & stored,
-        torch.where(stored, cross, nan),
-    )
+    return RecallMetrics(torch.where(stored, diag[..., None, :] / sumsq.sqrt(), nan),
+                         (first[..., None, :] >= ns[:, None]) & stored)
 
 
 def _recall_chunks(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind: str,
@@ -215,8 +121,8 @@ def _recall_chunks(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind
     kind = check_choice("kind", kind, KINDS)
     ns_t = _check_ns(ns)
     N = int(ns_t[-1])
-    gram = beaten = None
     chunk = _chunk(N, dtype)
+    gram = beaten = None
     for s in range(0, trials, chunk):  # memory chunks; all the trials inside a chunk run at once
         keys = random_keys(min(chunk, trials - s), N, d=d_k, kind=kind, generator=generator,
                            device=device, dtype=dtype)
@@ -239,10 +145,11 @@ def recall_sweep(d_k: int, ns: Sequence[int] | torch.Tensor, *, trials: int = 20
                  dtype: torch.dtype | None = None) -> RecallMetrics:
     """The store-and-recall experiment for one key dimension over ``trials`` independent trials and every n.
 
-    Each trial draws ``max(ns)`` random keys (``kind``), then :func:`recall_from_keys` stores the first
-    ``n`` of them for every ``n`` in ``ns`` and reads each back. Trials are vectorised; they are only
-    split into chunks so that the Gram matrices of one chunk stay within 32 MiB (the Binder budget).
-    Returns :class:`RecallMetrics` with fields (trials, len(ns), max(ns)).
+    Each trial draws ``max(ns)`` random keys (``kind``), stores the first ``n`` of them with one-hot
+    values for every ``n`` in ``ns`` (the same draw, as a context that keeps growing) and reads each
+    back. Trials are vectorised; they are only split into chunks so that the Gram matrices of one chunk
+    stay within 32 MiB (the Binder budget). Returns :class:`RecallMetrics` with fields
+    (trials, len(ns), max(ns)); item ``j >= n`` is nan/False.
     """
     parts = list(_recall_chunks(d_k, ns, trials, kind, generator, device, dtype))
     return parts[0] if len(parts) == 1 else RecallMetrics(*(torch.cat(f, dim=0) for f in zip(*parts, strict=True)))
@@ -317,71 +224,16 @@ def capacity_from_fidelity(ns: Sequence[int] | torch.Tensor, fidelity: torch.Ten
     return _largest_before_failure(ns_t, f >= threshold)
 
 
-def capacity_all_correct(ns: Sequence[int] | torch.Tensor, correct: torch.Tensor, fraction: float = 0.9) -> int:
-    """The largest n with every item ``correct`` in ≥ ``fraction`` of trials.
-
-    With the ``correct`` field of :func:`recall_sweep` (one-hot values, a codebook of the n stored values)
-    this measures key separation, not memory capacity; use :func:`retrieval_capacity` for a fixed codebook.
-
-    correct: per-item (trials, len(ns), n_max) booleans (items not stored count as correct), or
-    per-trial (trials, len(ns)) booleans "all items correct".
-    """
-    fraction = check_real("fraction", fraction, low=0.0, high=1.0)
-    if not isinstance(correct, torch.Tensor) or correct.dtype != torch.bool:
-        raise TypeError(f"correct: expected a boolean tensor, got {getattr(correct, 'dtype', type(correct).__name__)}")
-    if correct.dim() == 3:
-        ns_t = _check_ns(ns)
-        stored = torch.arange(correct.shape[-1], device=correct.device)[None, :] < ns_t.to(correct.device)[:, None]
-        correct = (correct | ~stored).all(-1)
-    ns_t, c = _curve("correct", ns, correct)
-    return _largest_before_failure(ns_t, c.reshape(-1, ns_t.numel()).double().mean(0) >= fraction)
-
-
-def capacity_from_crosstalk(ns: Sequence[int] | torch.Tensor, crosstalk: torch.Tensor, fraction: float = 0.5) -> int:
-    """The sufficient bound: the largest n whose worst row has summed crosstalk < 1 in ≥ ``fraction`` of trials.
-
-    ``Σ_{i≠j}|k_i·k_j| < 1`` for every row guarantees recall whatever the values; its mean grows as
-    ``(n−1)√(2/(π d_k))`` by definition, so its capacity's slope ½ follows from the definition. It is
-    the exact answer for adversarial values (:func:`adversarial_error_curve`), not for random ones.
-
-    crosstalk: per-item (trials, len(ns), n_max) with nan for items not stored, or the worst row per trial
-    (trials, len(ns)).
-    """
-    fraction = check_real("fraction", fraction, low=0.0, high=1.0)
-    if isinstance(crosstalk, torch.Tensor) and crosstalk.dim() == 3:
-        crosstalk = crosstalk.nan_to_num(nan=-math.inf).amax(-1)
-    ns_t, x = _curve("crosstalk", ns, crosstalk)
-    return _largest_before_failure(ns_t, (x.reshape(-1, ns_t.numel()) < 1).double().mean(0) >= fraction)
-
-
-def fit_slope(x: Sequence[float] | torch.Tensor, y: Sequence[float] | torch.Tensor) -> float:
-    """Least-squares slope of ``log y`` against ``log x`` (the exponent ``a`` in ``y ∝ x^a``)."""
-    lx = torch.as_tensor(x, dtype=torch.float64).flatten()
-    ly = torch.as_tensor(y, dtype=torch.float64).flatten()
-    if lx.numel() != ly.numel() or lx.numel() < 2:
-        raise ValueError(f"x, y: expected two sequences of the same length >= 2, got {lx.numel()} and {ly.numel()}")
-    if bool((lx <= 0).any()) or bool((ly <= 0).any()):
-        raise ValueError("x, y: expected positive numbers for a log-log fit")
-    lx, ly = lx.log(), ly.log()
-    lx = lx - lx.mean()
-    return float((lx * (ly - ly.mean())).sum() / (lx * lx).sum())
-
-
 # --------------------------------------------------------------------------------------- the full sweep
 class CapacitySweep(NamedTuple):
-    """Summaries of :func:`capacity_sweep`, one entry per key dimension (lists, as the n grids differ).
+    """Results of :func:`capacity_sweep`, one entry per key dimension (lists, as the n grids differ).
 
-    ns[i]: (P,) the grid for d_ks[i]; fidelity[i]: (trials, P) mean cosine over the items of each trial;
-    all_correct[i]: (trials, P) every item decoded correctly; worst_crosstalk[i]: (trials, P) the worst
-    row's summed crosstalk; first_cosine[i]: (trials, P) the cosine of the first item stored.
+    ns[i]: (P,) the grid for d_ks[i]; fidelity[i]: (trials, P) mean cosine over the items of each trial.
     """
 
     d_ks: list[int]
     ns: list[torch.Tensor]
     fidelity: list[torch.Tensor]
-    all_correct: list[torch.Tensor]
-    worst_crosstalk: list[torch.Tensor]
-    first_cosine: list[torch.Tensor]
 
 
 def n_grid(d_k: int, points: int = 24, max_ratio: float = 4.0) -> torch.Tensor:
@@ -406,7 +258,7 @@ def capacity_sweep(d_ks: Sequence[int], *, points: int = 24, max_ratio: float = 
                    kind: str = "gaussian", generator: torch.Generator | None = None,
                    device: torch.device | str | None = None, dtype: torch.dtype | None = None,
                    progress: bool = False) -> CapacitySweep:
-    """Run :func:`recall_sweep` for every key dimension on its grid :func:`n_grid` and keep per-trial summaries.
+    """Run :func:`recall_sweep` for every key dimension on its grid :func:`n_grid`; keep each trial's mean cosine.
 
     The loop over the few ``d_ks`` stays in Python on purpose: the grids (n up to ``max_ratio·d_k``)
     and key sizes differ, and padding every dimension to the largest one would multiply the work by
@@ -415,45 +267,19 @@ def capacity_sweep(d_ks: Sequence[int], *, points: int = 24, max_ratio: float = 
     if isinstance(d_ks, int) or len(d_ks) == 0:
         raise ValueError(f"d_ks: expected a non-empty sequence of key dimensions, got {d_ks!r}")
     d_ks = [check_int(f"d_ks[{i}]", d, low=1) for i, d in enumerate(d_ks)]
-    out = CapacitySweep(d_ks, [], [], [], [], [])
+    out = CapacitySweep(d_ks, [], [])
     for d in tqdm(d_ks, desc="d_k", disable=not progress):
         ns = n_grid(d, points, max_ratio)
-        parts = [_summarise(m) for m in _recall_chunks(d, ns, trials, kind, generator, device, dtype)]
-        fidelity, all_correct, worst, first = (torch.cat(f) if len(parts) > 1 else f[0]
-                                               for f in zip(*parts, strict=True))
+        parts = [m.cosine.nanmean(-1) for m in _recall_chunks(d, ns, trials, kind, generator, device, dtype)]
         out.ns.append(ns)
-        out.fidelity.append(fidelity)
-        out.all_correct.append(all_correct)
-        out.worst_crosstalk.append(worst)
-        out.first_cosine.append(first)
+        out.fidelity.append(torch.cat(parts) if len(parts) > 1 else parts[0])
     return out
-
-
-def _summarise(m: RecallMetrics) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Per-trial summaries of per-item metrics (..., P, N): mean cosine, all correct, worst crosstalk, first cosine."""
-    stored = ~m.cosine.isnan()
-    return (m.cosine.nanmean(-1), (m.correct | ~stored).all(-1),
-            m.crosstalk.nan_to_num(nan=-math.inf).amax(-1), m.cosine[..., 0])
-
-
-def sweep_capacities(sweep: CapacitySweep, *, threshold: float = 0.8, fraction_correct: float = 0.9,
-                     fraction_crosstalk: float = 0.5) -> dict[str, list[int]]:
-    """The three capacity estimates for every d_k of a sweep: ``{"average", "all_correct", "crosstalk"}``."""
-    return {
-        "average": [capacity_from_fidelity(n, f, threshold) for n, f in zip(sweep.ns, sweep.fidelity, strict=True)],
-        "all_correct": [capacity_all_correct(n, c, fraction_correct)
-                        for n, c in zip(sweep.ns, sweep.all_correct, strict=True)],
-        "crosstalk": [capacity_from_crosstalk(n, x, fraction_crosstalk)
-                      for n, x in zip(sweep.ns, sweep.worst_crosstalk, strict=True)],
-    }
-
-
 
 
 # ===================================================================================================
 # Capacity measured on actual read-outs: three retrieval criteria, per trial, at every n
 # ===================================================================================================
-RULES = ("hebbian", "delta", "softmax")
+MEMORIES = ("hebbian", "delta", "softmax")
 """Memories compared by :func:`readout_weights`: the Hebbian sum (linear attention), the delta rule
 (DeltaNet, one pass) and softmax attention (inverse temperature ``beta``, all past pairs kept)."""
 
@@ -491,7 +317,7 @@ def readout_weights(keys: torch.Tensor, values: torch.Tensor, rule: str = "hebbi
     if keys.shape[-2] != values.shape[-2]:
         raise ValueError(f"values: expected as many values as keys ({keys.shape[-2]}) along dim -2, "
                          f"got shape {tuple(values.shape)}")
-    rule = check_choice("rule", rule, RULES)
+    rule = check_choice("rule", rule, MEMORIES)
     beta = check_real("beta", beta, low=0.0, low_open=True)
     G = keys @ keys.mT
     if rule == "hebbian":
@@ -638,7 +464,7 @@ def retrieval_capacity(d_k: int, criterion: str, *, trials: int = 100, n_max: in
     criterion = check_choice("criterion", criterion, CRITERIA)
     trials = check_int("trials", trials, low=1)
     n_max = 4 * d_k if n_max is None else check_int("n_max", n_max, low=1)
-    rule = check_choice("rule", rule, RULES)
+    rule = check_choice("rule", rule, MEMORIES)
     threshold = check_real("threshold", threshold, low=-1.0, high=1.0)
     d_v = d_k if d_v is None else check_int("d_v", d_v, low=1)
     codebook_size = check_int("codebook_size", codebook_size, low=2)
@@ -682,17 +508,6 @@ class CapacityScaling(NamedTuple):
     capacities: list[torch.Tensor]
 
 
-def _bootstrap_slope(d_ks: Sequence[int], caps: Sequence[torch.Tensor], resamples: int, seed: int) -> float:
-    g = torch.Generator().manual_seed(seed)
-    means = torch.stack([c.double()[torch.randint(0, len(c), (resamples, len(c)), generator=g)].mean(-1)
-                         for c in caps], dim=-1)                                  # (resamples, len(d_ks))
-    lx = torch.tensor(d_ks, dtype=torch.float64).log()
-    lx = lx - lx.mean()
-    ly = means.clamp_min(1e-12).log()
-    slopes = ((ly - ly.mean(-1, keepdim=True)) * lx).sum(-1) / (lx * lx).sum()
-    return float(slopes.std())
-
-
 def capacity_scaling(d_ks: Sequence[int], criterion: str, *, n_max: Callable[[int], int] | None = None,
                      resamples: int = 1000, progress: bool = False, generator: torch.Generator | None = None,
                      **kwargs) -> CapacityScaling:
@@ -716,7 +531,7 @@ def capacity_scaling(d_ks: Sequence[int], criterion: str, *, n_max: Callable[[in
     if bool((mean <= 0).any()):
         slope, slope_se = math.nan, math.nan
     else:
-        slope, slope_se = fit_slope(d_ks, mean), _bootstrap_slope(d_ks, caps, resamples, 0)
+        slope, slope_se = fit_slope(d_ks, mean), bootstrap_slope_se(d_ks, caps, resamples=resamples, seed=0)
     return CapacityScaling(d_ks, mean, sem, torch.stack(cens), slope, slope_se, caps)
 
 
@@ -739,8 +554,7 @@ def scaling_residuals(d_ks: Sequence[int], capacities: Sequence[float] | torch.T
 
 __all__ = [
     "CRITERIA",
-    "KINDS",
-    "RULES",
+    "MEMORIES",
     "SCALINGS",
     "CapacityScaling",
     "CapacitySweep",
@@ -748,25 +562,18 @@ __all__ = [
     "RetrievalCapacity",
     "adversarial_error_curve",
     "average_capacity_theory",
-    "capacity_all_correct",
-    "capacity_from_crosstalk",
     "capacity_from_fidelity",
     "capacity_scaling",
     "capacity_sweep",
     "decoding_curve",
     "fidelity_theory",
     "first_failure",
-    "fit_slope",
     "min_cosine_curve",
     "n_grid",
-    "random_keys",
-    "random_values",
     "readout_weights",
-    "recall_from_keys",
     "recall_sweep",
     "retrieval_capacity",
     "scaling_residuals",
     "store_and_recall",
-    "sweep_capacities",
     "worst_case_bound",
 ]
