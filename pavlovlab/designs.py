@@ -3,8 +3,8 @@
 If a linear-attention layer is a Hebbian learner and a DeltaNet layer a Rescorla–Wagner learner
 (arXiv:2508.08289), the classic conditioning phenomena become *predictions* about what a trained
 model does with its context. This module writes each design as token sequences for the
-associative-recall models of :mod:`pavlovlab.models`, measures the model's response to the test cue,
-design against control, and checks the same probe on hand-built memories first.
+associative-recall models of :mod:`pavlovlab.models`; :mod:`pavlovlab.probes` measures the response to
+the test cue, design against control, in trained models and in hand-built memories.
 
 **Token sequences.** A conditioning trial is two positions, a *cue* then an *outcome*, exactly like a
 key–value pair of :func:`pavlovlab.tasks.associative_recall`; the sequence ends with a *test query*
@@ -37,10 +37,6 @@ overshadowing          AB→o ×m                          A→o ×m            
 conditioned inhibition (A→o, AX→n) ×m                   (A→o, BX→n) ×m                   X
 overexpectation        A→o ×m, B→o ×m, AB→o ×m          A→o ×m, B→o ×m, AC→o ×m          A
 =====================  ===============================  ===============================  ====
-
-Responses: for a trained model, ``log p(o)`` at the test query (nats); for a hand-built
-:class:`~pavlovlab.memory.AssociativeMemory` (random unit keys per cue token, compounds summed,
-one-hot outcomes), the read-out's component on ``o``, i.e. the associative strength ``V``.
 """
 
 from __future__ import annotations
@@ -103,7 +99,7 @@ class ProbeBatch(NamedTuple):
     with P pairs, the test query last; outcome, nothing: (N,) the token ids of ``o`` and ``n``;
     cues: (N, 4) the key token ids that play A, B, C, X;
     n_keys: how many of the V token ids are keys (the rest are values); design_higher: the sign of the
-    predicted effect (see :func:`effects`).
+    predicted effect (see :func:`pavlovlab.probes.effects`).
     """
 
     design: torch.Tensor
@@ -169,7 +165,7 @@ def make_probes(design: str, n: int, *, m: int = 2, n_pairs: int = 8, n_keys: in
 
 
 def rw_effect(design: str, *, m: int = 2, lr: float = 0.5) -> float:
-    """Rescorla–Wagner's prediction of a design's effect (the same sign convention as :func:`effects`).
+    """Rescorla–Wagner's prediction of a design's effect (signed as :func:`pavlovlab.probes.effects`).
 
     Runs :func:`pavlovlab.conditioning.rescorla_wagner` on the trial lists with one CS per cue letter
     (a compound is both CSs present, x = 1 each), λ = 1 on ``o`` trials and 0 on ``n`` trials, α = ``lr``;

@@ -1,4 +1,4 @@
-"""Bad input, table-driven, per public module (issue 12): every call gives a ValueError/TypeError whose
+"""Bad input, table-driven, per public module: every call gives a ValueError/TypeError whose
 message names the argument, a documented warning, or the right result; never a deep traceback from
 torch, never a silent wrong number.
 

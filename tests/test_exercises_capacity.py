@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from pavlovlab import capacity as cap
+from pavlovlab import retrieval
 from pavlovlab.sampling import random_keys, random_values
 from pavlovlab.teach.exercises import capacity as ex
 
@@ -172,7 +172,7 @@ def test_designed_measurement_right_passes_typical_mistakes_fail(capsys):
     bound = []                                                             # the sufficient bound Σ|k_i·k_j| < 1
     for d in D_KS:
         K = random_keys(100, d, d=d, kind="sphere", generator=torch.Generator().manual_seed(d))
-        bound.append(float(cap.first_failure(cap.adversarial_error_curve(K)[0] < 1).double().mean()))
+        bound.append(float(retrieval.first_failure(retrieval.adversarial_error_curve(K)[0] < 1).double().mean()))
     assert ex.check_capacity_slope(D_KS, bound) is False
     assert "well below" in capsys.readouterr().out
 
