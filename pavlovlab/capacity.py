@@ -317,8 +317,8 @@ def retrieval_capacity(d_k: int, criterion: str, *, trials: int = 100, n_max: in
       - ``"argmax"`` (b): every stored item is decoded correctly by argmax over a fixed codebook of
         ``codebook_size`` orthonormal codewords (one-hot labels, so ``d_v = codebook_size``, whatever n);
       - ``"adversarial"`` (c): the values are chosen, given the keys, to maximise the worst item's error
-        (:func:`adversarial_error_curve`); fails once that error reaches 1 (Hebbian memory only).
-    rule / beta: the memory, see :func:`readout_weights`. Keys: ``kind`` (unit sphere by default).
+        (:func:`pavlovlab.retrieval.adversarial_error_curve`); fails once that error reaches 1 (Hebbian memory only).
+    rule / beta: the memory, see :func:`pavlovlab.retrieval.readout_weights`. Keys: ``kind`` (unit sphere by default).
     n_max: the longest context tried (default ``4 d_k``): a trial that never fails is censored.
     Trials run ``chunk`` at a time (vectorised inside a chunk; chunks bound the memory).
     """

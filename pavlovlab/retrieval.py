@@ -156,7 +156,7 @@ def first_failure(ok: torch.Tensor) -> torch.Tensor:
     """Capacity per trial: the largest n such that the criterion holds after every n' ≤ n writes.
 
     ok: (..., N) bool, entry n−1 for n writes. Returns (...,) long: the number of leading True entries
-    (N when it never fails: a censored trial, see :class:`RetrievalCapacity`).
+    (N when it never fails: a censored trial, see :class:`pavlovlab.capacity.RetrievalCapacity`).
     """
     if not isinstance(ok, torch.Tensor) or ok.dtype != torch.bool:
         raise TypeError(f"ok: expected a boolean tensor, got {getattr(ok, 'dtype', type(ok).__name__)}")

@@ -411,7 +411,7 @@ def fake_experiments(monkeypatch, value=1):
             return {"figures": [reproduce._save(fig, out, name)], "value": value}
         return fn
 
-    monkeypatch.setattr(reproduce, "EXPERIMENTS", [reproduce.Experiment(n, "00", n, (), draw(n))
+    monkeypatch.setattr(reproduce, "EXPERIMENTS", [reproduce.Experiment(n, "00", n, draw(n))
                                                    for n in ("first", "second")])
     return reproduce
 
