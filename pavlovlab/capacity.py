@@ -13,10 +13,12 @@ per trial, at every ``n`` (:func:`retrieval_capacity`, :func:`capacity_scaling`)
 
 - (a) ``"cosine"``: every stored item's cosine ≥ θ (random values): grows like ``d_k``;
 - (b) ``"argmax"``: every item decoded correctly by argmax over a fixed codebook: close to ``d_k``;
-- (c) ``"adversarial"``: the values are chosen, given the keys, to maximise the worst error. The worst
-  error is then exactly ``max_j Σ_{i≠j} |k_i·k_j|`` (for unit keys), so this criterion and the
-  *sufficient bound* ``Σ_{i≠j}|k_i·k_j| < 1`` coincide, and the capacity grows like ``√d_k``
-  (each ``|k_i·k_j|`` has mean ``√(2/(π d_k))``: :func:`worst_case_bound`).
+- (c) ``"adversarial"``: every stored item must keep a read-out on its value's side (cosine > 0, so
+  sign decoding works) whatever unit values were stored. The sign-flip adversary ``v_i = −sign(k_i·k_j) v_j``
+  makes the read-out ``(1 − Σ_{i≠j}|k_i·k_j|) v_j`` (unit keys) and no choice of values does worse, so
+  this criterion is *derived*: it fails at the first n with ``max_j Σ_{i≠j}|k_i·k_j| ≥ 1``, a function of
+  the keys alone (:func:`adversarial_error_curve` builds those values and measures the read-out). Its
+  capacity grows like ``√d_k`` (each ``|k_i·k_j|`` has mean ``√(2/(π d_k))``: :func:`worst_case_bound`).
 
 The comparison memories of :func:`readout_weights`: the delta rule (one pass) and softmax attention.
 Older entry points: :func:`recall_sweep` / :func:`capacity_sweep` (mean-cosine curves with one-hot
@@ -278,7 +280,8 @@ def worst_case_bound(d_k: int | float | torch.Tensor) -> torch.Tensor:
 
     Each of the ``n − 1`` overlaps has ``E|k_i·k_j| ≈ √(2/(π d_k))`` (the mean of a half-normal, i.e. of
     ``|x|`` for ``x ~ N(0, 1/d_k)``); their sum stays below the signal 1 while ``n − 1 ≲ √(π d_k / 2)``.
-    The *worst* of n rows crosses earlier, so measured adversarial capacities sit below this curve.
+    The *worst* of n rows crosses earlier, so the capacities of criterion (c) (that worst row's crossing,
+    see :func:`adversarial_error_curve`) sit below this curve.
     """
     d_t = torch.as_tensor(d_k, dtype=torch.float64)
     if bool((d_t <= 0).any()):
@@ -563,34 +566,44 @@ def decoding_curve(weights: torch.Tensor, written: torch.Tensor, labels: torch.T
 
 
 def adversarial_error_curve(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The worst item's recall error when an adversary picks the values, after n writes, n = 1..N (Hebbian).
+    """The worst item's recall error along its own value when an adversary picks the values, n = 1..N (Hebbian).
 
-    Given the keys, the adversary chooses unit values to maximise ``max_j ‖S_n k_j − v_j‖``. By the triangle
-    inequality ``‖S_n k_j − v_j‖ = ‖(G_jj − 1) v_j + Σ_{i≠j} G_ij v_i‖ ≤ |G_jj − 1| + Σ_{i≠j, i≤n} |G_ij|``, and
-    the bound is reached by scalar values ``v_i = sign(G_ij) σ`` (``σ = ±1`` the sign of ``G_jj − 1``,
-    ``v_j = σ``). For the worst row ``j*`` this builds those values, stores them with Hebb's rule and
-    reads ``j*`` back: the returned error is that measured read-out's error, and it equals the bound.
+    After ``n`` writes the read-out of item ``j`` is ``S_n k_j = G_jj v_j + Σ_{i≠j, i≤n} G_ij v_i``
+    (``G = K Kᵀ``). For unit values its component along the true value is
 
-    keys: (..., N, d_k). Returns ``(error, worst_item)``, both (..., N): the error of item ``j*`` after n
-    writes (relative to ``‖v‖ = 1``; ≥ 1 means the read-out is no closer to ``v_{j*}`` than 0 is, and
-    for unit keys its sign is flipped) and ``j*``.
+        v_j · S_n k_j = G_jj + Σ_{i≠j} G_ij (v_i·v_j)  ≥  G_jj − Σ_{i≠j, i≤n} |G_ij|,
+
+    with equality for the **sign-flip** adversary ``v_i = −sign(G_ij) v_j``, which turns every crosstalk
+    term against the signal: the read-out becomes ``(G_jj − Σ_{i≠j}|G_ij|) v_j``. So the adversary defeats
+    sign decoding of item j (the read-out's cosine with ``v_j`` is ≤ 0; equivalently the nearer of ``±v_j``
+    is the wrong one) exactly when ``Σ_{i≠j, i≤n} |G_ij| ≥ G_jj`` (``≥ 1`` for unit keys): criterion (c)
+    is a function of the keys' Gram matrix alone.
+
+    For every n this picks the row ``j*`` with the smallest ``G_jj − Σ_{i≠j}|G_ij|``, builds the sign-flip
+    values (scalars ±1: any unit vector ``u`` times them gives the same numbers), stores the first n pairs
+    with Hebb's rule ``S_n = Σ_{i≤n} v_i k_iᵀ``, reads ``S_n k_{j*}`` with the key itself, and returns the
+    measured error along the value ``e = 1 − v_{j*}·S_n k_{j*}`` (``= Σ_{i≠j*}|G_ij*|`` for unit keys).
+
+    keys: (..., N, d_k). Returns ``(error, worst_item)``, both (..., N), entry n−1 after n writes:
+    ``error`` is 0 for a perfect recall and ≥ 1 when the read-out points away from (or is orthogonal to)
+    its value, i.e. retrieval fails; ``worst_item`` is ``j*``.
     """
     check_tensor("keys", keys, min_rank=2)
-    G = keys @ keys.mT
+    G = keys @ keys.mT                                                     # (..., N, N), symmetric
     N = G.shape[-1]
-    diag = torch.diagonal(G, dim1=-2, dim2=-1)                             # (..., N)
+    diag = torch.diagonal(G, dim1=-2, dim2=-1)                             # (..., N): the signals G_jj
     off = G.abs() * ~torch.eye(N, dtype=torch.bool, device=G.device)
-    bound = (diag - 1).abs()[..., :, None] + off.cumsum(-1)                # (..., N_j, N_n): bound for j after n
-    bound = bound.masked_fill(~_tri(N, G.device, strict=False), -math.inf)
-    worst = bound.argmax(-2)                                               # (..., N_n): j*(n)
+    margin = diag[..., :, None] - off.cumsum(-1)                           # (..., N_j, N_n): G_jj − Σ_{i≤n, i≠j}|G_ij|
+    margin = margin.masked_fill(~_tri(N, G.device, strict=False), math.inf)   # item j not yet written at n < j
+    worst = margin.argmin(-2)                                              # (..., N_n): j*(n)
     col = G.gather(-1, worst[..., None, :].expand(*G.shape[:-1], N))       # (..., N_i, N_n): G[i, j*(n)]
-    sigma = torch.where(diag.gather(-1, worst) >= 1, 1.0, -1.0).to(G.dtype)   # (..., N_n)
-    v = torch.where(col >= 0, 1.0, -1.0).to(G.dtype) * sigma[..., None, :]     # v_i = sign(G_ij*) σ
-    is_j = torch.arange(N, device=G.device)[:, None] == worst[..., None, :]
-    v = torch.where(is_j, sigma[..., None, :].expand_as(v), v)              # v_{j*} = σ
-    v = v * _tri(N, G.device, strict=False)                                 # only the first n pairs are stored
-    read = (v * col).sum(-2)                                                # S_n k_{j*} = Σ_{i≤n} v_i (k_i·k_{j*})
-    return (read - sigma).abs(), worst
+    v = torch.where(col >= 0, -1.0, 1.0).to(G.dtype)                       # v_i = −sign(G_ij*) v_j*, with v_j* = 1
+    v = torch.where(torch.arange(N, device=G.device)[:, None] == worst[..., None, :], 1.0, v)
+    v = v * _tri(N, G.device, strict=False)                                # after n writes only i ≤ n are stored
+    S = v.mT @ keys                                                        # (..., N_n, d_k): S_n = Σ_{i≤n} v_i k_iᵀ
+    query = keys.gather(-2, worst[..., :, None].expand(*worst.shape, keys.shape[-1]))   # (..., N_n, d_k): k_j*
+    read = (S * query).sum(-1)                                             # S_n k_{j*}, one number per n
+    return 1 - read, worst
 
 
 def first_failure(ok: torch.Tensor) -> torch.Tensor:
@@ -628,8 +641,10 @@ def retrieval_capacity(d_k: int, criterion: str, *, trials: int = 100, n_max: in
         are random unit vectors of dimension ``d_v`` (default ``d_k``);
       - ``"argmax"`` (b): every stored item is decoded correctly by argmax over a fixed codebook of
         ``codebook_size`` orthonormal codewords (one-hot labels, so ``d_v = codebook_size``, whatever n);
-      - ``"adversarial"`` (c): the values are chosen, given the keys, to maximise the worst item's error
-        (:func:`adversarial_error_curve`); fails once that error reaches 1 (Hebbian memory only).
+      - ``"adversarial"`` (c): the values are chosen, given the keys, by the sign-flip adversary of
+        :func:`adversarial_error_curve`; fails once the worst item's read-out has cosine ≤ 0 with its value
+        (error along the value ≥ 1: sign decoding fails), i.e. at the first n with
+        ``max_j Σ_{i≠j}|G_ij| ≥ G_jj`` (Hebbian memory only).
     rule / beta: the memory, see :func:`readout_weights`. Keys: ``kind`` (unit sphere by default).
     n_max: the longest context tried (default ``4 d_k``): a trial that never fails is censored.
     Trials run ``chunk`` at a time (vectorised inside a chunk; chunks bound the memory).
@@ -720,6 +735,25 @@ def capacity_scaling(d_ks: Sequence[int], criterion: str, *, n_max: Callable[[in
     return CapacityScaling(d_ks, mean, sem, torch.stack(cens), slope, slope_se, caps)
 
 
+def local_slopes(scaling: CapacityScaling) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log–log slopes between neighbouring key dimensions, and their standard errors from the trials.
+
+    ``b_i = ln(m_{i+1}/m_i) / ln(d_{i+1}/d_i)`` for the mean capacities ``m`` of ``scaling``; with
+    independent trials at each ``d_k`` the delta method gives
+    ``se(b_i) = √((s_i/m_i)² + (s_{i+1}/m_{i+1})²) / ln(d_{i+1}/d_i)`` (``s`` the standard errors of the
+    means). The error is sampling error only: a single fitted slope hides how ``b_i`` drifts with ``d_k``
+    (curvature), which these show. Returns ``(slopes, se)``, each (len(d_ks) − 1,) float64.
+    """
+    if not isinstance(scaling, CapacityScaling):
+        raise TypeError(f"scaling: expected a CapacityScaling, got {type(scaling).__name__}")
+    m, s = scaling.mean.double(), scaling.sem.double()
+    if bool((m <= 0).any()):
+        raise ValueError(f"scaling: expected positive mean capacities for a log-log slope, got {m.tolist()}")
+    gap = torch.tensor(scaling.d_ks, dtype=torch.float64).log().diff()
+    rel = s / m
+    return m.log().diff() / gap, (rel[1:].square() + rel[:-1].square()).sqrt() / gap
+
+
 SCALINGS = {
     "d_k": lambda d: d,
     "d_k / log d_k": lambda d: d / math.log(d),
@@ -757,6 +791,7 @@ __all__ = [
     "fidelity_theory",
     "first_failure",
     "fit_slope",
+    "local_slopes",
     "min_cosine_curve",
     "n_grid",
     "random_keys",
