@@ -14,10 +14,12 @@ per trial, at every ``n`` (:func:`retrieval_capacity`, :func:`capacity_scaling`)
 
 - (a) ``"cosine"``: every stored item's cosine ≥ θ (random values): grows like ``d_k``;
 - (b) ``"argmax"``: every item decoded correctly by argmax over a fixed codebook: close to ``d_k``;
-- (c) ``"adversarial"``: the values are chosen, given the keys, to maximise the worst error. The worst
-  error is then exactly ``max_j Σ_{i≠j} |k_i·k_j|`` (for unit keys), so this criterion and the
-  *sufficient bound* ``Σ_{i≠j}|k_i·k_j| < 1`` coincide, and the capacity grows like ``√d_k``
-  (each ``|k_i·k_j|`` has mean ``√(2/(π d_k))``: :func:`worst_case_bound`).
+- (c) ``"adversarial"``: every stored item must keep a read-out on its value's side (cosine > 0, so
+  sign decoding works) whatever unit values were stored. The sign-flip adversary ``v_i = −sign(k_i·k_j) v_j``
+  makes the read-out ``(1 − Σ_{i≠j}|k_i·k_j|) v_j`` (unit keys) and no choice of values does worse, so
+  this criterion is *derived*: it fails at the first n with ``max_j Σ_{i≠j}|k_i·k_j| ≥ 1``, a function of
+  the keys alone (:func:`pavlovlab.retrieval.adversarial_error_curve` builds those values and measures the
+  read-out). Its capacity grows like ``√d_k`` (each ``|k_i·k_j|`` has mean ``√(2/(π d_k))``: :func:`worst_case_bound`).
 
 The memories compared (:data:`pavlovlab.retrieval.MEMORIES`): the Hebbian sum, the delta rule (one pass)
 and softmax attention; their read-outs after every write come from :mod:`pavlovlab.retrieval`, random
@@ -193,7 +195,8 @@ def worst_case_bound(d_k: int | float | torch.Tensor) -> torch.Tensor:
 
     Each of the ``n − 1`` overlaps has ``E|k_i·k_j| ≈ √(2/(π d_k))`` (the mean of a half-normal, i.e. of
     ``|x|`` for ``x ~ N(0, 1/d_k)``); their sum stays below the signal 1 while ``n − 1 ≲ √(π d_k / 2)``.
-    The *worst* of n rows crosses earlier, so measured adversarial capacities sit below this curve.
+    The *worst* of n rows crosses earlier, so the capacities of criterion (c) (that worst row's crossing,
+    see :func:`pavlovlab.retrieval.adversarial_error_curve`) sit below this curve.
     """
     d_t = torch.as_tensor(d_k, dtype=torch.float64)
     if bool((d_t <= 0).any()):
@@ -316,8 +319,11 @@ def retrieval_capacity(d_k: int, criterion: str, *, trials: int = 100, n_max: in
         are random unit vectors of dimension ``d_v`` (default ``d_k``);
       - ``"argmax"`` (b): every stored item is decoded correctly by argmax over a fixed codebook of
         ``codebook_size`` orthonormal codewords (one-hot labels, so ``d_v = codebook_size``, whatever n);
-      - ``"adversarial"`` (c): the values are chosen, given the keys, to maximise the worst item's error
-        (:func:`pavlovlab.retrieval.adversarial_error_curve`); fails once that error reaches 1 (Hebbian memory only).
+      - ``"adversarial"`` (c): the values are chosen, given the keys, by the sign-flip adversary of
+        :func:`pavlovlab.retrieval.adversarial_error_curve`; fails once the worst item's read-out has cosine ≤ 0
+        with its value
+        (error along the value ≥ 1: sign decoding fails), i.e. at the first n with
+        ``max_j Σ_{i≠j}|G_ij| ≥ G_jj`` (Hebbian memory only).
     rule / beta: the memory, see :func:`pavlovlab.retrieval.readout_weights`. Keys: ``kind`` (unit sphere by default).
     n_max: the longest context tried (default ``4 d_k``): a trial that never fails is censored.
     Trials run ``chunk`` at a time (vectorised inside a chunk; chunks bound the memory).
@@ -397,6 +403,25 @@ def capacity_scaling(d_ks: Sequence[int], criterion: str, *, n_max: Callable[[in
     return CapacityScaling(d_ks, mean, sem, torch.stack(cens), slope, slope_se, caps)
 
 
+def local_slopes(scaling: CapacityScaling) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log–log slopes between neighbouring key dimensions, and their standard errors from the trials.
+
+    ``b_i = ln(m_{i+1}/m_i) / ln(d_{i+1}/d_i)`` for the mean capacities ``m`` of ``scaling``; with
+    independent trials at each ``d_k`` the delta method gives
+    ``se(b_i) = √((s_i/m_i)² + (s_{i+1}/m_{i+1})²) / ln(d_{i+1}/d_i)`` (``s`` the standard errors of the
+    means). The error is sampling error only: a single fitted slope hides how ``b_i`` drifts with ``d_k``
+    (curvature), which these show. Returns ``(slopes, se)``, each (len(d_ks) − 1,) float64.
+    """
+    if not isinstance(scaling, CapacityScaling):
+        raise TypeError(f"scaling: expected a CapacityScaling, got {type(scaling).__name__}")
+    m, s = scaling.mean.double(), scaling.sem.double()
+    if bool((m <= 0).any()):
+        raise ValueError(f"scaling: expected positive mean capacities for a log-log slope, got {m.tolist()}")
+    gap = torch.tensor(scaling.d_ks, dtype=torch.float64).log().diff()
+    rel = s / m
+    return m.log().diff() / gap, (rel[1:].square() + rel[:-1].square()).sqrt() / gap
+
+
 SCALINGS = {
     "d_k": lambda d: d,
     "d_k / log d_k": lambda d: d / math.log(d),
@@ -426,6 +451,7 @@ __all__ = [
     "capacity_scaling",
     "capacity_sweep",
     "fidelity_theory",
+    "local_slopes",
     "n_grid",
     "recall_sweep",
     "retrieval_capacity",

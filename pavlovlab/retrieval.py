@@ -122,34 +122,44 @@ def decoding_curve(weights: torch.Tensor, written: torch.Tensor, labels: torch.T
 
 
 def adversarial_error_curve(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The worst item's recall error when an adversary picks the values, after n writes, n = 1..N (Hebbian).
+    """The worst item's recall error along its own value when an adversary picks the values, n = 1..N (Hebbian).
 
-    Given the keys, the adversary chooses unit values to maximise ``max_j ‖S_n k_j − v_j‖``. By the triangle
-    inequality ``‖S_n k_j − v_j‖ = ‖(G_jj − 1) v_j + Σ_{i≠j} G_ij v_i‖ ≤ |G_jj − 1| + Σ_{i≠j, i≤n} |G_ij|``, and
-    the bound is reached by scalar values ``v_i = sign(G_ij) σ`` (``σ = ±1`` the sign of ``G_jj − 1``,
-    ``v_j = σ``). For the worst row ``j*`` this builds those values, stores them with Hebb's rule and
-    reads ``j*`` back: the returned error is that measured read-out's error, and it equals the bound.
+    After ``n`` writes the read-out of item ``j`` is ``S_n k_j = G_jj v_j + Σ_{i≠j, i≤n} G_ij v_i``
+    (``G = K Kᵀ``). For unit values its component along the true value is
 
-    keys: (..., N, d_k). Returns ``(error, worst_item)``, both (..., N): the error of item ``j*`` after n
-    writes (relative to ``‖v‖ = 1``; ≥ 1 means the read-out is no closer to ``v_{j*}`` than 0 is, and
-    for unit keys its sign is flipped) and ``j*``.
+        v_j · S_n k_j = G_jj + Σ_{i≠j} G_ij (v_i·v_j)  ≥  G_jj − Σ_{i≠j, i≤n} |G_ij|,
+
+    with equality for the **sign-flip** adversary ``v_i = −sign(G_ij) v_j``, which turns every crosstalk
+    term against the signal: the read-out becomes ``(G_jj − Σ_{i≠j}|G_ij|) v_j``. So the adversary defeats
+    sign decoding of item j (the read-out's cosine with ``v_j`` is ≤ 0; equivalently the nearer of ``±v_j``
+    is the wrong one) exactly when ``Σ_{i≠j, i≤n} |G_ij| ≥ G_jj`` (``≥ 1`` for unit keys): criterion (c)
+    is a function of the keys' Gram matrix alone.
+
+    For every n this picks the row ``j*`` with the smallest ``G_jj − Σ_{i≠j}|G_ij|``, builds the sign-flip
+    values (scalars ±1: any unit vector ``u`` times them gives the same numbers), stores the first n pairs
+    with Hebb's rule ``S_n = Σ_{i≤n} v_i k_iᵀ``, reads ``S_n k_{j*}`` with the key itself, and returns the
+    measured error along the value ``e = 1 − v_{j*}·S_n k_{j*}`` (``= Σ_{i≠j*}|G_ij*|`` for unit keys).
+
+    keys: (..., N, d_k). Returns ``(error, worst_item)``, both (..., N), entry n−1 after n writes:
+    ``error`` is 0 for a perfect recall and ≥ 1 when the read-out points away from (or is orthogonal to)
+    its value, i.e. retrieval fails; ``worst_item`` is ``j*``.
     """
     check_tensor("keys", keys, min_rank=2)
-    G = keys @ keys.mT
+    G = keys @ keys.mT                                                     # (..., N, N), symmetric
     N = G.shape[-1]
-    diag = torch.diagonal(G, dim1=-2, dim2=-1)                             # (..., N)
+    diag = torch.diagonal(G, dim1=-2, dim2=-1)                             # (..., N): the signals G_jj
     off = G.abs() * ~torch.eye(N, dtype=torch.bool, device=G.device)
-    bound = (diag - 1).abs()[..., :, None] + off.cumsum(-1)                # (..., N_j, N_n): bound for j after n
-    bound = bound.masked_fill(~_tri(N, G.device, strict=False), -math.inf)
-    worst = bound.argmax(-2)                                               # (..., N_n): j*(n)
+    margin = diag[..., :, None] - off.cumsum(-1)                           # (..., N_j, N_n): G_jj − Σ_{i≤n, i≠j}|G_ij|
+    margin = margin.masked_fill(~_tri(N, G.device, strict=False), math.inf)   # item j not yet written at n < j
+    worst = margin.argmin(-2)                                              # (..., N_n): j*(n)
     col = G.gather(-1, worst[..., None, :].expand(*G.shape[:-1], N))       # (..., N_i, N_n): G[i, j*(n)]
-    sigma = torch.where(diag.gather(-1, worst) >= 1, 1.0, -1.0).to(G.dtype)   # (..., N_n)
-    v = torch.where(col >= 0, 1.0, -1.0).to(G.dtype) * sigma[..., None, :]     # v_i = sign(G_ij*) σ
-    is_j = torch.arange(N, device=G.device)[:, None] == worst[..., None, :]
-    v = torch.where(is_j, sigma[..., None, :].expand_as(v), v)              # v_{j*} = σ
-    v = v * _tri(N, G.device, strict=False)                                 # only the first n pairs are stored
-    read = (v * col).sum(-2)                                                # S_n k_{j*} = Σ_{i≤n} v_i (k_i·k_{j*})
-    return (read - sigma).abs(), worst
+    v = torch.where(col >= 0, -1.0, 1.0).to(G.dtype)                       # v_i = −sign(G_ij*) v_j*, with v_j* = 1
+    v = torch.where(torch.arange(N, device=G.device)[:, None] == worst[..., None, :], 1.0, v)
+    v = v * _tri(N, G.device, strict=False)                                # after n writes only i ≤ n are stored
+    S = v.mT @ keys                                                        # (..., N_n, d_k): S_n = Σ_{i≤n} v_i k_iᵀ
+    query = keys.gather(-2, worst[..., :, None].expand(*worst.shape, keys.shape[-1]))   # (..., N_n, d_k): k_j*
+    read = (S * query).sum(-1)                                             # S_n k_{j*}, one number per n
+    return 1 - read, worst
 
 
 def first_failure(ok: torch.Tensor) -> torch.Tensor:

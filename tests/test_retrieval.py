@@ -1,7 +1,6 @@
 """Tests of pavlovlab.retrieval: the read-outs of every stored item after every write, against literal loops
 over n with the package's own memories and layers, and brute force over adversarial value patterns."""
 
-import itertools
 
 import pytest
 import torch
@@ -56,25 +55,6 @@ def test_decoding_curve_matches_a_literal_argmax(rule, beta, device):
     assert want.any() and not want.all()   # the case exercises both outcomes
 
 
-def test_adversarial_error_is_the_brute_force_worst_case_and_the_summed_crosstalk():
-    g = torch.Generator().manual_seed(5)
-    K = random_keys(4, 9, d=6, kind="sphere", generator=g, dtype=torch.float64)
-    err, _ = R.adversarial_error_curve(K)
-    for t in range(4):
-        for n in range(1, 10):
-            G = K[t, :n] @ K[t, :n].T
-            brute = max((G @ torch.tensor(s, dtype=torch.float64) - torch.tensor(s, dtype=torch.float64)).abs().max()
-                        for s in itertools.product((-1.0, 1.0), repeat=n))   # every ±1 value pattern
-            assert abs(float(brute) - float(err[t, n - 1])) < 1e-12
-            summed = max(sum(abs(float(G[i, j])) for i in range(n) if i != j) for j in range(n))
-            assert abs(summed - float(err[t, n - 1])) < 1e-12
-    # non-unit keys: the bound includes |G_jj - 1|
-    Kg = random_keys(2, 7, d=5, kind="gaussian", generator=g, dtype=torch.float64)
-    err, _ = R.adversarial_error_curve(Kg)
-    G = Kg[0] @ Kg[0].T
-    brute = max((G @ torch.tensor(s, dtype=torch.float64) - torch.tensor(s, dtype=torch.float64)).abs().max()
-                for s in itertools.product((-1.0, 1.0), repeat=7))
-    assert abs(float(brute) - float(err[0, -1])) < 1e-12
 
 
 def test_first_failure_counts_leading_successes():
