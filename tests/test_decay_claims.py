@@ -1,6 +1,7 @@
 """Notebook 07's recall-by-age comparison of decay, Hebbian and delta memories, against a literal loop."""
 
 import numpy as np
+import pytest
 import torch
 
 from pavlovlab import decay
@@ -46,3 +47,12 @@ def test_at_equal_load_decay_trades_old_pairs_for_recent_and_the_delta_rule_does
     for d, h in zip(mean["delta 1"], mean["decay 0.95"], strict=True):
         diff = d - h
         assert float(diff.mean()) > 4 * float(diff.std() / len(diff) ** 0.5)
+
+
+def test_bad_inputs_name_the_argument():
+    with pytest.raises(ValueError, match="gammas"):
+        decay.recall_by_age(8, gammas=(1.0,))
+    with pytest.raises(ValueError, match="betas"):
+        decay.recall_by_age(8, betas=(0.0,))
+    with pytest.raises(ValueError, match="n_pairs"):
+        decay.recall_by_age(0)

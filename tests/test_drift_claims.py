@@ -118,3 +118,19 @@ def test_every_stream_kind_tracks_with_every_rule(kind):
     s = make(8, 16, 16, 300, 50, generator=torch.Generator().manual_seed(1))
     out = drift.track(s, ("hebbian", "delta", "oja_subspace", "oja_clamped"), lr=0.5)
     assert out.cosine.shape == (4, 300) and bool(torch.isfinite(out.norm).all())
+
+
+def test_bad_inputs_name_the_argument():
+    S, keys, values = torch.zeros(4, 3), torch.eye(3)[:2], torch.eye(4)[:2]
+    with pytest.raises(ValueError, match="values"):
+        oja.memory_fixed_point(S, keys, torch.eye(4)[:3])
+    with pytest.raises(ValueError, match="S"):
+        oja.memory_fixed_point(torch.zeros(3, 4), keys, values)
+    with pytest.raises(TypeError, match="values"):
+        oja.memory_fixed_point(S, keys, values.long())
+    s = drift.redraw_stream(4, 8, 8, steps=20, period=10)
+    with pytest.raises(ValueError, match="steps"):
+        s.first(21)
+    with pytest.raises(TypeError, match="steps"):
+        s.first(2.5)
+    assert s.first(15).steps == 15 and s.first(15).drift_times.tolist() == [10]

@@ -1,6 +1,7 @@
 """Notebook 07's claims about what an unlearning edit removes, against literal NumPy computations."""
 
 import numpy as np
+import pytest
 import torch
 
 from pavlovlab import unlearning
@@ -58,3 +59,18 @@ def test_the_protected_edit_silences_the_cue_not_the_association():
     # an unseen look-alike is silenced by both edits (its k0 part is edited, its fresh part was never taught food 0)
     for m in (protected, plain):
         assert abs(float(m[:, 3].mean())) < 4 * se(m[:, 3])
+
+
+def test_bad_inputs_name_the_argument():
+    keys, values = unlearning.random_associations(3, 8, 4, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(ValueError, match="keys"):
+        unlearning.probe_cues(keys[:1])
+    with pytest.raises(ValueError, match="overlap"):
+        unlearning.probe_cues(keys, overlap=1.5)
+    S = values.T @ keys
+    with pytest.raises(ValueError, match="cues"):
+        unlearning.cue_response(S, torch.zeros(2, 5), values[0])
+    with pytest.raises(ValueError, match="value"):
+        unlearning.cue_response(S, keys, torch.zeros(5))
+    with pytest.raises(ValueError, match="n"):
+        unlearning.generalisation_after_unlearning(9, 8, 4)
