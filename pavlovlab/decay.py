@@ -15,12 +15,12 @@ itself is :func:`pavlovlab.attention.scalar_gated_linear_attention`; this module
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 
 from ._checks import check_float_dtype, check_int, check_real, check_real_tensor, check_tensor
-from .attention import linear_attention, scalar_gated_linear_attention
+from .attention import delta_rule_attention, linear_attention, scalar_gated_linear_attention
 from .sampling import random_keys
 
 
@@ -186,5 +186,36 @@ def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int
                               d_k, d_v, orthogonal=False, generator=generator, device=device, dtype=dtype)
 
 
+def recall_by_age(n_pairs: int, *, d_k: int = 64, d_v: int = 64, gammas: Sequence[float] = (0.95,),
+                  betas: Sequence[float] = (1.0,), n_trials: int = 128, generator: torch.Generator | None = None,
+                  device: torch.device | str | None = None,
+                  dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
+    """Recall of every pair against its age, for a Hebbian, decayed Hebbian and delta memory under the same load.
+
+    Each trial writes ``n_pairs`` random unit pairs (k_i, v_i) into every memory, then reads every key once:
+    ``cos(S k_i, v_i)``. Memories: ``"hebbian"`` (S = Σ v kᵀ, γ = 1), ``"decay γ"`` for each γ in ``gammas``
+    (S = Σ_a γ^a v kᵀ, a the pair's age) and ``"delta β"`` for each β in ``betas`` (the delta rule, which
+    forgets an old pair only where later keys overlap it). Drawn on the CPU ``generator`` in float64, then moved.
+
+    Returns {name: (n_trials, n_pairs)} with column a the pair of age a (a = 0: written last).
+    """
+    check_int("n_pairs", n_pairs, low=1)
+    check_int("d_k", d_k, low=1)
+    check_int("d_v", d_v, low=1)
+    check_int("n_trials", n_trials, low=1)
+    gammas = [float(_as_gamma(g, "gammas", high_open=True)) for g in gammas]
+    betas = [check_real("betas", b, low=0.0, low_open=True) for b in betas]
+    k = random_keys(n_trials, n_pairs, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
+    v = random_keys(n_trials, n_pairs, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
+    k, v = k.to(device=device, dtype=dtype), v.to(device=device, dtype=dtype)
+    states = {"hebbian": linear_attention(k, k, v, return_state=True)[1]}
+    for gm in gammas:
+        states[f"decay {gm:g}"] = linear_attention(k, k, v, decay=gm, return_state=True)[1]
+    for b in betas:
+        states[f"delta {b:g}"] = delta_rule_attention(k, k, v, b, return_state=True)[1]
+    return {name: torch.nn.functional.cosine_similarity(k @ S.mT, v, dim=-1, eps=1e-12).flip(-1)
+            for name, S in states.items()}
+
+
 __all__ = ["effective_window", "gated_recall", "half_life", "measured_half_life",
-           "recall_vs_lag", "retention", "retnet_decays"]
+           "recall_by_age", "recall_vs_lag", "retention", "retnet_decays"]

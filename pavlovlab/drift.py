@@ -57,6 +57,13 @@ class DriftStream:
         """The number of steps T."""
         return self.keys.shape[-2]
 
+    def first(self, steps: int) -> DriftStream:
+        """The stream's first ``steps`` steps (the same keys; drift times before ``steps`` only)."""
+        check_int("steps", steps, low=1, high=self.steps)
+        return DriftStream(self.keys[..., :steps, :], self.values[..., :steps, :], self.probes,
+                           self.targets[..., :steps, :, :], self.active[..., :steps, :],
+                           self.drift_times[self.drift_times < steps])
+
 
 def _random_keys(n: int, d_k: int, batch: torch.Size, orthogonal: bool, generator: torch.Generator | None,
                  dtype: torch.dtype) -> torch.Tensor:

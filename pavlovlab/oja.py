@@ -6,6 +6,8 @@ without limit. Oja (1982) added a decay proportional to the squared output,
 the input covariance ``C = E[x xᵀ]``: the unit learns principal component analysis.
 The subspace rule (Oja 1989) does the same for k units at once: ``ΔW = η (y xᵀ − y yᵀ W)`` with
 ``y = W x`` converges to an orthonormal basis of the top-k principal subspace.
+With the output clamped to a teacher value it becomes a memory rule (``memory.oja_subspace_update``);
+:func:`memory_fixed_point` says where that memory settles from a given state.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import torch
 from ._checks import check_choice, check_int, check_real, check_same_kind, check_tensor, warn_nonfinite
 from .sampling import random_keys
 
-__all__ = ["alignment", "data_cloud", "hebbian_unit", "oja_pca", "oja_subspace", "principal_components"]
+__all__ = ["alignment", "data_cloud", "hebbian_unit", "memory_fixed_point", "oja_pca", "oja_subspace",
+           "principal_components"]
 
 
 def data_cloud(n: int = 2000, d: int = 2, *, scales: Sequence[float] | None = None, batch_shape: Sequence[int] = (),
@@ -167,3 +170,34 @@ def oja_subspace(x: torch.Tensor, k: int = 2, *, lr: float = 0.01, epochs: int =
     W, traj = _run(x, W, lr, epochs, step, return_trajectory, progress)
     warn_nonfinite("oja_subspace", W, "the step size lr is too large for the data's variance (lr·λ₁ ≪ 1 needed)")
     return (W, traj) if return_trajectory else W
+
+
+def memory_fixed_point(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """Where the supervised Oja subspace memory settles from ``S`` when the pairs ``(keys, values)`` are
+    written again and again (``pavlovlab.memory.oja_subspace_update``, ``ΔS = v (k − Sᵀv)ᵀ``).
+
+    Every write is ``v`` times a row, so the change of S lies in the span of the values: with V the values
+    as columns and ``P = V (VᵀV)⁻¹ Vᵀ`` the projection on their span, ``(I − P) ΔS = 0`` and the part of S
+    outside the span never moves. The rule stops where ``Vᵀ S = Kᵀ`` (an affine set when n < d_v); the
+    point it reaches from S is the one nearest to S in Frobenius norm::
+
+        S* = (I − P) S + V (VᵀV)⁻¹ Kᵀ        (from S = 0: the dual basis V (VᵀV)⁻¹ Kᵀ, the smallest member)
+
+    S: (..., d_v, d_k); keys: (..., n, d_k); values: (..., n, d_v) of full rank n ≤ d_v -> S*: (..., d_v, d_k).
+    """
+    check_tensor("S", S, min_rank=2)
+    check_tensor("keys", keys, min_rank=2)
+    check_tensor("values", values, min_rank=2)
+    check_same_kind(S=S, keys=keys, values=values)
+    if keys.shape[-2] != values.shape[-2]:
+        raise ValueError(f"values: expected as many values as keys ({keys.shape[-2]}), got {values.shape[-2]}")
+    if keys.shape[-1] != S.shape[-1] or values.shape[-1] != S.shape[-2]:
+        raise ValueError(f"S: expected shape (..., d_v, d_k) = (..., {values.shape[-1]}, {keys.shape[-1]}), "
+                         f"got {tuple(S.shape)}")
+    if values.shape[-2] > values.shape[-1]:
+        raise ValueError(f"values: expected at most d_v = {values.shape[-1]} values (full rank), "
+                         f"got {values.shape[-2]}")
+    V, K = values.mT, keys.mT                                             # (..., d_v, n), (..., d_k, n)
+    gram = V.mT @ V                                                       # (..., n, n)
+    inside = V @ torch.linalg.solve(gram, V.mT @ S)                       # P S
+    return S - inside + V @ torch.linalg.solve(gram, K.mT)

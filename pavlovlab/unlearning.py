@@ -235,5 +235,71 @@ def unlearning_experiment(n: int = 16, d_k: int = 64, d_v: int = 64, *, repeats:
     return {m: unlearning_report(S, S_after, keys, values, 0) for m, S_after in after.items()}
 
 
-__all__ = ["METHODS", "UnlearningReport", "random_associations", "recall_strength", "unlearn_delta",
-           "unlearn_hebbian", "unlearning_experiment", "unlearning_report"]
+CUES = ("bell 0", "bell 1 (stored look-alike)", "blend of bells 0 and 1", "unseen look-alike", "unseen bell")
+
+
+def probe_cues(keys: torch.Tensor, *, overlap: float = 0.7, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Cues to probe what an edit of association 0 removed: the stored bells 0 and 1, their blend
+    ``normalise(k₀ + k₁)``, an unseen look-alike ``overlap·k₀ + √(1 − overlap²)·w`` (w a random unit vector
+    orthogonal to k₀, never stored) and an unseen random bell, in the order of :data:`CUES`.
+
+    keys: (..., n, d_k) unit keys, n ≥ 2 -> cues (..., 5, d_k), unit vectors; drawn on the CPU ``generator``.
+    """
+    check_tensor("keys", keys, min_rank=2)
+    if keys.shape[-2] < 2 or keys.shape[-1] < 2:
+        raise ValueError(f"keys: expected at least 2 keys of at least 2 dims, got shape {tuple(keys.shape)}")
+    overlap = check_real("overlap", overlap, low=-1.0, high=1.0)
+    k0, k1 = keys[..., 0, :], keys[..., 1, :]
+    fresh = random_keys(*keys.shape[:-2], 2, d=keys.shape[-1], kind="sphere", generator=generator,
+                        dtype=torch.float64).to(keys)
+    w = fresh[..., 0, :] - (fresh[..., 0, :] * k0).sum(-1, keepdim=True) * k0
+    w = w / w.norm(dim=-1, keepdim=True)
+    blend = (k0 + k1) / (k0 + k1).norm(dim=-1, keepdim=True)
+    look_alike = overlap * k0 + (1.0 - overlap ** 2) ** 0.5 * w
+    return torch.stack([k0, k1, blend, look_alike, fresh[..., 1, :]], dim=-2)
+
+
+def cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+    """How strongly each cue q evokes one food v: ``v·S q / ‖v‖²`` (1 = the full learned response).
+
+    S: (..., d_v, d_k), cues: (..., m, d_k), value: (..., d_v) -> (..., m).
+    """
+    check_tensor("S", S, min_rank=2)
+    check_tensor("cues", cues, min_rank=2)
+    check_tensor("value", value, min_rank=1)
+    check_same_kind(S=S, cues=cues, value=value)
+    check_dim("cues", cues.shape[-1], S.shape[-1], "key dimension d_k (last dim of S)")
+    check_dim("value", value.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
+    reads = cues @ S.mT                                                   # (..., m, d_v)
+    return (reads * value[..., None, :]).sum(-1) / (value * value).sum(-1, keepdim=True)
+
+
+def generalisation_after_unlearning(n: int = 16, d_k: int = 64, d_v: int = 64, *, overlap: float = 0.7,
+                                    n_trials: int = 256, generator: torch.Generator | None = None,
+                                    device: torch.device | str | None = None,
+                                    dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
+    """What an edit of association 0 removes: the response to food 0 at the :func:`probe_cues`, before and after.
+
+    Each of ``n_trials`` memories stores n unit pairs once, ``S = Σ v kᵀ``, with keys 0 and 1 at cosine
+    ``overlap``; association 0 is then edited three ways (see :func:`unlearning_experiment`) and every cue is
+    read along food 0, :func:`cue_response`. Returns {"before" or a method of :data:`METHODS`: (n_trials, 5)},
+    columns in the order of :data:`CUES`.
+    """
+    check_int("n_trials", n_trials, low=1)
+    check_int("n", n, low=2)
+    check_int("d_k", d_k, low=2)
+    if n - 1 >= d_k:
+        raise ValueError(f"n: protecting the other n − 1 keys needs n − 1 < d_k; got n = {n}, d_k = {d_k}")
+    keys, values = random_associations(n, d_k, d_v, batch_shape=(n_trials,), overlap=overlap, generator=generator,
+                                       device=device, dtype=dtype)
+    cues = probe_cues(keys, overlap=overlap, generator=generator)
+    S = outer_product_memory(keys, values)
+    k0, v0 = keys[..., 0, :], values[..., 0, :]
+    memories = {"before": S, "hebbian": unlearn_hebbian(S, k0, v0), "delta": unlearn_delta(S, k0),
+                "delta_protected": unlearn_delta(S, k0, protect=keys[..., 1:, :])}
+    return {name: cue_response(M, cues, v0) for name, M in memories.items()}
+
+
+__all__ = ["CUES", "METHODS", "UnlearningReport", "cue_response", "generalisation_after_unlearning",
+           "probe_cues", "random_associations", "recall_strength",
+           "unlearn_delta", "unlearn_hebbian", "unlearning_experiment", "unlearning_report"]
