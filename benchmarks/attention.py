@@ -32,6 +32,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from types import ModuleType
 
@@ -74,6 +75,7 @@ def chunk_form(name: str) -> Callable[..., torch.Tensor]:
     return lambda q, k, v: delta_rule_attention(q, k, v, 0.5, mode="chunk", chunk_size=CHUNK)
 
 
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 REFERENCE_T = [256, 512, 1024, 2048, 4096, 8192, 16384]
 REFERENCE_BACKWARD_T = (1024, 4096)
 """Lengths at which forward + backward is compared with the reference as well."""
@@ -173,7 +175,9 @@ def reference_comparison(args: argparse.Namespace, dtype: torch.dtype, device: t
         bad = {name: f"{e:.1e}" for name, e in errors.items() if e > AGREEMENT[dtype]}
         print(f"DISAGREE (> {AGREEMENT[dtype]:.0e}), not timed: {bad}")
         return
-    med = interleaved_medians(fns, args.repeats, device)
+    # short calls are timed more often (up to 8x at T <= 512): one preempted call weighs less in their median
+    counts = {name: args.repeats * min(8, max(1, 4096 // int(name.rsplit("|", 1)[1]))) for name in fns}
+    med = interleaved_medians(fns, args.repeats, device, counts, clock=CLOCKS[args.clock])
 
     def best_ref(T: int, suffix: str = "") -> tuple[float, int]:
         return min((med[f"delta reference C={C}{suffix}|{T}"], C) for C in REFERENCE_DELTA_CHUNKS)
@@ -259,6 +263,8 @@ def main() -> None:
                         help="run one part: the forms' table (with memory), the reference comparison or the profile")
     parser.add_argument("--profile-T", type=int, nargs="*", default=[256, 1024],
                         help="lengths at which --only profile profiles the linear chunk form")
+    parser.add_argument("--clock", choices=["wall", "cpu"],
+                        help="wall time, or this process's CPU time (default with --threads 1: robust to other jobs)")
     parser.add_argument("--memory-child", nargs=2, metavar=("FORM", "T"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.threads:
@@ -272,6 +278,9 @@ def main() -> None:
         print(f"load average {load:.2f} on {cores} cores, {torch.get_num_threads()} threads" + (
             "" if load < cores or torch.get_num_threads() == 1 else
             "; above the core count: threads of one product wait for each other (try --threads 1)"))
+    if args.clock is None:
+        args.clock = "cpu" if torch.get_num_threads() == 1 and device.type == "cpu" else "wall"
+    print(f"times are {'CPU time of this process' if args.clock == 'cpu' else 'wall time'} per call")
     if args.only == "profile":
         profile(args.profile_T, dtype, device)
         return
@@ -334,7 +343,7 @@ def forms_table(args: argparse.Namespace, dtype: torch.dtype, device: torch.devi
           f"{torch.get_num_threads()} threads; medians of {args.repeats} interleaved rounds "
           f"({args.slow_repeats} for the recurrent forms), ms")
     faults: dict[str, float] = {}
-    med = interleaved_medians(fns, args.repeats, device, counts, faults)
+    med = interleaved_medians(fns, args.repeats, device, counts, faults, clock=CLOCKS[args.clock])
     peak = 2 * N_REF ** 3 / med["matmul 2048^3"]
     print(f"sgemm reference: 2048^3 matmul {med['matmul 2048^3'] * 1e3:.2f} ms = {peak / 1e9:.1f} GFLOP/s\n")
 
