@@ -242,11 +242,8 @@ def scalar_gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Ten
     :func:`linear_attention` is this form's constant-gate case g_t = γ (tests/test_attention.py checks it);
     a gate near 0 at a token wipes the memory there.
 
-    One scalar per token scales the whole memory: this is the gate of Mamba-2 (``g_t = exp(−Δ_t a)``
-    with a scalar a per head) and of RetNet-style gated retention. Gated linear attention (GLA, Yang et
-    al. 2024) gates each key dimension, ``S_t = S_{t-1} diag(α_t) + v_t k_tᵀ`` with α_t in (0, 1)^d_k,
-    and Mamba's selective state space model uses ``exp(−Δ_t A)`` with a diagonal A per channel: both
-    are finer than this one.
+    One scalar per token scales the whole memory (the gate of Mamba-2 and of RetNet-style gated retention;
+    :func:`pavlovlab.attention_literal.gated_recurrent` compares it with finer gates).
 
     Args:
         q, k: (..., T, d_k); v: (..., T, d_v); g: (..., T); leading dims broadcast.
@@ -410,14 +407,11 @@ def _unit_lower_solve(A: Tensor, R: Tensor) -> Tensor:
     """``A⁻¹ R`` for a batch of unit lower-triangular systems: A (..., C, C) with ones on the diagonal and zeros
     above it, R (..., C, r) -> (..., C, r).
 
-    Without autograd: block forward substitution in batched matrix products, over blocks of ``b = SOLVE_BLOCK``
-    rows (A padded with the identity to a multiple of b). The diagonal blocks D_i are inverted all at once, row
-    by row (``x_j = e_j − Σ_{l<j} (D_i)_jl x_l``), then block row i of the solution is
-    ``E_i = D_i⁻¹ (R_i − A_i,<i E_<i)``, written in place. ``torch.linalg.solve_triangular`` computes the same
-    numbers (forward substitution, in another order) but on CPU solves a batch one small system at a time.
-    Under autograd, which cannot differentiate through a tensor written after it was read,
-    ``torch.linalg.solve_triangular``, whose backward pass is one more triangular solve (benchmarks/attention.py
-    says what each choice measured)."""
+    Without autograd: block forward substitution over blocks of ``b = SOLVE_BLOCK`` rows (A padded with the
+    identity): the diagonal blocks D_i inverted all at once, row by row, then block row i of the solution
+    ``E_i = D_i⁻¹ (R_i − A_i,<i E_<i)``, written in place (``torch.linalg.solve_triangular`` solves a CPU batch
+    one small system at a time). Under autograd, which cannot differentiate through in-place writes,
+    ``solve_triangular``, whose backward is one more solve (benchmarks/attention.py has the timings)."""
     if torch.is_grad_enabled() and (A.requires_grad or R.requires_grad):
         return torch.linalg.solve_triangular(A, R, upper=False, unitriangular=True)
     *lead, C, _ = A.shape

@@ -135,6 +135,11 @@ def gated_recurrent(q: Tensor, k: Tensor, v: Tensor, g: Tensor, S0: Tensor | Non
     """Linear attention with a forget gate per token, g: (..., T) in (0, 1]::
 
         S_t = g_t S_{t-1} + v_t k_tᵀ,      o_t = S_t q_t
+
+    One scalar per token scales the whole memory: the gate of Mamba-2 (``g_t = exp(−Δ_t a)`` with a scalar a
+    per head) and of RetNet-style gated retention. Gated linear attention (GLA, Yang et al. 2024) gates each key
+    dimension, ``S_t = S_{t-1} diag(α_t) + v_t k_tᵀ`` with α_t in (0, 1)^d_k, and Mamba's selective state space
+    model uses ``exp(−Δ_t A)`` with a diagonal A per channel: both are finer than this one.
     """
     S = _start(S0, q, v)
     outputs = []
