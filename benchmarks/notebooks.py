@@ -1,9 +1,14 @@
 """Run notebooks headless in a fresh kernel and report wall time, the kernel's peak memory and stored size.
 
     python benchmarks/notebooks.py                # every notebook in course/
+    python benchmarks/notebooks.py --threads 1 2  # each at one thread, then at two: a learner's hub, this machine
     python benchmarks/notebooks.py course/04_capacity_limits.ipynb --write   # and store the outputs
 
-Peak memory is the kernel process's resident set size, sampled every 50 ms.
+Peak memory is the kernel process's resident set size, sampled every 50 ms. ``--threads N`` limits the kernel
+to N threads the way a hub's deploy recipe does, through its environment: ``OMP_NUM_THREADS`` (torch's
+intra-op pool and OpenMP), ``MKL_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``NUMEXPR_NUM_THREADS``; without
+it the kernel takes what the machine gives. The table ends with the course total (the sum of the wall times,
+the largest peak).
 
 The kernel talks to this client over Unix sockets (ZeroMQ's ``ipc`` transport), not TCP: a TCP kernel gets
 ports that its client picked as free a moment earlier, which another kernel started at the same time can take
@@ -27,19 +32,30 @@ from traitlets.config import Config
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-def run(path: pathlib.Path, write: bool) -> tuple[float, float, float]:
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+def kernel_env(threads: int | None) -> dict[str, str]:
+    """The kernel's environment: this process's, with every thread pool limited to ``threads`` when given."""
+    env = dict(os.environ)
+    if threads is not None:
+        env |= {name: str(threads) for name in THREAD_VARIABLES}
+    return env
+
+
+def run(path: pathlib.Path, write: bool, threads: int | None = None) -> tuple[float, float, float]:
     nb = nbformat.read(path, as_version=4)
     with tempfile.TemporaryDirectory(prefix="pavlovlab-kernel-") as sockets:
         ipc = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "k")}})
         client = NotebookClient(nb, timeout=300, kernel_name="python3", config=ipc,
                                 resources={"metadata": {"path": str(path.parent)}})
-        wall, peak = _execute(client)
+        wall, peak = _execute(client, kernel_env(threads))
     if write:
         nbformat.write(nb, path)
     return wall, peak, path.stat().st_size / 1e6
 
 
-def _execute(client: NotebookClient) -> tuple[float, float]:
+def _execute(client: NotebookClient, env: dict[str, str]) -> tuple[float, float]:
     """Execute the client's notebook in a fresh kernel; return the wall time and the kernel's peak RSS (GB)."""
     peak = [0.0]
     done = threading.Event()
@@ -61,7 +77,7 @@ def _execute(client: NotebookClient) -> tuple[float, float]:
     sampler.start()
     start = time.perf_counter()
     try:
-        client.execute()
+        client.execute(env=env)
     finally:
         done.set()
     return time.perf_counter() - start, peak[0]
@@ -71,12 +87,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("notebooks", nargs="*", type=pathlib.Path, help="notebooks (default: course/*.ipynb)")
     parser.add_argument("--write", action="store_true", help="store the executed notebook in place")
+    parser.add_argument("--threads", type=int, nargs="+", metavar="N",
+                        help="run each notebook once per thread count (e.g. 1 2), each in a kernel limited to it")
     args = parser.parse_args()
     paths = args.notebooks or sorted((ROOT / "course").glob("[0-9]*.ipynb"))
-    print(f"{'notebook':40s} {'wall (s)':>9s} {'peak RSS (GB)':>14s} {'stored (MB)':>12s}")
+    threads: list[int | None] = list(args.threads) if args.threads else [None]
+    if args.write and len(threads) > 1:
+        parser.error("--write stores one run: give at most one --threads value with it")
+    if any(n is not None and n < 1 for n in threads):
+        parser.error(f"--threads: expected counts >= 1, got {args.threads}")
+    labels = ["" if n is None else f" {n}t" for n in threads]
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(f"{'notebook':40s}" + "".join(f"{'wall (s)' + lab:>13s}{'peak (GB)' + lab:>14s}" for lab in labels)
+          + f"{'stored (MB)':>12s}")
+    totals = [[0.0, 0.0] for _ in threads]
     for p in paths:
-        wall, peak, size = run(p, args.write)
-        print(f"{p.name:40s} {wall:9.1f} {peak:14.2f} {size:12.2f}", flush=True)
+        cells = ""
+        for total, n in zip(totals, threads, strict=True):
+            wall, peak, size = run(p, args.write, n)
+            total[0], total[1] = total[0] + wall, max(total[1], peak)
+            cells += f"{wall:13.1f}{peak:14.2f}"
+        print(f"{p.name:40s}{cells}{size:12.2f}", flush=True)
+    print(f"{'course total (sum of walls, largest peak)':40s}"
+          + "".join(f"{wall:13.1f}{peak:14.2f}" for wall, peak in totals))
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 
 if __name__ == "__main__":

@@ -28,8 +28,8 @@ def median_time(fn: Callable[[], object], repeats: int, device: torch.device) ->
 
 
 def interleaved_medians(fns: dict[str, Callable[[], object]], repeats: int, device: torch.device,
-                        counts: dict[str, int] | None = None,
-                        faults: dict[str, float] | None = None) -> dict[str, float]:
+                        counts: dict[str, int] | None = None, faults: dict[str, float] | None = None,
+                        clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
     """Median wall time in seconds of each of ``fns``, timed round-robin (A, B, C, A, B, C, ...).
 
     On a shared, loaded machine the load drifts within seconds; timing the candidates in alternation puts
@@ -37,7 +37,10 @@ def interleaved_medians(fns: dict[str, Callable[[], object]], repeats: int, devi
     Each function is called once as warm-up, then ``counts[name]`` times (default ``repeats``): the slow ones
     take part only in the first rounds. When ``faults`` is given, it receives each function's median number of
     minor page faults per call (memory the allocator had handed back to the system and takes again: on Linux,
-    glibc returns freed blocks above its thresholds, and touching them again costs a fault per 4 KiB page)."""
+    glibc returns freed blocks above its thresholds, and touching them again costs a fault per 4 KiB page).
+
+    ``clock``: wall time by default; ``time.process_time`` (the CPU time of this process) measures one-thread
+    code on a machine shared with other jobs without the time it spends descheduled."""
     def sync() -> None:
         if device.type == "cuda":
             torch.cuda.synchronize()
@@ -53,10 +56,10 @@ def interleaved_medians(fns: dict[str, Callable[[], object]], repeats: int, devi
             if r >= counts.get(name, repeats):
                 continue
             before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-            start = time.perf_counter()
+            start = clock()
             fn()
             sync()
-            times[name].append(time.perf_counter() - start)
+            times[name].append(clock() - start)
             faulted[name].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
     if faults is not None:
         faults |= {name: statistics.median(f) for name, f in faulted.items()}

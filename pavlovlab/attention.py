@@ -5,10 +5,13 @@ unconditioned stimuli (US), queries are test stimuli. Shapes: ``q, k: (..., T, d
 ``v: (..., T, d_v)``; any leading dims (batch, heads) broadcast. The memory (state) is the paper's
 matrix ``S = Σ v kᵀ`` of shape ``(..., d_v, d_k)``, read as ``S q``.
 
-Each algorithm comes in forms that compute the same numbers, side by side:
-``"parallel"`` (one masked matrix product), ``"recurrent"`` (the explicit loop over time that
-updates ``S``: the circuit as written in the paper) and ``"chunk"`` (chunkwise: masked products
-inside chunks of ``chunk_size`` tokens plus a state carried from chunk to chunk).
+Each algorithm comes in forms that compute the same numbers: ``"parallel"`` (one masked matrix product),
+``"recurrent"`` (the explicit loop over time that updates ``S``: the circuit as written in the paper) and
+``"chunk"`` (chunkwise: masked products inside chunks of ``chunk_size`` tokens plus a state carried from chunk
+to chunk). The public functions here check their inputs once, then call a form: the recurrent and parallel
+forms are the literal ones of :mod:`pavlovlab.attention_literal`; the chunk forms are the fast kernels below
+(:func:`linear_chunk_kernel`, :func:`delta_chunk_kernel`), which check nothing, so that a caller whose inputs
+are valid by construction (``models.Block``) calls them directly.
 
 Edge cases, the same in every form: ``T = 0`` gives an empty ``(..., 0, d_v)`` output (and the initial
 state back); a ``chunk_size`` larger than ``T`` is clamped to ``T``. Non-finite inputs raise; a result
@@ -17,15 +20,18 @@ that becomes non-finite from finite inputs warns once (``pavlovlab._checks``' no
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import torch
 import torch.nn.functional as F
 
+from . import attention_literal as literal
 from ._checks import (
+    all_finite,
     broadcast_lead,
     check_choice,
     check_dim,
+    check_finite,
     check_int,
     check_output,
     check_real,
@@ -46,9 +52,6 @@ FEATURE_MAPS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "relu": F.relu,
 }
 LINEAR_MODES = ("parallel", "recurrent", "chunk")
-SEGMENT_CHUNKS = 16
-"""The chunkwise forms walk through a long sequence in segments of this many chunks, carrying the state from
-one to the next, so that a segment's working set stays in the CPU cache and the time grows linearly in T."""
 DELTA_MODES = ("recurrent", "chunk")
 GATED_MODES = ("parallel", "recurrent")
 POSITIVE_MAPS = ("elu1", "relu")
@@ -56,19 +59,37 @@ POSITIVE_MAPS = ("elu1", "relu")
 BETA_MAX = 2.0
 """The delta rule's bound: with unit keys, ``I − β k kᵀ`` is a contraction for 0 < β < 2 (a reflection at 2)."""
 LOW_PRECISION = (torch.float16, torch.bfloat16)
+SEGMENT_CHUNKS = 16
+"""The chunk kernels walk through a long sequence in segments of this many chunks, carrying the state from
+one to the next, so that a segment's working set stays in the CPU cache and the time grows linearly in T."""
+SOLVE_BLOCK = 8
+"""Block size (rows) of :func:`_unit_lower_solve`."""
 
 
+# ------------------------------------------------------------------------------------------------ checks
 def _check_qkv(q: object, k: object, v: object, *, same_length: bool = True) -> torch.Size:
-    """Validate q, k, v and return the broadcast leading shape."""
-    check_tensor("q", q, min_rank=2)
-    check_tensor("k", k, min_rank=2)
-    check_tensor("v", v, min_rank=2)
+    """Validate the kinds and shapes of q, k, v and return the broadcast leading shape. Their values are
+    checked by :func:`_check_values` once the form has run (one reduction for inputs and output together)."""
+    check_tensor("q", q, min_rank=2, finite=False)
+    check_tensor("k", k, min_rank=2, finite=False)
+    check_tensor("v", v, min_rank=2, finite=False)
     check_same_kind(q=q, k=k, v=v)
     check_dim("k", k.shape[-1], q.shape[-1], "key dimension d_k (last dim of q)")
     check_dim("v", v.shape[-2], k.shape[-2], "sequence length T (dim -2 of k)")
     if same_length:
         check_dim("q", q.shape[-2], k.shape[-2], "sequence length T (dim -2 of k, causal attention)")
     return broadcast_lead(q=q.shape[:-2], k=k.shape[:-2], v=v.shape[:-2])
+
+
+def _check_values(where: str, cause: str, out: Tensor, **inputs: Tensor) -> None:
+    """The non-finite policy for the inputs and the result at the cost of one reduction: if the sums of all of
+    them are finite, every entry is. Otherwise a non-finite input raises naming it, and a non-finite result of
+    finite inputs warns (``cause`` says why it can happen)."""
+    if all_finite(torch.stack([x.detach().sum() for x in (*inputs.values(), out)])):
+        return
+    for name, x in inputs.items():
+        check_finite(name, x)
+    warn_nonfinite(where, out, cause)
 
 
 def _check_state(name: str, state: object, shape: tuple[int, ...], like: torch.Tensor,
@@ -117,6 +138,7 @@ def _decay_tensor(decay: object, lead: torch.Size, like: torch.Tensor) -> torch.
     return gamma[..., None, None]
 
 
+# ------------------------------------------------------------------------------------------ public forms
 def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = True,
                       scale: float | None = None) -> torch.Tensor:
     """Softmax attention ``o_t = Σ_s softmax_s(scale · q_t·k_s) v_s`` (``s ≤ t`` when causal).
@@ -125,16 +147,10 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, caus
     ``1/√d_k``. Causal attention needs ``T_q = T``. Cost O(T² d): every query scores every key.
     """
     _check_qkv(q, k, v, same_length=causal)
-    scale = q.shape[-1] ** -0.5 if scale is None else check_real("scale", scale, low=0.0, low_open=True)
-    if k.shape[-2] == 0:  # no key to attend to: an empty causal sequence (or no memory for a cross-attention)
-        lead = broadcast_lead(q=q.shape[:-2], k=k.shape[:-2], v=v.shape[:-2])
-        return v.new_zeros(*lead, q.shape[-2], v.shape[-1])
-    scores = (q @ k.mT) * scale
-    if causal:
-        T = k.shape[-2]
-        mask = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
-        scores = scores.masked_fill(mask, float("-inf"))
-    return scores.softmax(dim=-1) @ v
+    scale = None if scale is None else check_real("scale", scale, low=0.0, low_open=True)
+    o = literal.softmax_parallel(q, k, v, causal, scale)
+    _check_values("softmax_attention", "very large q or k overflow the scores", o, q=q, k=k, v=v)
+    return o
 
 
 def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, feature_map: FeatureMap = "identity",
@@ -197,21 +213,17 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
             z0 = _check_state("initial_state[1]", initial_state[1], (d_k,), q, lead)
         else:
             S0 = _check_state("initial_state", initial_state, (d_v, d_k), q, lead)
-    fq, fk, v = (x.expand(*lead, *x.shape[-2:]) for x in (fq, fk, v))
+    fq, fk, w = (x.expand(*lead, *x.shape[-2:]) for x in (fq, fk, v))
     S0 = q.new_zeros(*lead, d_v, d_k) if S0 is None else S0.expand(*lead, d_v, d_k)
     if normalize:
         z0 = q.new_zeros(*lead, d_k) if z0 is None else z0.expand(*lead, d_k)
-        v = torch.cat([v, torch.ones_like(v[..., :1])], dim=-1)  # z rides along as an extra value row
+        w = torch.cat([w, torch.ones_like(w[..., :1])], dim=-1)  # z rides along as an extra value row
         S0 = torch.cat([S0, z0[..., None, :]], dim=-2)
-    T = q.shape[-2]
-    if T == 0:
-        o, S = v.new_zeros(*lead, 0, v.shape[-1]), S0.clone()
-    elif mode == "chunk":
-        C = min(chunk_size, T)
-        o, S = _segmented(lambda *x: _linear_chunk(*x[:3], gamma, *x[3:]), (fq, fk, v), S0, C)
+    if mode == "chunk":
+        o, S = linear_chunk_kernel(fq, fk, w, gamma, S0, chunk_size)
     else:
-        o, S = (_linear_parallel if mode == "parallel" else _linear_recurrent)(fq, fk, v, gamma, S0)
-    warn_nonfinite("linear_attention", o, "very large q, k or v overflow the dtype")
+        o, S = (literal.linear_parallel if mode == "parallel" else literal.linear_recurrent)(fq, fk, w, gamma, S0)
+    _check_values("linear_attention", "very large q, k or v overflow the dtype", o, q=q, k=k, v=v)
     if normalize:
         o = o[..., :d_v] / (o[..., d_v:] + EPS)
         S, z = S[..., :d_v, :], S[..., d_v, :]
@@ -230,11 +242,8 @@ def scalar_gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Ten
     :func:`linear_attention` is this form's constant-gate case g_t = γ (tests/test_attention.py checks it);
     a gate near 0 at a token wipes the memory there.
 
-    One scalar per token scales the whole memory: this is the gate of Mamba-2 (``g_t = exp(−Δ_t a)``
-    with a scalar a per head) and of RetNet-style gated retention. Gated linear attention (GLA, Yang et
-    al. 2024) gates each key dimension, ``S_t = S_{t-1} diag(α_t) + v_t k_tᵀ`` with α_t in (0, 1)^d_k,
-    and Mamba's selective state space model uses ``exp(−Δ_t A)`` with a diagonal A per channel: both
-    are finer than this one.
+    One scalar per token scales the whole memory (the gate of Mamba-2 and of RetNet-style gated retention;
+    :func:`pavlovlab.attention_literal.gated_recurrent` compares it with finer gates).
 
     Args:
         q, k: (..., T, d_k); v: (..., T, d_v); g: (..., T); leading dims broadcast.
@@ -256,154 +265,15 @@ def scalar_gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Ten
     lead = broadcast_lead(qkv=lead, g=g.shape[:-1])
     d_k, d_v = q.shape[-1], v.shape[-1]
     q, k, v = (x.expand(*lead, *x.shape[-2:]) for x in (q, k, v))
-    g = g.expand(*lead, T)
     S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
         _check_state("initial_state", initial_state, (d_v, d_k), q, lead).expand(*lead, d_v, d_k)
     if T == 0:  # an empty sequence: an empty output, the state unchanged (as in every attention form)
-        return (v.new_zeros(*lead, 0, d_v), S0.clone()) if return_state else v.new_zeros(*lead, 0, d_v)
-    if mode == "recurrent":
-        S, outputs = S0, []
-        for t in range(T):
-            S = g[..., t, None, None] * S + v[..., t, :, None] * k[..., t, None, :]
-            outputs.append((S @ q[..., t, :, None])[..., 0])
-        o = torch.stack(outputs, dim=-2) if outputs else v.new_zeros(*lead, 0, d_v)  # T = 0: empty
+        o, S = v.new_zeros(*lead, 0, d_v), S0.clone()
     else:
-        b = torch.cumsum(torch.log(g), dim=-1)                          # (..., T): log of Π_{r≤t} g_r
-        causal = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()
-        D = torch.where(causal, b[..., :, None] - b[..., None, :], float("-inf")).exp()
-        o = ((q @ k.mT) * D) @ v + b.exp()[..., None] * (q @ S0.mT)
-        S = b[..., -1, None, None].exp() * S0 + (v * (b[..., -1:] - b).exp()[..., None]).mT @ k
+        form = literal.gated_parallel if mode == "parallel" else literal.gated_recurrent
+        o, S = form(q, k, v, g.expand(*lead, T), S0)
+    _check_values("scalar_gated_linear_attention", "very large q, k or v overflow the dtype", o, q=q, k=k, v=v)
     return (o, S) if return_state else o
-
-
-def _segmented(form: Callable[..., tuple[Tensor, Tensor]], seqs: tuple[Tensor, ...], S0: Tensor,
-               C: int) -> tuple[Tensor, Tensor]:
-    """Run a chunkwise ``form(*seqs, S0, C) -> (o, S)`` over segments of ``SEGMENT_CHUNKS`` chunks (time is
-    dim -2 of every tensor in ``seqs``), each segment starting from the state the last one left.
-
-    A segment's inputs are made contiguous once (a slice of time is not: its heads are ``T`` rows apart),
-    so that the batched products inside see one batch axis and do not copy their operands again. Each
-    segment's output is copied into one preallocated ``(..., T, d_out)`` tensor while it is still in cache
-    (no list of segments and no final ``torch.cat``; under autograd the segments are concatenated instead);
-    a sequence of one segment is returned as is."""
-    T, L = seqs[0].shape[-2], C * SEGMENT_CHUNKS
-    if T <= L:
-        return form(*(x.contiguous() for x in seqs), S0, C)
-    # split, not sliced: under autograd its backward is one concatenation, where a slice's backward fills a zero
-    # tensor of the whole length (O(T²) over all segments)
-    pieces = zip(*(x.split(L, dim=-2) for x in seqs), strict=True)
-    segments = (tuple(x.contiguous() for x in segment) for segment in pieces)
-    if torch.is_grad_enabled() and (S0.requires_grad or any(x.requires_grad for x in seqs)):
-        outputs = []                                                     # autograd: concatenate the outputs
-        for segment in segments:
-            o, S0 = form(*segment, S0, C)
-            outputs.append(o)
-        return torch.cat(outputs, dim=-2), S0
-    out: Tensor | None = None
-    for start, segment in zip(range(0, T, L), segments, strict=True):
-        o, S0 = form(*segment, S0, C)                                    # o: (..., ≤L, d_out)
-        if out is None:
-            out = o.new_empty(*o.shape[:-2], T, o.shape[-1])             # (..., T, d_out)
-        out[..., start:start + L, :] = o
-    assert out is not None
-    return out, S0
-
-
-def _chunks(x: Tensor, C: int) -> Tensor:
-    """(..., T, d) -> (..., n, C, d) with n = ⌈T/C⌉, zero-padded at the end only when C does not divide T
-    (a view, no copy, otherwise). Zero keys (and β = 0) write nothing, so the padding is exact."""
-    pad = -x.shape[-2] % C
-    if pad:
-        x = F.pad(x, (0, 0, 0, pad))
-    return x.unflatten(-2, (-1, C))
-
-
-def _powers(gamma: Tensor, exponents: Tensor) -> Tensor:
-    """γ^e for γ of shape (..., 1, 1) and integer exponents (m, n) -> (..., m, n); 0^0 = 1."""
-    return torch.pow(gamma, exponents.to(gamma.dtype))
-
-
-def _linear_parallel(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None, S0: Tensor) -> tuple[Tensor, Tensor]:
-    """Masked product: fq, fk (..., T, d_k), v (..., T, d_v), γ (..., 1, 1) or None, S0 (..., d_v, d_k)."""
-    T = fq.shape[-2]
-    t = torch.arange(T, device=fq.device)
-    lag = t[:, None] - t[None, :]                                    # (T, T): t − s
-    scores = fq @ fk.mT                                              # (..., T, T)
-    if gamma is None:
-        weights = scores.tril()
-        o = weights @ v + fq @ S0.mT                                 # (..., T, d_v)
-        S = S0 + v.mT @ fk                                           # (..., d_v, d_k)
-    else:
-        D = torch.where(lag >= 0, _powers(gamma, lag.clamp(min=0)), 0.0)  # (..., T, T): γ^(t−s), s ≤ t
-        o = (scores * D) @ v + _powers(gamma, (t + 1)[:, None]) * (fq @ S0.mT)
-        S = (_powers(gamma, torch.tensor([[T]], device=fq.device)) * S0
-             + (v * _powers(gamma, (T - 1 - t)[:, None])).mT @ fk)
-    return o, S
-
-
-def _linear_recurrent(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None,
-                      S0: Tensor) -> tuple[Tensor, Tensor]:
-    """The loop over t of the paper's circuit; shapes as in ``_linear_parallel``."""
-    S = S0
-    outputs = []
-    for t in range(fq.shape[-2]):
-        write = v[..., t, :, None] * fk[..., t, None, :]          # v_t φ(k_t)ᵀ: (..., d_v, d_k)
-        S = write + (S if gamma is None else gamma * S)
-        outputs.append((S @ fq[..., t, :, None])[..., 0])          # S_t φ(q_t): (..., d_v)
-    return torch.stack(outputs, dim=-2), S                         # (..., T, d_v), (..., d_v, d_k)
-
-
-def _states_before(deltas: Tensor, S0: Tensor) -> Tensor:
-    """The state before each chunk, ``S0 + Σ_{j<c} deltas_j``: deltas (..., n, d_v, d_k), S0 (..., d_v, d_k) ->
-    (..., n, d_v, d_k). A running sum, one in-place add per chunk into a preallocated tensor (``cumsum`` over
-    the chunk axis took 4× longer); under autograd, where ``out=`` is not allowed, the cumulative sum."""
-    if torch.is_grad_enabled() and (deltas.requires_grad or S0.requires_grad):
-        return torch.cat([S0[..., None, :, :], deltas[..., :-1, :, :]], dim=-3).cumsum(dim=-3)
-    starts = torch.empty_like(deltas)
-    starts[..., 0, :, :] = S0
-    for c in range(1, deltas.shape[-3]):
-        torch.add(starts[..., c - 1, :, :], deltas[..., c - 1, :, :], out=starts[..., c, :, :])
-    return starts
-
-
-def _linear_chunk(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None, S0: Tensor,
-                  C: int) -> tuple[Tensor, Tensor]:
-    """Chunkwise form on one segment: fq, fk (..., T, d_k), v (..., T, d_v), S0 (..., d_v, d_k), n = ⌈T/C⌉.
-
-    The states at the chunk boundaries: without decay a running sum of the chunks' writes
-    (:func:`_states_before`; no matrix product, so the operation count stays ``2T(C(d_k + d_v) + 2 d_k d_v)``);
-    with decay one product with a strictly-lower-triangular matrix over the chunk axis
-    (``starts = γ^(Cc) S0 + M @ deltas``, ``M_cj = γ^(C(c−1−j))`` for j < c)."""
-    T, d_k, d_v = fq.shape[-2], fq.shape[-1], v.shape[-1]
-    qc, kc, vc = _chunks(fq, C), _chunks(fk, C), _chunks(v, C)       # (..., n, C, d)
-    n = qc.shape[-3]
-    scores = (qc @ kc.mT).tril_()                                    # (..., n, C, C): s ≤ t inside a chunk
-    if gamma is None:
-        deltas = vc.mT @ kc                                          # each chunk's writes: (..., n, d_v, d_k)
-        starts = _states_before(deltas, S0)                          # state before each chunk: (..., n, d_v, d_k)
-        o = (qc @ starts.mT).add_(scores @ vc)                       # carried state + masked intra-chunk block
-        S = starts[..., -1, :, :] + deltas[..., -1, :, :]            # padded keys are zero: exact
-    else:
-        g = gamma[..., None, :, :]                                   # (..., 1, 1, 1) against the chunk axis
-        i = torch.arange(C, device=fq.device)
-        c = torch.arange(n, device=fq.device)
-        below = c[:, None] > c[None, :]                              # (n, n): j < c
-        lag = i[:, None] - i[None, :]                                # (C, C)
-        intra = (scores * _powers(g, lag.clamp(min=0))) @ vc         # scores are already 0 above the diagonal
-        deltas = (vc * _powers(g, (C - 1 - i)[:, None])).mT @ kc     # (..., n, d_v, d_k), decayed to chunk end
-        gap = (c[:, None] - 1 - c[None, :]).clamp(min=0)             # (n, n): chunks between j and c
-        M = torch.where(below, _powers(gamma, C * gap), 0.0)         # (..., n, n)
-        starts = (M @ deltas.flatten(-2)).unflatten(-1, (d_v, d_k))  # (..., n, d_v, d_k)
-        starts += _powers(g, C * c[:, None, None]) * S0[..., None, :, :]  # γ^(Cc) S0
-        o = intra.add_(_powers(g, (i + 1)[:, None]) * (qc @ starts.mT))
-        S = _powers(gamma, torch.tensor([[C]], device=fq.device)) * starts[..., -1, :, :] + deltas[..., -1, :, :]
-        if T % C:  # a partial last chunk: decay its start state and its real writes by their true lags
-            last = T - (n - 1) * C
-            j = torch.arange(last, device=fq.device)
-            S = _powers(gamma, torch.tensor([[last]], device=fq.device)) * starts[..., n - 1, :, :] \
-                + (v[..., T - last:, :] * _powers(gamma, (last - 1 - j)[:, None])).mT @ fk[..., T - last:, :]
-    o = o.flatten(-3, -2)                                            # (..., n·C, d_v)
-    return (o[..., :T, :] if T % C else o), S
 
 
 def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: float | torch.Tensor, *,
@@ -422,8 +292,8 @@ def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta
     can still diverge (the step's factor is ``1 − β‖k‖²``): a non-finite result then warns once
     (:class:`pavlovlab._checks.NonFiniteWarning`).
 
-    float16 and bfloat16 inputs are computed in float32 and the result cast back (the recurrence loses too
-    much in bfloat16's 8 mantissa bits).
+    float16 and bfloat16 inputs are computed in float32 and the result (output and state) cast back (the
+    recurrence loses too much in bfloat16's 8 mantissa bits).
 
     Args:
         q, k: (..., T, d_k); v: (..., T, d_v); leading dims broadcast.
@@ -447,70 +317,101 @@ def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta
         lead = broadcast_lead(qkv=lead, beta=beta.shape[:-1])
     else:
         beta = torch.full((T,), check_real("beta", beta, low=0.0, high=BETA_MAX), dtype=q.dtype, device=q.device)
-    beta = beta.expand(*lead, T)
-    q, k, v = (x.expand(*lead, *x.shape[-2:]) for x in (q, k, v))
     S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
         _check_state("initial_state", initial_state, (d_v, d_k), q, lead).expand(*lead, d_v, d_k)
-    dtype = q.dtype
-    if dtype in LOW_PRECISION:  # compute in float32, return in the caller's dtype
-        q, k, v, beta, S0 = (x.float() for x in (q, k, v, beta, S0))
-    if T == 0:
-        o, S = v.new_zeros(*lead, 0, d_v), S0.clone()
-    elif mode == "chunk":
-        o, S = _segmented(_delta_chunk, (q, k, v, beta[..., None]), S0, min(chunk_size, T))
-    else:
-        o, S = _delta_recurrent(q, k, v, beta, S0)
-    warn_nonfinite("delta_rule_attention", o, "the state diverged: are the keys L2-normalised? each step scales "
-                   "the stored k-component by 1 − β‖k‖², which must stay within [−1, 1]")
-    o, S = o.to(dtype), S.to(dtype)
+    x = [t.expand(*lead, *t.shape[-2:]) for t in (q, k, v)] + [beta.expand(*lead, T), S0]
+    if q.dtype in LOW_PRECISION:  # compute in float32, return in the caller's dtype
+        x = [t.float() for t in x]
+    o, S = (delta_chunk_kernel(*x, chunk_size) if mode == "chunk" else literal.delta_recurrent(*x))
+    _check_values("delta_rule_attention", "the state diverged: are the keys L2-normalised? each step scales the "
+                  "stored k-component by 1 − β‖k‖², which must stay within [−1, 1]", o, q=q, k=k, v=v)
+    o, S = o.to(q.dtype), S.to(q.dtype)
     return (o, S) if return_state else o
 
 
-def delta_rule_chunk_trusted(q: Tensor, k: Tensor, v: Tensor, beta: Tensor, *, chunk_size: int = 64) -> Tensor:
-    """The chunk form of :func:`delta_rule_attention` without its input checks, for a caller that guarantees
-    valid inputs by construction: q, k (..., T, d_k) with unit keys, v (..., T, d_v), β (..., T) in [0, 2], one
-    dtype and device, S_0 = 0. A model's forward pass (``models.Block``: β = sigmoid(·), keys L2-normalised)
-    uses it so that no check reads a tensor back to the host (no device sync; one graph for ``torch.compile``).
-    Returns o: (..., T, d_v)."""
-    *lead, T, d_k = q.shape
-    d_v = v.shape[-1]
+# ------------------------------------------------------------------------------------------- fast kernels
+def _segments(seqs: tuple[Tensor, ...], C: int) -> Iterator[tuple[Tensor, ...]]:
+    """The sequences (time in dim -2) cut into segments of ``SEGMENT_CHUNKS`` chunks, each made contiguous once
+    (a slice of time is not: its heads are T rows apart), so that the batched products inside see one batch
+    axis and do not copy their operands again. Split, not sliced: under autograd a split's backward is one
+    concatenation, where each slice's backward would fill a zero tensor of the whole length (O(T²) in all)."""
+    for piece in zip(*(x.split(C * SEGMENT_CHUNKS, dim=-2) for x in seqs), strict=True):
+        yield tuple(x.contiguous() for x in piece)
+
+
+def _chunks(x: Tensor, C: int) -> Tensor:
+    """(..., T, d) -> (..., n, C, d) with n = ⌈T/C⌉, zero-padded at the end only when C does not divide T
+    (a view, no copy, otherwise). Zero keys (and β = 0) write nothing, so the padding is exact."""
+    pad = -x.shape[-2] % C
+    if pad:
+        x = F.pad(x, (0, 0, 0, pad))
+    return x.unflatten(-2, (-1, C))
+
+
+def _powers(gamma: Tensor, exponents: Tensor | int) -> Tensor:
+    """γ^e for γ of shape (..., 1, 1) and integer exponents (m, n) -> (..., m, n); 0^0 = 1."""
+    return torch.pow(gamma, exponents.to(gamma.dtype) if isinstance(exponents, Tensor) else float(exponents))
+
+
+def linear_chunk_kernel(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None, S0: Tensor,
+                        chunk_size: int = 64) -> tuple[Tensor, Tensor]:
+    """The chunk form of :func:`linear_attention` (``literal.linear_chunkwise`` computes the same numbers), on
+    inputs it does not check: fq, fk (..., T, d_k) (feature maps applied), v (..., T, d_v), γ (..., 1, 1) or None,
+    S0 (..., d_v, d_k), all with the same leading dims. Returns ``(o, S_T)``.
+
+    Per segment of ``SEGMENT_CHUNKS`` chunks of C tokens (n chunks, the last zero-padded): the chunks' own
+    masked products ``tril(Q Kᵀ) V`` and writes ``Δ_c = V_cᵀ K_c`` in batched products; the state before each
+    chunk, ``S_c = S_0 + Σ_{j<c} Δ_j``, as a running sum (no matrix product, so that the operation count stays
+    ``2T(C(d_k + d_v) + 2 d_k d_v)``); then every chunk reads its start state, ``Q_c S_cᵀ``. With decay, the
+    powers of γ weight the same terms and the start states are one product over the chunk axis,
+    ``S_c = γ^(Cc) S_0 + Σ_{j<c} γ^(C(c−1−j)) Δ_j``."""
+    T, d_v = fq.shape[-2], v.shape[-1]
     if T == 0:
-        return v.new_zeros(*lead, 0, d_v)
-    return _segmented(_delta_chunk, (q, k, v, beta[..., None]), q.new_zeros(*lead, d_v, d_k), min(chunk_size, T))[0]
-
-
-def _delta_recurrent(q: Tensor, k: Tensor, v: Tensor, beta: Tensor, S0: Tensor) -> tuple[Tensor, Tensor]:
-    """The loop over t: q, k (..., T, d_k), v (..., T, d_v), beta (..., T), S0 (..., d_v, d_k)."""
-    S = S0
-    outputs = []
-    for t in range(q.shape[-2]):
-        k_t = k[..., t, :]
-        error = v[..., t, :] - (S @ k_t[..., None])[..., 0]             # US − prediction: (..., d_v)
-        S = S + beta[..., t, None, None] * error[..., :, None] * k_t[..., None, :]
-        outputs.append((S @ q[..., t, :, None])[..., 0])
-    return torch.stack(outputs, dim=-2), S
-
-
-SOLVE_BLOCK = 8
-"""Block size (rows) of :func:`_unit_lower_solve`."""
+        return v.new_zeros(*v.shape[:-2], 0, d_v), S0.clone()
+    C, S, outputs = min(chunk_size, T), S0, []
+    for q_seg, k_seg, v_seg in _segments((fq, fk, v), C):
+        n, part = -(-q_seg.shape[-2] // C), q_seg.shape[-2] % C     # chunks; tokens in a partial last chunk
+        qc, kc, vc = _chunks(q_seg, C), _chunks(k_seg, C), _chunks(v_seg, C)  # (..., n, C, d)
+        scores = (qc @ kc.mT).tril_()                                # (..., n, C, C): s ≤ t inside a chunk
+        if gamma is None:
+            deltas = vc.mT @ kc                                      # Δ_c: (..., n, d_v, d_k)
+            starts = [S]
+            for c in range(n - 1):                                   # S_{c+1} = S_c + Δ_c
+                starts.append(starts[-1] + deltas[..., c, :, :])
+            starts = torch.stack(starts, dim=-3)                     # (..., n, d_v, d_k)
+            o = (qc @ starts.mT).add_(scores @ vc)                   # carried state + masked intra-chunk block
+            S = starts[..., -1, :, :] + deltas[..., -1, :, :]        # padded keys are zero: exact
+        else:
+            g = gamma[..., None, :, :]                               # (..., 1, 1, 1) against the chunk axis
+            i, c = torch.arange(C, device=fq.device), torch.arange(n, device=fq.device)
+            lag = (i[:, None] - i[None, :]).clamp(min=0)             # (C, C): t − s (scores are 0 above)
+            intra = (scores * _powers(g, lag)) @ vc                  # γ^(t−s) inside a chunk
+            deltas = (vc * _powers(g, (C - 1 - i)[:, None])).mT @ kc  # (..., n, d_v, d_k), decayed to chunk end
+            gap = (c[:, None] - 1 - c[None, :]).clamp(min=0)         # (n, n): chunks between j and c
+            M = torch.where(c[:, None] > c[None, :], _powers(gamma, C * gap), 0.0)  # (..., n, n), j < c
+            starts = (M @ deltas.flatten(-2)).unflatten(-1, deltas.shape[-2:])  # (..., n, d_v, d_k)
+            starts = starts + _powers(g, C * c[:, None, None]) * S[..., None, :, :]  # + γ^(Cc) S_0
+            o = intra.add_(_powers(g, (i + 1)[:, None]) * (qc @ starts.mT))
+            if part:  # a partial last chunk: decay its start state and its real writes by their true lags
+                j = torch.arange(part, device=fq.device)
+                S = _powers(gamma, part) * starts[..., -1, :, :] \
+                    + (v_seg[..., -part:, :] * _powers(gamma, (part - 1 - j)[:, None])).mT @ k_seg[..., -part:, :]
+            else:
+                S = _powers(gamma, C) * starts[..., -1, :, :] + deltas[..., -1, :, :]
+        o = o.flatten(-3, -2)                                        # (..., n·C, d_v)
+        outputs.append(o[..., :q_seg.shape[-2], :] if part else o)
+    return (outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=-2)), S
 
 
 def _unit_lower_solve(A: Tensor, R: Tensor) -> Tensor:
     """``A⁻¹ R`` for a batch of unit lower-triangular systems: A (..., C, C) with ones on the diagonal and zeros
     above it, R (..., C, r) -> (..., C, r).
 
-    Without autograd: block forward substitution in batched matrix products, over blocks of ``b = SOLVE_BLOCK``
-    rows (A padded with the identity to a multiple of b). The diagonal blocks D_i are inverted all at once, row
-    by row (``x_j = e_j − Σ_{l<j} (D_i)_jl x_l``), then block row i of the solution is
-    ``E_i = D_i⁻¹ (R_i − A_i,<i E_<i)``, written in place. ``torch.linalg.solve_triangular`` computes the same
-    numbers (forward substitution, in another order) but on this CPU (torch 2.13, MKL) solves a batch one small
-    system at a time on one core: 64 systems of 64 unknowns with 128 right-hand sides took it 1.0–2.0 ms
-    (varying with the machine's load), this 0.66 ms.
-
-    Under autograd (training), which cannot differentiate through a tensor written after it was read,
-    ``torch.linalg.solve_triangular``: its backward pass is one more triangular solve, and forward + backward
-    measured 3.0 against 4.1 ms for the blocked form written without in-place writes (64 sequences, 2 heads,
-    T = 32, d = 16)."""
+    Without autograd: block forward substitution over blocks of ``b = SOLVE_BLOCK`` rows (A padded with the
+    identity): the diagonal blocks D_i inverted all at once, row by row, then block row i of the solution
+    ``E_i = D_i⁻¹ (R_i − A_i,<i E_<i)``, written in place (``torch.linalg.solve_triangular`` solves a CPU batch
+    one small system at a time). Under autograd, which cannot differentiate through in-place writes,
+    ``solve_triangular``, whose backward is one more solve (benchmarks/attention.py has the timings)."""
     if torch.is_grad_enabled() and (A.requires_grad or R.requires_grad):
         return torch.linalg.solve_triangular(A, R, upper=False, unitriangular=True)
     *lead, C, _ = A.shape
@@ -532,43 +433,43 @@ def _unit_lower_solve(A: Tensor, R: Tensor) -> Tensor:
     return E[..., :C, :] if P != C else E
 
 
-def _delta_chunk(q: Tensor, k: Tensor, v: Tensor, beta: Tensor, S0: Tensor, C: int) -> tuple[Tensor, Tensor]:
-    """Chunkwise delta rule on one segment: q, k (..., T, d_k), v (..., T, d_v), beta (..., T, 1),
-    S0 (..., d_v, d_k), n = ⌈T/C⌉ chunks.
+def delta_chunk_kernel(q: Tensor, k: Tensor, v: Tensor, beta: Tensor, S0: Tensor,
+                       chunk_size: int = 64) -> tuple[Tensor, Tensor]:
+    """The chunk form of :func:`delta_rule_attention` (``literal.delta_chunkwise`` computes the same numbers), on
+    inputs it does not check: q, k (..., T, d_k), v (..., T, d_v), β (..., T), S0 (..., d_v, d_k), all with the
+    same leading dims and one dtype. Returns ``(o, S_T)``.
 
     Inside a chunk with start state S_0 the errors e_t = β_t (v_t − S_{t−1} k_t) satisfy
     (I + diag(β) tril(K Kᵀ, −1)) E = diag(β) (V − K S_0ᵀ), so E = U − W S_0ᵀ with U, W from one
-    unit-triangular system (the UT transform, solved by :func:`_unit_lower_solve`). Then, with
-    A = tril(Q Kᵀ):
+    unit-triangular system (the UT transform, solved by :func:`_unit_lower_solve`) for all chunks at once.
+    Then, with A = tril(Q Kᵀ)::
 
         O     = Q S_0ᵀ + A E = (Q − A W) S_0ᵀ + A U
         S_end = S_0 + Eᵀ K   = S_0 (I − Wᵀ K) + Uᵀ K
 
-    Everything but the last line's short recurrence over chunks is one batched product for all chunks;
-    the recurrence writes each state into a preallocated tensor with one fused ``baddbmm`` per chunk."""
+    Everything but the last line's short recurrence over chunks (one fused ``baddbmm`` per chunk) is one batched
+    product for all the chunks of a segment."""
     T, d_k, d_v = q.shape[-2], q.shape[-1], v.shape[-1]
-    qc, kc, vc, bc = _chunks(q, C), _chunks(k, C), _chunks(v, C), _chunks(beta, C)  # (..., n, C, ·)
-    *lead, n, _, _ = qc.shape
-    system = (kc @ kc.mT).tril_(-1).mul_(bc)                             # diag(β) tril(K Kᵀ, −1): (..., n, C, C)
-    system.diagonal(dim1=-2, dim2=-1).fill_(1.0)                         # + I (unit diagonal)
-    UW = _unit_lower_solve(system, torch.cat([vc, kc], dim=-1).mul_(bc))  # [U, W]: (..., n, C, d_v + d_k)
-    AUW = (qc @ kc.mT).tril_() @ UW                                      # [A U, A W]: (..., n, C, d_v + d_k)
-    HG = UW.mT @ kc                                                      # [Uᵀ K; Wᵀ K]: (..., n, d_v + d_k, d_k)
-    P = HG[..., d_v:, :].neg_()                                          # −Wᵀ K, then + I: (..., n, d_k, d_k)
-    P.diagonal(dim1=-2, dim2=-1).add_(1.0)
-    H = HG[..., :d_v, :].reshape(-1, n, d_v, d_k)                        # Uᵀ K: (B, n, d_v, d_k), B = Π lead
-    P = P.reshape(-1, n, d_k, d_k)                                       # (B, n, d_k, d_k)
-    if torch.is_grad_enabled() and (H.requires_grad or P.requires_grad or S0.requires_grad):
-        states = [S0.reshape(-1, d_v, d_k)]                              # autograd: no out= (a list, stacked)
-        for c in range(n):                                               # S_{c+1} = Uᵀ K + S_c (I − Wᵀ K)
-            states.append(torch.baddbmm(H[:, c], states[-1], P[:, c]))
-        starts = torch.stack(states)                                     # (n+1, B, d_v, d_k)
-    else:
-        starts = H.new_empty(n + 1, H.shape[0], d_v, d_k)                # chunk-major, each slice contiguous
-        starts[0] = S0.reshape(-1, d_v, d_k)
-        for c in range(n):                                               # S_{c+1} = Uᵀ K + S_c (I − Wᵀ K)
-            torch.baddbmm(H[:, c], starts[c], P[:, c], out=starts[c + 1])
-    carried = starts[:n].movedim(0, 1).reshape(*lead, n, d_v, d_k)      # (..., n, d_v, d_k)
-    o = ((qc - AUW[..., d_v:]) @ carried.mT).add_(AUW[..., :d_v])        # (..., n, C, d_v)
-    o = o.flatten(-3, -2)                                                # (..., n·C, d_v)
-    return (o[..., :T, :] if T % C else o), starts[n].reshape(*lead, d_v, d_k)
+    if T == 0:
+        return v.new_zeros(*v.shape[:-2], 0, d_v), S0.clone()
+    C, S, outputs = min(chunk_size, T), S0, []
+    *lead, _, _ = q.shape
+    for qs, ks, vs, bs in _segments((q, k, v, beta[..., None]), C):
+        qc, kc, vc, bc = _chunks(qs, C), _chunks(ks, C), _chunks(vs, C), _chunks(bs, C)  # (..., n, C, ·)
+        n = qc.shape[-3]
+        system = (kc @ kc.mT).tril_(-1).mul_(bc)                     # diag(β) tril(K Kᵀ, −1): (..., n, C, C)
+        system.diagonal(dim1=-2, dim2=-1).fill_(1.0)                 # + I (unit diagonal)
+        UW = _unit_lower_solve(system, torch.cat([vc, kc], dim=-1).mul_(bc))  # [U, W]: (..., n, C, d_v + d_k)
+        AUW = (qc @ kc.mT).tril_() @ UW                              # [A U, A W]: (..., n, C, d_v + d_k)
+        HG = UW.mT @ kc                                              # [Uᵀ K; Wᵀ K]: (..., n, d_v + d_k, d_k)
+        P = HG[..., d_v:, :].neg_()                                  # −Wᵀ K, then + I: (..., n, d_k, d_k)
+        P.diagonal(dim1=-2, dim2=-1).add_(1.0)
+        H, P = HG[..., :d_v, :].reshape(-1, n, d_v, d_k), P.reshape(-1, n, d_k, d_k)  # batch flattened
+        starts = [S.reshape(-1, d_v, d_k)]
+        for c in range(n):                                           # S_{c+1} = Uᵀ K + S_c (I − Wᵀ K)
+            starts.append(torch.baddbmm(H[:, c], starts[-1], P[:, c]))
+        S = starts.pop().reshape(*lead, d_v, d_k)
+        carried = torch.stack(starts, dim=1).reshape(*lead, n, d_v, d_k)  # the state before each chunk
+        o = ((qc - AUW[..., d_v:]) @ carried.mT).add_(AUW[..., :d_v]).flatten(-3, -2)  # (..., n·C, d_v)
+        outputs.append(o[..., :qs.shape[-2], :])
+    return (outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=-2)), S

@@ -10,7 +10,8 @@ import torch.nn.functional as F
 from conftest import TOL, rel_rms
 
 from pavlovlab import AssociativeMemory, delta_rule_attention, linear_attention, softmax_attention
-from pavlovlab.attention import scalar_gated_linear_attention
+from pavlovlab import attention_literal as literal
+from pavlovlab.attention import SEGMENT_CHUNKS, delta_chunk_kernel, linear_chunk_kernel, scalar_gated_linear_attention
 
 LEAD = (2, 3)  # batch, heads
 D_K, D_V = 5, 7  # not powers of two, d_k != d_v
@@ -329,3 +330,114 @@ def test_initial_state_with_extra_leading_dims_is_named():
         linear_attention(q, k, v, initial_state=torch.zeros(3, 2, 4))
     with pytest.raises(ValueError, match=r"initial_state: expected leading dims"):
         delta_rule_attention(q, k, v, 0.5, initial_state=torch.zeros(3, 2, 4))
+
+
+# --- the literal forms (pavlovlab.attention_literal) are the reference of the fast kernels ---
+@pytest.mark.parametrize("T", [1, 37, 64, 130])
+@pytest.mark.parametrize("with_decay", [False, True])
+def test_literal_linear_forms_agree_and_match_the_explicit_sum(T, with_decay):
+    """The literal recurrent, parallel and chunkwise forms against the double sum o_t = Σ_{s≤t} γ^{t−s} (q_t·k_s) v_s
+    plus the carried state γ^{t+1} S_0 q_t, written out for one head."""
+    g = torch.Generator().manual_seed(T)
+    q, k, v = qkv(T, torch.float64, "cpu", g, lead=())
+    S0 = torch.randn(D_V, D_K, generator=g, dtype=torch.float64)
+    gamma = 0.9 if with_decay else None
+    c = 1.0 if gamma is None else gamma
+    want = torch.stack([sum(c ** (t - s) * (q[t] @ k[s]) * v[s] for s in range(t + 1)) + c ** (t + 1) * (S0 @ q[t])
+                        for t in range(T)])
+    S_want = c ** T * S0 + sum(c ** (T - 1 - s) * torch.outer(v[s], k[s]) for s in range(T))
+    for o, S in (literal.linear_recurrent(q, k, v, gamma, S0), literal.linear_parallel(q, k, v, gamma, S0),
+                 literal.linear_chunkwise(q, k, v, gamma, S0, chunk_size=16)):
+        torch.testing.assert_close(o, want, rtol=1e-10, atol=1e-10)
+        torch.testing.assert_close(S, S_want, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("T", [1, 37, 64, 130])
+def test_literal_delta_chunkwise_matches_the_literal_recurrence(T):
+    g = torch.Generator().manual_seed(T)
+    q, k, v = qkv(T, torch.float64, "cpu", g, unit_keys=True)
+    beta = 2 * torch.rand(*LEAD, T, generator=g, dtype=torch.float64)
+    S0 = torch.randn(*LEAD, D_V, D_K, generator=g, dtype=torch.float64)
+    want = literal.delta_recurrent(q, k, v, beta, S0)
+    for C in (1, 16, 64):
+        assert_same(literal.delta_chunkwise(q, k, v, beta, S0, chunk_size=C), want, torch.float64)
+
+
+@pytest.mark.parametrize("with_decay", [False, True])
+def test_linear_chunk_kernel_carries_the_state_across_segments_under_autograd(with_decay):
+    """T = 16·chunk_size·2 + 5: three segments (the last one partial, its last chunk partial too); outputs,
+    final state and the gradients of q, k, v, γ and S_0 against the literal chunkwise form."""
+    C = 4
+    T = 2 * SEGMENT_CHUNKS * C + 5
+    g = torch.Generator().manual_seed(1)
+    q, k, v = qkv(T, torch.float64, "cpu", g)
+    S0 = torch.randn(*LEAD, D_V, D_K, generator=g, dtype=torch.float64)
+    gamma = torch.tensor([0.97, 0.9, 1.0], dtype=torch.float64)[:, None, None] if with_decay else None
+    w_o = torch.randn(*LEAD, T, D_V, generator=g, dtype=torch.float64)
+    w_S = torch.randn(*LEAD, D_V, D_K, generator=g, dtype=torch.float64)
+
+    def grads(form):
+        leaves = [x.clone().requires_grad_() for x in (q, k, v, S0)]
+        gam = gamma.clone().requires_grad_() if with_decay else None
+        o, S = form(*leaves[:3], gam, leaves[3])
+        wrt = [*leaves, gam] if with_decay else leaves
+        return (o, S, *torch.autograd.grad((o * w_o).sum() + (S * w_S).sum(), wrt))
+
+    got = grads(lambda q, k, v, gam, S0: linear_chunk_kernel(q, k, v, gam, S0, chunk_size=C))
+    want = grads(lambda q, k, v, gam, S0: literal.linear_chunkwise(q, k, v, gam, S0, chunk_size=C))
+    for a, b in zip(got, want, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-10)
+
+
+def test_delta_chunk_kernel_carries_the_state_across_segments_under_autograd():
+    C = 4
+    T = 2 * SEGMENT_CHUNKS * C + 5
+    g = torch.Generator().manual_seed(2)
+    q, k, v = qkv(T, torch.float64, "cpu", g, unit_keys=True)
+    beta = torch.rand(*LEAD, T, generator=g, dtype=torch.float64)
+    S0 = torch.randn(*LEAD, D_V, D_K, generator=g, dtype=torch.float64)
+
+    def grads(form):
+        leaves = [x.clone().requires_grad_() for x in (q, k, v, beta, S0)]
+        o, S = form(*leaves)
+        return (o, S, *torch.autograd.grad(o.square().sum() + S.sum(), leaves))
+
+    got = grads(lambda *x: delta_chunk_kernel(*x, chunk_size=C))
+    for a, b in zip(got, grads(literal.delta_recurrent), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("mode", ["recurrent", "chunk"])
+def test_delta_rule_returns_its_final_state_in_the_input_dtype(dtype, mode):
+    """Computed in float32, the output and the final state come back in float16/bfloat16: the state is the
+    float32 recurrence's state on the rounded inputs, rounded once."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 70, 8, generator=g) for _ in range(3))
+    k = F.normalize(k, dim=-1)
+    S0 = torch.randn(2, 8, 8, generator=g)
+    o, S = delta_rule_attention(q.to(dtype), k.to(dtype), v.to(dtype), 0.5, mode=mode, chunk_size=16,
+                                initial_state=S0.to(dtype), return_state=True)
+    assert o.dtype == dtype and S.dtype == dtype and S.shape == (2, 8, 8)
+    _, S_want = literal.delta_recurrent(*(x.to(dtype).float() for x in (q, k, v)), torch.full((2, 70), 0.5),
+                                        S0.to(dtype).float())
+    eps = torch.finfo(dtype).eps
+    torch.testing.assert_close(S.float(), S_want.to(dtype).float(), rtol=2 * eps, atol=2 * eps)
+
+
+def test_the_chunk_kernels_check_nothing_and_the_public_functions_check_once(monkeypatch):
+    """A finite result costs one finiteness reduction for inputs and output together; the kernels run none."""
+    import pavlovlab._checks as checks
+    from pavlovlab import attention
+
+    calls = []
+    real = checks.all_finite
+    monkeypatch.setattr(attention, "all_finite", lambda x: calls.append(x.shape) or real(x))
+    q, k, v = qkv(100, torch.float32, "cpu", torch.Generator().manual_seed(0), unit_keys=True)
+    linear_attention(q, k, v)
+    delta_rule_attention(q, k, v, 0.5)
+    assert calls == [(4,), (4,)]  # the sums of q, k, v and o
+    calls.clear()
+    linear_chunk_kernel(q, k, v, None, torch.zeros(*LEAD, D_V, D_K))
+    delta_chunk_kernel(q, k, v, torch.full((*LEAD, 100), 0.5), torch.zeros(*LEAD, D_V, D_K))
+    assert calls == []

@@ -124,21 +124,23 @@ def test_train_on_another_task():
 
 
 def test_delta_block_uses_the_unchecked_chunk_form_with_the_same_numbers(monkeypatch):
-    """models.Block calls the delta rule through attention.delta_rule_chunk_trusted: the same numbers as the
+    """models.Block calls the delta rule through attention.delta_chunk_kernel: the same numbers as the
     checked delta_rule_attention (and as its recurrent form), but no input check runs in the forward pass
     (a check reads a tensor back to the host: a device sync on a GPU, a graph break under torch.compile)."""
     import torch.nn.functional as F
 
     import pavlovlab._checks as checks
-    from pavlovlab.attention import delta_rule_attention, delta_rule_chunk_trusted
+    from pavlovlab.attention import delta_chunk_kernel, delta_rule_attention
 
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(2, 3, 70, 8, generator=g, dtype=torch.float64) for _ in range(3))
     k = F.normalize(k, dim=-1)
     beta = torch.rand(2, 3, 70, generator=g, dtype=torch.float64)
-    fast = delta_rule_chunk_trusted(q, k, v, beta, chunk_size=16)
+    empty = torch.zeros(2, 3, 8, 8, dtype=torch.float64)
+    fast, _ = delta_chunk_kernel(q, k, v, beta, empty, chunk_size=16)
     torch.testing.assert_close(fast, delta_rule_attention(q, k, v, beta, mode="recurrent"), rtol=1e-10, atol=1e-12)
-    assert delta_rule_chunk_trusted(q[..., :0, :], k[..., :0, :], v[..., :0, :], beta[..., :0]).shape == (2, 3, 0, 8)
+    none = delta_chunk_kernel(q[..., :0, :], k[..., :0, :], v[..., :0, :], beta[..., :0], empty)[0]
+    assert none.shape == (2, 3, 0, 8)
 
     def refuse(*args, **kwargs):
         raise AssertionError("an input check ran inside the model's forward pass")

@@ -16,7 +16,8 @@ import torch.nn.functional as F
 
 import pavlovlab as pl
 from pavlovlab import attention
-from pavlovlab.capacity import random_keys, store_and_recall
+from pavlovlab.capacity import store_and_recall
+from pavlovlab.sampling import random_keys
 
 DT = torch.float64
 

@@ -117,7 +117,7 @@ def test_raw_chain_literal_loop():
     """The vectorised stack against a literal loop over one trial's chains (same codes and permutations)."""
     g1, g2 = _gen(14), _gen(14)
     res = st.raw_chain(2, 6, 8, trials=1, generator=g1, dtype=torch.float64)
-    from pavlovlab.capacity import random_keys
+    from pavlovlab.sampling import random_keys
     C = [random_keys(1, 6, d=8, kind="sphere", generator=g2, dtype=torch.float64)[0]]
     perms = []
     for _ in range(2):
