@@ -68,10 +68,16 @@ html_theme_options = {
     "launch_buttons": {"binderhub_url": "https://mybinder.org", "colab_url": "https://colab.research.google.com",
                        "notebook_interface": "jupyterlab", **({"jupyterhub_url": HUB_URL} if HUB_URL else {})},
     "home_page_in_toc": True,
+    "navbar_persistent": [],
     "show_toc_level": 2,
 }
 html_static_path = ["_static"]
 html_css_files = ["pavlovlab.css"]
+html_js_files = ["pavlovlab-search.js"]  # search snippets without the theme's buttons
+html_favicon = "_static/favicon.svg"
+# One search control per page: the theme's search button in the page header (also on phones); not a second
+# search field in the left sidebar or the top bar.
+html_sidebars = {"**": ["navbar-logo.html", "icon-links.html", "sbt-sidebar-nav.html"]}
 
 WIDGET_REPR = re.compile(r"^\s*(VBox|HBox|Box|IntSlider|FloatSlider|Dropdown|Checkbox|Output)\(")
 WIDGET_NOTE = ("Interactive widget (sliders or menus): it runs in JupyterLab, not in this static page. "

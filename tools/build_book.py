@@ -170,8 +170,11 @@ def stage(src: Path) -> None:
 
 def build(out: Path, src: Path, warnings_as_errors: bool = True, quiet: bool = True) -> int:
     """Stage and build; returns Sphinx's exit status (non-zero on any warning when ``warnings_as_errors``)."""
+    import os
+
     from sphinx.cmd.build import build_main
 
+    os.environ["PAVLOVLAB_ROOT"] = str(ROOT)  # docs/conf.py reads the release setting of this checkout
     stage(src)
     args = ["-b", "html", "-j", "1", "-E", str(src), str(out)]
     if warnings_as_errors:
