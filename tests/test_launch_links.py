@@ -176,3 +176,32 @@ def test_make_release_bumps_repoints_tags_and_branches_a_clone(tmp_path):
     again = subprocess.run([sys.executable, "tools/release.py", new], cwd=repo, capture_output=True, text=True)
     assert again.returncode == 2 and "newer" in again.stderr
     assert subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout == head
+
+
+# ------------------------------------------------------------------------- Colab, in principle
+COLAB_HAS = {"torch", "numpy", "matplotlib", "ipywidgets", "tqdm", "IPython", "scipy", "nbformat"}
+"""Modules a Colab runtime has preinstalled (with the package's own dependencies, which its install brings)."""
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "course").glob("[0-9]*.ipynb")), ids=lambda p: p.name)
+def test_a_notebook_needs_nothing_colab_lacks(path):
+    """On Colab a notebook is opened alone (from GitHub), with the package installed by its launch cell: no code
+    cell may read a file (``../``, ``open(``, loaders) or import a module beyond the package and Colab's own."""
+    import ast
+    import sys as _sys
+
+    nb = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        assert not re.search(r"\.\./|\bopen\(|read_text\(|np\.load\(|torch\.load\(", source), (
+            f"{path.name} cell {i} reads a file: Colab opens the notebook without its folder")
+        for node in ast.walk(ast.parse(source)):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                     else [])
+            for name in names:
+                top = name.split(".")[0]
+                assert top in _sys.stdlib_module_names or top in COLAB_HAS | {"pavlovlab", "google"}, (
+                    f"{path.name} cell {i} imports {name}, which Colab does not have")

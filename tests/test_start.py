@@ -31,6 +31,13 @@ def _run(capsys, *argv) -> tuple[int, str, str]:
     return code, out, err
 
 
+def test_start_has_help(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["start", "--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0 and "usage: pavlovlab start" in out and "--no-browser" in out and "--dry-run" in out
+
+
 def test_start_dry_run_writes_the_learner_copies_and_prints_the_lab_command(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, out, _ = _run(capsys, "start", "--course", str(COURSE), "--dry-run")

@@ -48,14 +48,12 @@ def use_style() -> None:
     """Set the course's matplotlib style: modest figure size and resolution (notebooks stay small), and the
     colour-blind-safe cycle (:data:`CYCLE`): a distinct colour and marker per series, markers
     spaced along long lines (``markevery``) so that dense curves stay readable."""
-    from cycler import cycler
-
     mpl.rcParams.update({
         "figure.figsize": (6.4, 3.6), "figure.dpi": 80, "savefig.dpi": 80,
         "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False,
         "axes.titlesize": 11, "axes.labelsize": 10, "legend.fontsize": 9, "legend.frameon": False,
         "lines.linewidth": 1.8, "lines.markersize": 4.5,
-        "axes.prop_cycle": cycler(**CYCLE) + cycler(markevery=[0.08] * len(CYCLE["color"])),
+        "axes.prop_cycle": mpl.cycler(**CYCLE) + mpl.cycler(markevery=[0.08] * len(CYCLE["color"])),
         "image.cmap": "viridis",
     })
 
