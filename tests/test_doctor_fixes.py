@@ -10,7 +10,7 @@ import types
 
 from pavlovlab.teach import cli
 
-FIX = re.compile(r"pip install|install Python|copy the course to a folder of yours|check the disk")
+FIX = re.compile(r"pip install|install Python|copy the course to a folder of yours|check the disk|free some space")
 """What a fix looks like: a command to run, or the one thing to do."""
 
 
@@ -66,7 +66,7 @@ def test_write_check_fails_on_a_full_disk_and_leaves_nothing(monkeypatch, tmp_pa
     monkeypatch.setattr(os, "fsync", full)
     c = cli.check_write_access(tmp_path)
     _fails_with_a_fix(c)
-    assert "No space left" in c.detail and list(tmp_path.iterdir()) == []
+    assert "No space left" in c.detail and "free some space" in c.detail and list(tmp_path.iterdir()) == []
     _fails_with_a_fix(cli.check_write_access(tmp_path / "no-such-folder"))
 
 

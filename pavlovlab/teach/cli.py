@@ -7,6 +7,7 @@ tests call ``main([...])`` directly.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib.metadata as md
 import importlib.resources
 import io
@@ -247,6 +248,9 @@ def check_write_access(folder: Path | None = None) -> Check:
             return Check(False, "write access", f"a byte written in {folder} read back differently: check the disk")
         return Check(True, "write access", str(folder))
     except OSError as e:
+        if e.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+            return Check(False, "write access", f"cannot write in {folder} ({e.strerror}): free some space "
+                         "(the disk or your quota is full), then run doctor again")
         return Check(False, "write access", f"cannot write in {folder} ({e.strerror}): copy the course to a "
                      "folder of yours, e.g. `pavlovlab student ~/pavlovlab`")
 
