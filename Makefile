@@ -1,4 +1,5 @@
-# The course's entry points. `make lab` opens the course; `make test` runs every check.
+# The course's entry points. `make lab` opens the learner copies (student/); `make lab-instructor` the full course
+# (course/, with solutions); `make test` runs every check.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -6,7 +7,7 @@ BIN    := $(VENV)/bin
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
 NOTEBOOKS  := $(wildcard course/[0-9]*.ipynb) $(wildcard student/[0-9]*.ipynb)
 
-.PHONY: setup dev-setup lab test book normalize student bench clean
+.PHONY: setup dev-setup lab lab-instructor test book normalize student launch-cells release bench clean
 
 setup: $(VENV)/.installed  ## what the course needs: the pinned requirements and the package
 
@@ -23,7 +24,10 @@ $(VENV)/.dev-installed: $(VENV)/.installed docs/requirements.txt deploy/requirem
 	$(BIN)/python -m pip install --quiet -r docs/requirements.txt -r deploy/requirements-hub.txt
 	touch $@
 
-lab: setup  ## set up, then open the course in JupyterLab
+lab: setup  ## set up, then open the learner copies (student/: exercises without their solutions) in JupyterLab
+	$(BIN)/jupyter lab $(ALLOW_ROOT) student/00_start_here.ipynb
+
+lab-instructor: setup  ## set up, then open the full course (course/: solutions folded in) in JupyterLab
 	$(BIN)/jupyter lab $(ALLOW_ROOT) course/00_start_here.ipynb
 
 test: dev-setup  ## set up, then run the package tests, the book build and nbval over every notebook
@@ -37,6 +41,14 @@ normalize: setup  ## strip per-run noise (timestamps, widget state, version chur
 
 student: setup  ## regenerate the committed learner copies in student/ from course/
 	$(BIN)/python tools/student_copies.py --write
+
+launch-cells: setup  ## Colab/Binder badges and the Colab install cell atop every notebook, from the release setting
+	$(BIN)/python tools/launch_links.py cells course/[0-9]*.ipynb
+	$(BIN)/python tools/normalize_notebooks.py course/[0-9]*.ipynb
+	$(BIN)/python tools/student_copies.py --write
+
+release:  ## make release VERSION=X.Y.Z: bump the version, re-point every launch link, commit, tag and branch
+	$(BIN)/python tools/release.py $(VERSION)
 
 bench: dev-setup  ## speed and memory measurements, printed as tables of ratios
 	for b in benchmarks/*.py; do $(BIN)/python $$b || exit 1; done
