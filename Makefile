@@ -5,6 +5,9 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 # JupyterLab refuses to run as root (containers, cloud VMs) unless told: add the flag only for root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
+# `make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu` takes torch's pinned version from that index first
+# (on Linux, PyPI's wheel is the CUDA build, about 4 GB); requirements.txt's pin is then already satisfied.
+TORCH_PIN  := $(shell grep -m1 '^torch==' requirements.txt)
 NOTEBOOKS  := $(wildcard course/[0-9]*.ipynb) $(wildcard student/[0-9]*.ipynb)
 
 .PHONY: setup dev-setup lab lab-instructor test book normalize student launch-cells release bench clean
@@ -14,6 +17,7 @@ setup: $(VENV)/.installed  ## what the course needs: the pinned requirements and
 $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --quiet "$(TORCH_PIN)" --index-url $(TORCH_INDEX))
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
