@@ -163,11 +163,13 @@ def _measure(d_k, reduce, trials=100, theta=0.8):
 D_KS = [16, 32, 64, 128]
 
 
+@pytest.mark.slow
 def test_reference_capacity_matches_a_literal_loop():
     for d in (16, 64):
         assert abs(_measure(d, lambda c: c.amin(-1), trials=200) / ex.reference_capacity(d) - 1) < 0.15
 
 
+@pytest.mark.slow
 def test_designed_measurement_right_passes_typical_mistakes_fail(capsys):
     right = [_measure(d, lambda c: c.amin(-1)) for d in D_KS]
     assert ex.check_capacity_slope(D_KS, right) is True

@@ -91,12 +91,13 @@ def check_measured_half_life(fn: Callable[..., float], *, turn: Turn) -> bool:
     def run() -> tuple[dict[float, float], float]:
         if not callable(fn):
             raise Unreadable(f"expected your function measure_half_life, got {type(fn).__name__}")
+        measured = measure_each(fn, HALF_LIFE_GAMMAS, "measure_half_life")
         try:
             inspect.signature(fn).bind(0.9, max_lag=20)
         except (TypeError, ValueError):
             raise Unreadable("measure_half_life should take gamma and max_lag, as in the stub") from None
         short = measure_each(fn, (SHORT_WINDOW["gamma"],), "measure_half_life", max_lag=SHORT_WINDOW["max_lag"])
-        return measure_each(fn, HALF_LIFE_GAMMAS, "measure_half_life"), short[SHORT_WINDOW["gamma"]]
+        return measured, short[SHORT_WINDOW["gamma"]]
     return check_measurement(run, _judge_half_life, answer=fn,
                              hint="what should the read-out of the bell be right after it is written, and how "
                                   "do you average away the crosstalk of the distractors?", turn=turn)
