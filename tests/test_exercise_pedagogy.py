@@ -739,3 +739,13 @@ def test_learner_copies_keep_stubs_and_drop_solutions(tmp_path):
         for e in book:
             assert not any(s.strip("\n") == SOLUTIONS[book.notebook][str(e.number)] for s in srcs)
             assert any(student.exercise_number(s) == e.number for s in srcs)
+
+
+def test_progress_lives_beside_learner_copies_never_in_the_course(tmp_path, monkeypatch):
+    monkeypatch.setattr(_core, "_in_kernel", lambda: True)
+    learner = tmp_path / "learner"
+    student.make_student_copies(COURSE, learner)
+    monkeypatch.chdir(learner)
+    assert BOOK_OF["start"].session().folder == learner
+    monkeypatch.chdir(COURSE)
+    assert BOOK_OF["start"].session().folder is None          # the course's notebooks hold their solutions

@@ -169,12 +169,13 @@ class Session:
     ``ex = capacity.session()`` in the notebook; ``ex.check_...`` are the module's checkers bound to this
     session (any other name of the module is reached as ``ex.NAME``). ``folder`` is where the progress
     record lives (:data:`PROGRESS_FILE`); by default the current folder when running in a Jupyter kernel
-    (the notebook's folder), else nowhere. Writing it never fails loudly: progress is a convenience.
+    (the notebook's folder), except the course folder itself (its notebooks hold their solutions), else
+    nowhere. Writing it never fails loudly: progress is a convenience.
     """
 
     def __init__(self, book: Book, folder: str | Path | None = None) -> None:
         self.book = book
-        self.folder = Path(folder) if folder is not None else (Path.cwd() if _in_kernel() else None)
+        self.folder = Path(folder) if folder is not None else _default_folder()
         self.attempts: dict[int, int] = {}
         self._last: dict[int, str] = {}
         self._hints: dict[int, int] = {}
@@ -281,6 +282,22 @@ class Session:
         where = f"in {self.folder}" if self.folder is not None else "(not recorded outside a notebook)"
         print(f"Your progress {where}: {done} of {total} exercises done (✅ done, ❌ tried, · not yet)")
         print("\n".join(lines))
+
+
+def _default_folder() -> Path | None:
+    """Where a notebook's session keeps progress: the kernel's folder (the notebook's), unless it holds the
+    course's own notebooks with their solutions (an instructor's or a test run's, not a learner's copy)."""
+    if not _in_kernel():
+        return None
+    here = Path.cwd()
+    from pavlovlab.teach.student import SOLUTION_TAG
+    for path in here.glob("[0-9]*.ipynb"):
+        try:
+            if f'"{SOLUTION_TAG}"' in path.read_text(encoding="utf-8"):
+                return None
+        except OSError:
+            continue
+    return here
 
 
 def _read_progress(folder: Path) -> dict[str, Any]:
