@@ -749,3 +749,16 @@ def test_progress_lives_beside_learner_copies_never_in_the_course(tmp_path, monk
     assert BOOK_OF["start"].session().folder == learner
     monkeypatch.chdir(COURSE)
     assert BOOK_OF["start"].session().folder is None          # the course's notebooks hold their solutions
+
+
+@pytest.mark.slow
+def test_capacity_probe_catches_an_off_by_one_function_behind_right_numbers():
+    """Right capacities at the learner's own d_k, but the function the check runs again at another setting
+    counts the failing write too: the second setting catches it."""
+    off_by_one = '''
+_right = measure_capacity
+def measure_capacity(d_k, trials=100, theta=0.8):
+    return _right(d_k, trials=trials, theta=theta) + 1
+'''
+    out = run("capacity", 4, SOLUTIONS["04_capacity_limits"]["4"] + "\n" + off_by_one)
+    assert "❌" in out and "not counting the write that failed" in out, out
