@@ -727,7 +727,7 @@ def test_check_cells_end_with_the_verdict(notebook):
 
 
 def test_the_notebook_that_uses_math_imports_it():
-    setup = next(_src(c) for c in _cells("07_decay_and_unlearning") if "session()" in _src(c))
+    setup = next(_src(c) for c in _cells("07_decay_and_unlearning") if 'exercises.session("07")' in _src(c))
     assert re.search(r"^import math$", setup, re.M)
 
 
@@ -762,3 +762,11 @@ def measure_capacity(d_k, trials=100, theta=0.8):
 '''
     out = run("capacity", 4, SOLUTIONS["04_capacity_limits"]["4"] + "\n" + off_by_one)
     assert "❌" in out and "not counting the write that failed" in out, out
+
+
+def test_a_session_is_opened_by_the_notebook_name_or_number():
+    assert exercises_pkg.session("04").book is exercises_pkg.session("04_capacity_limits").book
+    with pytest.raises(ValueError, match="notebook: expected one of"):
+        exercises_pkg.session("99")
+    with pytest.raises(TypeError, match="notebook"):
+        exercises_pkg.session(4)

@@ -47,7 +47,7 @@ These are your own copies of the course notebooks. Work through them in order, s
 
 ## When you are stuck: hints, then the solution
 
-Each notebook opens your exercises as `ex` in its setup cell (e.g. `ex = capacity.session()`).
+Each notebook opens your exercises as `ex` in its setup cell (e.g. `ex = exercises.session("04")`).
 
 - `ex.hint(N)` prints the next hint tier of exercise N, from the idea to nearly the code: run it
   again for the next tier.

@@ -3,9 +3,9 @@ learner's session (attempts, hints, progress), and checkers that print one frien
 
 A notebook's module (``pavlovlab.teach.exercises.capacity``, ...) holds one :class:`Book`; each checker is
 declared with ``@BOOK.exercise(number, title, kind=..., hints=[...])``. The notebook opens a session,
-``ex = capacity.session()``, and calls ``ex.check_...(answer)``, ``ex.hint(n)``, ``ex.solution(n)`` and
-``ex.progress()``. The reference solutions are the notebooks' cells tagged ``solution``, extracted into
-``solutions.json`` by ``tools/student_copies.py --write`` (``make student``). The rules the checkers follow:
+``ex = exercises.session("04")`` (or ``capacity.session()``), and calls ``ex.check_...(answer)``,
+``ex.hint(n)``, ``ex.solution(n)`` and ``ex.progress()``. The reference solutions are the notebooks' cells
+tagged ``solution``, extracted into ``solutions.json`` by ``tools/student_copies.py --write`` (``make student``). The rules the checkers follow:
 
 - the reference is computed on the checker's own copy of each case *before* the learner's function runs, and
   the learner gets fresh copies: an in-place update that is right passes, an input changed to fool the
@@ -166,7 +166,8 @@ def _in_kernel() -> bool:
 class Session:
     """One learner working through one notebook.
 
-    ``ex = capacity.session()`` in the notebook; ``ex.check_...`` are the module's checkers bound to this
+    ``ex = exercises.session("04")`` in the notebook (the same as ``capacity.session()``); ``ex.check_...`` are
+    the module's checkers bound to this
     session (any other name of the module is reached as ``ex.NAME``). ``folder`` is where the progress
     record lives (:data:`PROGRESS_FILE`); by default the current folder when running in a Jupyter kernel
     (the notebook's folder), except the course folder itself (its notebooks hold their solutions), else

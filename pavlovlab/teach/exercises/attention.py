@@ -5,7 +5,7 @@
 3. (design the measurement) count the work of the parallel and chunkwise forms as the sequence grows,
    and fit the log–log slopes (the claim: quadratic against linear in T).
 
-In the notebook ``ex = attention.session()``; ``ex.hint(n)`` gives the next hint tier, ``ex.solution(n)`` the
+In the notebook ``ex = exercises.session("03")``; ``ex.hint(n)`` gives the next hint tier, ``ex.solution(n)`` the
 reference solution.
 Each checker prints one verdict and never raises. :func:`flop_sweep` is the package's version of
 Exercise 3's measurement.

@@ -4,7 +4,7 @@
 2. (implement) simulate blocking: the light's strength after pretraining and a compound phase;
 3. (design the measurement) how blocking grows with the pretraining length, against its closed form.
 
-In the notebook ``ex = conditioning.session()``; ``ex.hint(n)`` gives the next hint tier, ``ex.solution(n)`` the
+In the notebook ``ex = exercises.session("01")``; ``ex.hint(n)`` gives the next hint tier, ``ex.solution(n)`` the
 reference solution.
 Each checker prints one verdict and never raises.
 """

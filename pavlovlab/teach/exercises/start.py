@@ -1,7 +1,7 @@
 """The demo exercise of ``00_start_here``: how an exercise, its hints, its solution and its check work.
 
 Exercise 1 (implement): ``match(bell, test)``, how strongly a test stimulus matches the bell (their dot
-product). In the notebook: ``ex = start.session()``, then ``ex.check_match(match)``, ``ex.hint(1)``,
+product). In the notebook: ``ex = exercises.session("00")``, then ``ex.check_match(match)``, ``ex.hint(1)``,
 ``ex.solution(1)``.
 """
 
