@@ -5,7 +5,8 @@ A notebook's module (``pavlovlab.teach.exercises.capacity``, ...) holds one :cla
 declared with ``@BOOK.exercise(number, title, kind=..., hints=[...])``. The notebook opens a session,
 ``ex = exercises.session("04")`` (or ``capacity.session()``), and calls ``ex.check_...(answer)``,
 ``ex.hint(n)``, ``ex.solution(n)`` and ``ex.progress()``. The reference solutions are the notebooks' cells
-tagged ``solution``, extracted into ``solutions.json`` by ``tools/student_copies.py --write`` (``make student``). The rules the checkers follow:
+tagged ``solution``, extracted into ``solutions.json`` by ``tools/student_copies.py --write`` (``make student``).
+The rules the checkers follow:
 
 - the reference is computed on the checker's own copy of each case *before* the learner's function runs, and
   the learner gets fresh copies: an in-place update that is right passes, an input changed to fool the
