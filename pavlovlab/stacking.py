@@ -486,7 +486,7 @@ def shape_difference(a: Numbers, b: Numbers) -> ShapeDifference:
     if se == 0:
         return ShapeDifference(diff, diff, diff, math.inf)
     df = se ** 4 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
-    half = t_quantile(max(1, math.floor(df))) * se
+    half = t_quantile(max(1, math.floor(df + 1e-9))) * se   # 2.0 may come out as 1.999…
     return ShapeDifference(diff, diff - half, diff + half, float(df))
 
 
