@@ -21,7 +21,8 @@ what was expected and what was given.
   requires grad is refused (converting it would cut the gradient silently);
 - an *integer* argument (``check_int``) takes a Python or NumPy integer (``np.int64(4)``), never a bool or
   a float, not even ``4.0``;
-- a *dtype* (``check_float_dtype``) takes a torch dtype or its name (``"float32"``, ``"torch.float64"``);
+- a *dtype* (``check_float_dtype``) takes a torch dtype or its name as torch spells it (``"float32"``,
+  ``"torch.float64"``, ``"double"``);
 - a *device* (``check_device``) takes a ``torch.device``, its name (``"cpu"``, ``"cuda:0"``) or None;
 - a *shape* (``check_shape``) takes a tuple, a list or a ``torch.Size`` of such integers, never a bare int.
 """

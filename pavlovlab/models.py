@@ -144,6 +144,8 @@ class TinyTransformer(nn.Module):
 
 def count_parameters(model: nn.Module) -> int:
     """Number of trainable parameters."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
@@ -285,6 +287,10 @@ def steps_to_threshold(history: Mapping[str, Any], threshold: float) -> int | No
     """The first evaluated training step whose held-out accuracy reaches ``threshold`` (None if never):
     the speed of learning, reported apart from the final accuracy."""
     check_real("threshold", threshold, low=0.0, high=1.0)
+    if not isinstance(history, Mapping) or not {"step", "accuracy"} <= set(history):
+        keys = f" with keys {sorted(history)}" if isinstance(history, Mapping) else ""
+        raise TypeError("history: expected the dict train_recall returns (with 'step' and 'accuracy' lists), got "
+                        f"{type(history).__name__}{keys}")
     return next((s for s, a in zip(history["step"], history["accuracy"], strict=True) if a >= threshold), None)
 
 

@@ -41,7 +41,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ._checks import check_choice, check_float_dtype, check_int, check_numbers, warn_nonfinite
+from ._checks import check_choice, check_device, check_float_dtype, check_int, check_numbers, warn_nonfinite
 from .capacity import fit_slope, random_keys
 
 Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
@@ -102,6 +102,7 @@ def chain_error(L: int, H: int, n: int, d_k: int, *, d_v: int | None = None, com
         raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
     combine = check_choice("combine", combine, COMBINE)
     dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
     T = trials
     current = torch.arange(n).expand(T, n).to(device)                   # true = decoded item of each chain
     truth = current.clone()
@@ -275,6 +276,7 @@ def raw_chain(L: int, n: int, d: int, *, trials: int = 200, generator: torch.Gen
     if n < 2:
         raise ValueError(f"n: expected at least 2 stored associations, got {n}")
     dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
     codes = random_keys(T, n, d=d, kind="sphere", generator=generator, device=device, dtype=dtype)   # C_0
     r, truth = codes, torch.arange(n).expand(T, n).to(device)                   # (T, chain, d), (T, chain)
     errors, noise = [], []
