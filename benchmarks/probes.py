@@ -4,9 +4,9 @@
 
 One-layer TinyTransformers (d_model 32, 2 heads of 16, MLP) with linear (Hebbian), delta (DeltaNet,
 Rescorla–Wagner) and softmax attention are trained on associative recall (8 pairs, 16 keys, 16 values)
-until 99 % held-out accuracy or ``--steps``; then each conditioning design of ``pavlovlab.probes`` is run
+until 99 % held-out accuracy or ``--steps``; then each conditioning design of ``pavlovlab.designs`` is run
 on ``--n`` paired design/control sequences per model. Prints the verdict table (effect = centred logit of
-the outcome, design vs control, mean over seeds with a 95 % t-interval across seeds) and the crosstalk of
+the outcome, design vs control, mean over seeds with a 95 % t-interval across seeds) and the squared key overlaps of
 the linear model's trained keys against (n − 1)/d_k. Several minutes on a 2-core CPU; one thread.
 The notebook quotes these numbers only as "benchmark configuration, not computed in the notebook".
 """
@@ -19,7 +19,8 @@ import time
 
 import torch
 
-from pavlovlab import probes
+from pavlovlab import models, probes
+from pavlovlab.teach.report import verdict_sentence
 
 
 def main() -> None:
@@ -33,7 +34,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     t0 = time.perf_counter()
-    runs = probes.train_models(seeds=args.seeds, steps=args.steps, target_accuracy=0.99, lr=args.lr)
+    runs = models.train_models(seeds=args.seeds, steps=args.steps, target_accuracy=0.99, lr=args.lr)
     t_train = time.perf_counter() - t0
     for a, rs in runs.items():
         accs = [round(r["history"]["final_accuracy"], 3) for r in rs]
@@ -43,12 +44,12 @@ def main() -> None:
     rows = probes.verdicts(results)
     print(f"\nbenchmark configuration: {len(args.seeds)} seeds, {args.n} sequences per design, m = {args.m}")
     for row in rows:
-        print(probes.verdict_sentence(row, 2), " seeds:", [round(v, 2) for v in row["effect"].seed_means])
-    print("\ntrained-head crosstalk (linear attention, keys at the value positions, 8 pairs, d_head 16):")
+        print(verdict_sentence(row, 2), " seeds:", [round(v, 2) for v in row["effect"].seed_means])
+    print("\ntrained-head key overlaps (linear attention, keys at the value positions, 8 pairs, d_head 16):")
     cross = []
     for s, r in zip(args.seeds, runs["linear"], strict=True):
-        h = probes.trained_head_crosstalk(r["model"])
-        c, rnd = h["crosstalk"].mean(0), h["random"].mean(0)
+        h = probes.trained_head_overlaps(r["model"])
+        c, rnd = h["overlap"].mean(0), h["random"].mean(0)
         cross.append([s, c.tolist(), rnd.tolist(), float(h["theory"])])
         print(f"  seed {s}: per head {[round(x, 3) for x in c.tolist()]}, "
               f"random keys {[round(x, 3) for x in rnd.tolist()]}, "
@@ -59,7 +60,7 @@ def main() -> None:
         out = {"config": vars(args),
                "rows": [dict({k: r[k] for k in keep}, mean=r["effect"].mean, lo=r["effect"].lo, hi=r["effect"].hi,
                              seed_means=r["effect"].seed_means) for r in rows],
-               "crosstalk": cross}
+               "overlap": cross}
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
 

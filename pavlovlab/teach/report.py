@@ -1,0 +1,17 @@
+"""Report sentences: measured results as the rounded lines a notebook prints and checks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def verdict_sentence(row: Mapping[str, Any], digits: int = 1) -> str:
+    """One rounded line per verdict row, identical on every run of a seeded experiment."""
+    e = row["effect"]
+    word = {True: "holds", False: "FAILS", None: "inconclusive"}[row["holds"]]
+    return (f"{row['attention']:>7} | {row['design']:<22} | predicted {row['predicted']:<6} | observed "
+            f"{row['observed']:<12} | {e.mean:+.{digits}f} [{e.lo:+.{digits}f}, {e.hi:+.{digits}f}] | {word}")
+
+
+__all__ = ["verdict_sentence"]
