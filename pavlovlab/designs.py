@@ -174,6 +174,10 @@ def rw_effect(design: str, *, m: int = 2, lr: float = 0.5) -> float:
     """
     spec = trials(design, m)
     lr = check_real("lr", lr, low=0.0, low_open=True)
+    together = max(len(cues) for arm in ("design", "control") for cues, _ in spec[arm])
+    if lr * together > 2:  # Rescorla–Wagner's bound: α·(number of CSs present together) <= 2
+        raise ValueError(f"lr: expected a number <= {2 / together:g} for {design!r}, whose trials present up to "
+                         f"{together} cues together (Rescorla–Wagner needs α·(cues present) <= 2), got {lr:g}")
     out = []
     for arm in ("design", "control"):
         cs = torch.tensor([[float(c in cues) for c in CUES] for cues, _ in spec[arm]], dtype=torch.float64)
@@ -187,6 +191,9 @@ def rw_effect(design: str, *, m: int = 2, lr: float = 0.5) -> float:
 def describe(batch: ProbeBatch, i: int = 0, arm: str = "design") -> str:
     """Sequence ``i`` of a batch as text: cues by letter (fillers as ``k<id>``), outcomes ``o``, ``n``
     (fillers' values as ``v<id>``), a compound as ``A+B``, the test query as ``A ?``."""
+    if not isinstance(batch, ProbeBatch):
+        raise TypeError(f"batch: expected a ProbeBatch from make_probes, got {type(batch).__name__}")
+    check_int("i", i, low=0, high=batch.design.shape[0] - 1)
     x = {"design": batch.design, "control": batch.control}[check_choice("arm", arm, ("design", "control"))][i]
     K = batch.n_keys
     letters = {int(j): c for j, c in zip(batch.cues[i].tolist(), CUES, strict=True)}

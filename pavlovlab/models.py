@@ -21,7 +21,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ._checks import check_choice, check_int, check_real
+from ._checks import check_choice, check_device, check_int, check_real
 from .attention import FEATURE_MAPS, delta_chunk_kernel, linear_attention, softmax_attention
 from .tasks import IGNORE, RecallBatch, associative_recall, vocab_size
 
@@ -45,6 +45,11 @@ class Block(nn.Module):
     def __init__(self, d_model: int, n_heads: int, d_head: int, attention: str, mlp: bool, mlp_ratio: int,
                  feature_map: str) -> None:
         super().__init__()
+        for name, value in (("d_model", d_model), ("n_heads", n_heads), ("d_head", d_head), ("mlp_ratio", mlp_ratio)):
+            check_int(name, value, low=1)
+        check_choice("attention", attention, ATTENTIONS)
+        if not callable(feature_map):
+            check_choice("feature_map", feature_map, FEATURE_MAPS)
         self.n_heads, self.d_head, self.attention, self.feature_map = n_heads, d_head, attention, feature_map
         inner = n_heads * d_head
         self.ln1 = nn.LayerNorm(d_model)
@@ -140,6 +145,8 @@ class TinyTransformer(nn.Module):
 
 def count_parameters(model: nn.Module) -> int:
     """Number of trainable parameters."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
@@ -149,12 +156,18 @@ def _loss(logits: torch.Tensor, batch: RecallBatch) -> torch.Tensor:
 
 @torch.no_grad()
 def evaluate(model: nn.Module, batch: RecallBatch) -> float:
-    """Accuracy on the answer positions: the fraction of queries whose argmax token is the right value."""
+    """Accuracy on the answer positions: the fraction of queries whose argmax token is the right value
+    (ValueError for a batch without answer positions: the accuracy of nothing is undefined)."""
+    if not isinstance(batch, RecallBatch):
+        raise TypeError(f"batch: expected a tasks.RecallBatch, got {type(batch).__name__}")
     was_training = model.training
     model.eval()
     logits = model(batch.tokens)
     model.train(was_training)
     mask = batch.answer_mask
+    if not bool(mask.any()):
+        raise ValueError("batch: expected at least one answer position (a target other than IGNORE = "
+                         f"{IGNORE}), got none in targets of shape {tuple(batch.targets.shape)}")
     return (logits.argmax(dim=-1)[mask] == batch.targets[mask]).float().mean().item()
 
 
@@ -190,17 +203,28 @@ def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int
     if not isinstance(task_kwargs, Mapping):
         raise TypeError("task_kwargs: expected a dict of associative_recall keywords, "
                         f"got {type(task_kwargs).__name__}")
+    taken = sorted({"n_samples", "generator", "device"} & set(task_kwargs))
+    if taken:
+        raise TypeError(f"task_kwargs: expected the task's own keywords only; train_recall passes n_samples, "
+                        f"generator and device itself, got {taken} (use the seed and device arguments)")
     if task is None:
         task = associative_recall
     elif not callable(task):
         raise TypeError(f"task: expected a batch generator such as tasks.pointer_chasing, got {type(task).__name__}")
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model: expected a torch.nn.Module such as TinyTransformer, got {type(model).__name__}")
     from tqdm.auto import tqdm
 
-    device = next(model.parameters()).device if device is None else torch.device(device)
+    device = next(model.parameters()).device if device is None else check_device("device", device)
     model.to(device).train()
     train_gen = torch.Generator().manual_seed(seed)
     held_out = task(eval_size, **task_kwargs, generator=torch.Generator().manual_seed(10_000 + seed),
                                   device=device)
+    vocab = getattr(model, "config", {}).get("vocab_size")
+    if vocab is not None and int(held_out.tokens.max()) >= vocab:
+        call = f"{getattr(task, '__name__', 'task')}({', '.join(f'{k}={v!r}' for k, v in task_kwargs.items())})"
+        raise ValueError(f"vocab_size: the model's vocab_size = {vocab} is too small for the task {call}, whose "
+                         f"token ids go up to {int(held_out.tokens.max())} (see tasks.vocab_size(n_keys, n_values))")
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / (warmup + 1)) *
                                                  (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps))))
@@ -264,6 +288,10 @@ def steps_to_threshold(history: Mapping[str, Any], threshold: float) -> int | No
     """The first evaluated training step whose held-out accuracy reaches ``threshold`` (None if never):
     the speed of learning, reported apart from the final accuracy."""
     check_real("threshold", threshold, low=0.0, high=1.0)
+    if not isinstance(history, Mapping) or not {"step", "accuracy"} <= set(history):
+        keys = f" with keys {sorted(history)}" if isinstance(history, Mapping) else ""
+        raise TypeError("history: expected the dict train_recall returns (with 'step' and 'accuracy' lists), got "
+                        f"{type(history).__name__}{keys}")
     return next((s for s, a in zip(history["step"], history["accuracy"], strict=True) if a >= threshold), None)
 
 
@@ -275,6 +303,9 @@ def train_configs(configs: Mapping[str, Mapping[str, Any]], *, vocab_size: int, 
     initialised and trained with the same seed. Returns ``{name: [history per seed]}``; each history
     also records ``"parameters"``. Runs one after the other (each run is a whole training).
     """
+    if not isinstance(configs, Mapping) or not all(isinstance(c, Mapping) for c in configs.values()):
+        raise TypeError("configs: expected a dict {name: TinyTransformer keywords} such as depth_width_configs(), "
+                        f"got {type(configs).__name__} {str(configs)[:60]}")
     from tqdm.auto import tqdm
 
     runs = [(name, seed) for name in configs for seed in seeds]

@@ -54,6 +54,14 @@ def model_response(model: TinyTransformer, weights: torch.Tensor, outcome: torch
     """The model's response to the test query, (N,): the *centred logit* of ``outcome`` at the last
     position, ``z_o − mean_j z_j`` (nats of odds). Unlike ``log p(o)``, which saturates at 0 once the
     model is sure, it keeps growing with the evidence, like an associative strength."""
+    V = model.embed.weight.shape[0]
+    if not isinstance(outcome, torch.Tensor) or outcome.dtype != torch.long or outcome.shape != weights.shape[:1]:
+        raise TypeError(f"outcome: expected a long tensor (N,) = ({weights.shape[0]},) of token ids, got "
+                        f"{getattr(outcome, 'dtype', type(outcome).__name__)} of shape "
+                        f"{tuple(getattr(outcome, 'shape', ()))}")
+    if outcome.numel() and (int(outcome.min()) < 0 or int(outcome.max()) >= V):
+        raise ValueError(f"outcome: expected token ids in [0, vocab_size = {V}), got ids from {int(outcome.min())} "
+                         f"to {int(outcome.max())}")
     was = model.training
     model.eval()
     z = model_logits(model, weights)[:, -1]
@@ -101,6 +109,10 @@ def effects(batch: ProbeBatch, respond) -> torch.Tensor:
     """Paired effects (N,): ``respond(design) − respond(control)``, sign-flipped when the design arm is
     predicted to respond less, so that a positive effect is Rescorla–Wagner's phenomenon.
     ``respond(weights) -> (N,)`` is e.g. ``lambda w: model_response(model, w, batch.outcome)``."""
+    if not isinstance(batch, ProbeBatch):
+        raise TypeError(f"batch: expected a ProbeBatch from designs.make_probes, got {type(batch).__name__}")
+    if not callable(respond):
+        raise TypeError(f"respond: expected a function weights -> (N,) responses, got {type(respond).__name__}")
     diff = respond(batch.design) - respond(batch.control)
     return diff if batch.design_higher else -diff
 
@@ -131,6 +143,16 @@ def model_effects(runs: Mapping[str, Sequence[Mapping[str, Any]]], designs: Sequ
     Every model sees the same ``n`` sequences per design (drawn from ``seed``); vocabulary sizes are
     read from the model's config (the recall task's ``n_keys = n_values = vocab/2``).
     """
+    if not isinstance(runs, Mapping):
+        raise TypeError(f"runs: expected {{attention: [{{'model': TinyTransformer, ...}} per seed]}} as "
+                        f"models.train_models returns, got {type(runs).__name__}")
+    for a, rs in runs.items():
+        for i, r in enumerate(rs):
+            if not isinstance(r, Mapping) or not isinstance(r.get("model"), TinyTransformer):
+                raise TypeError(f"runs[{a!r}][{i}]: expected a dict with a TinyTransformer under 'model', got "
+                                f"{type(r.get('model') if isinstance(r, Mapping) else r).__name__}")
+    for d in designs:
+        check_choice("designs", d, DESIGNS)
     out: dict[str, dict[str, torch.Tensor]] = {}
     for a, rs in runs.items():
         out[a] = {}
@@ -157,6 +179,12 @@ def verdicts(results: Mapping[str, Mapping[str, torch.Tensor]], predictions: Map
     ``holds``: True when the observation agrees with the prediction ("effect" for "effect"; "none" or
     "small" for "none"), False when it contradicts it, None when inconclusive.
     """
+    for a, per in results.items():
+        for d, x in per.items():
+            check_tensor(f"results[{a!r}][{d!r}]", x, rank=2)
+            if d not in predictions or a not in predictions[d]:
+                raise ValueError(f"results[{a!r}][{d!r}]: expected a design and attention with a prediction "
+                                 f"(predictions[{d!r}][{a!r}]), got none")
     rows = []
     for a, per in results.items():
         margin = margin_fraction * abs(summarize(per["acquisition"]).mean) if "acquisition" in per else 0.0

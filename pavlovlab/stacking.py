@@ -47,7 +47,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ._checks import check_choice, check_float_dtype, check_int, check_numbers
+from ._checks import check_choice, check_device, check_float_dtype, check_int, check_numbers, warn_nonfinite
 from .sampling import random_keys
 from .statistics import t_quantile
 
@@ -109,6 +109,7 @@ def chain_error(L: int, H: int, n: int, d_k: int, *, d_v: int | None = None, com
         raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
     combine = check_choice("combine", combine, COMBINE)
     dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
     T = trials
     current = torch.arange(n).expand(T, n).to(device)                   # true = decoded item of each chain
     truth = current.clone()
@@ -224,6 +225,9 @@ def hop_error_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Nu
     (good for H ≲ 3; it underestimates the tiny errors of wider layers). With ``H = 1`` this is the
     single-head error p(n, d_k). Needs d_k, d_v ≥ 4. Arguments broadcast; a float for scalar inputs.
     """
+    for name, x in (("n", n), ("d_k", d_k), ("d_v", d_k if d_v is None else d_v), ("H", H)):
+        check_numbers(name, x)
+    check_int("points", points, low=1)
     n_, dk = _as_array(n), _as_array(d_k)
     dv = dk if d_v is None else _as_array(d_v)
     H_ = _as_array(H)
@@ -385,6 +389,7 @@ def raw_chain(L: int, n: int, d: int, *, trials: int = 200, generator: torch.Gen
     if n < 2:
         raise ValueError(f"n: expected at least 2 stored associations, got {n}")
     dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
     codes = random_keys(T, n, d=d, kind="sphere", generator=generator, device=device, dtype=dtype)   # C_0
     r, truth = codes, torch.arange(n).expand(T, n).to(device)                   # (T, chain, d), (T, chain)
     errors, noise = [], []
@@ -407,8 +412,13 @@ def raw_noise_theory(L: Numbers, n: Numbers, d: Numbers) -> float | np.ndarray:
     and the noise it receives is made of stored codes, which the layer retrieves like signal (gain 1):
     ``1 + ρ_ℓ = (1 + λ)(1 + ρ_{ℓ−1})``. So ρ grows like L·λ while L·λ ≪ 1, then compounds.
     """
-    L, n, d = _as_array(L), _as_array(n), _as_array(d)
-    return _out((1 + (n - 1) / d) ** L - 1, L, n, d)
+    for name, x, low in (("L", L, 0), ("n", n, 1), ("d", d, 1)):
+        check_numbers(name, x, low=low)
+    L_, n_, d_ = _as_array(L), _as_array(n), _as_array(d)
+    with np.errstate(over="ignore"):
+        rho = (1 + (n_ - 1) / d_) ** L_ - 1
+    warn_nonfinite("raw_noise_theory", torch.as_tensor(rho), "(1 + (n − 1)/d)^L overflows float64")
+    return _out(rho, L, n, d)
 
 
 def same_task_budget(hops: int, width: int, n: int, *, trials: int = 100, min_head: int = 4,
@@ -427,8 +437,13 @@ def same_task_budget(hops: int, width: int, n: int, *, trials: int = 100, min_he
     uncapped :func:`paper_bound`).
     """
     hops, width, n = _int("hops", hops), _int("width", width), _int("n", n)
+    min_head = check_int("min_head", min_head, low=1)
+    shapes = [h for h in range(1, width + 1) if width % h == 0 and width // h >= max(4, min_head)]
+    if not shapes:
+        raise ValueError(f"width: expected a width with at least one way to cut it into heads of d_k >= "
+                         f"{max(4, min_head)} (max(4, min_head)), got width = {width}")
     rows = []
-    for H in [h for h in range(1, width + 1) if width % h == 0 and width // h >= max(4, min_head)]:
+    for H in shapes:
         d_k = width // H
         r = chain_error(hops, H, n, d_k, trials=trials, generator=generator, device=device)
         rows.append({"L": hops, "H": H, "d_k": d_k, "entries": H * d_k * d_k, "measured": r.error,

@@ -24,11 +24,13 @@ from typing import NamedTuple
 import torch
 
 from ._checks import (
+    check_device,
     check_dim,
     check_float_dtype,
     check_int,
     check_real,
     check_same_kind,
+    check_shape,
     check_tensor,
 )
 from .hebbian import _pairs, outer_product_memory, recall_cosine
@@ -50,6 +52,8 @@ def random_associations(n: int, d_k: int, d_v: int, *, batch_shape: tuple[int, .
     check_int("d_v", d_v, low=1)
     overlap = check_real("overlap", overlap, low=-1.0, high=1.0)
     dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    batch_shape = check_shape("batch_shape", batch_shape)
+    device = check_device("device", device)
     if overlap != 0.0 and n < 2:
         raise ValueError(f"n: expected at least 2 associations when overlap is set, got {n}")
     keys = random_keys(*batch_shape, n, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
@@ -67,6 +71,7 @@ def _check_read(S: object, keys: object, values: object) -> None:
     """Check a memory S (..., d_v, d_k) and the pairs keys (..., n, d_k), values (..., n, d_v) read from it."""
     _pairs(keys, values)
     check_tensor("S", S, min_rank=2)
+    check_same_kind(S=S, keys=keys, values=values)
     check_dim("keys", keys.shape[-1], S.shape[-1], "key dimension d_k (last dim of S)")
     check_dim("values", values.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
 
@@ -95,6 +100,26 @@ def unlearn_hebbian(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, times:
     return S - times * v[..., :, None] * k[..., None, :]
 
 
+def _check_protect(protect: object, k: torch.Tensor) -> None:
+    """Protected keys (..., m, d_k): a tensor like k, fewer than d_k, linearly independent (else the projection
+    that keeps them untouched does not exist); names two rows that are the same key."""
+    check_tensor("protect", protect, min_rank=2)
+    check_same_kind(k=k, protect=protect)
+    check_dim("protect", protect.shape[-1], k.shape[-1], "key dimension d_k (last dim of k)")
+    m = protect.shape[-2]
+    if m >= k.shape[-1] or m == 0:
+        return  # said in the body (no direction left), or nothing to protect
+    P = torch.nn.functional.normalize(protect.detach().double(), dim=-1)
+    cos = (P @ P.mT).abs().reshape(-1, m, m).amax(0) - 2 * torch.eye(m, dtype=torch.float64)   # (m, m), diag out
+    if float(cos.max()) > 1 - 1e-9:
+        i, j = sorted(divmod(int(cos.argmax()), m))
+        raise ValueError(f"protect: rows {i} and {j} are the same key (up to sign and scale): protect each key once")
+    rank = torch.linalg.matrix_rank(protect.detach().double())
+    if bool((rank < m).any()):
+        raise ValueError(f"protect: expected linearly independent keys, got {m} keys spanning only "
+                         f"{int(rank.min())} dimensions")
+
+
 def unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None = None, *, beta: float | None = None,
                   protect: torch.Tensor | None = None) -> torch.Tensor:
     """A targeted delta update: ``S + β (v_new − S k) uᵀ`` so that the key ``k`` now reads ``v_new``.
@@ -118,6 +143,8 @@ def unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None =
         check_tensor("v_new", v_new, min_rank=1)
         check_same_kind(S=S, v_new=v_new)
         check_dim("v_new", v_new.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
+    if protect is not None:
+        _check_protect(protect, k)
     error = v_new - (S @ k[..., :, None])[..., 0]                       # what we want − what it predicts
     if protect is None:
         u = k / (k * k).sum(-1, keepdim=True)
@@ -190,6 +217,10 @@ def unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch
     check_same_kind(S_before=S_before, S_after=S_after)
     if S_before.shape[-2:] != S_after.shape[-2:]:
         raise ValueError(f"S_after: expected the shape of S_before {tuple(S_before.shape)}, got {tuple(S_after.shape)}")
+    if v_new is not None:
+        check_tensor("v_new", v_new, min_rank=1)
+        check_same_kind(S_before=S_before, v_new=v_new)
+        check_dim("v_new", v_new.shape[-1], S_before.shape[-2], "value dimension d_v (dim -2 of S_before)")
     k = keys[..., target, :]
     want = S_before.new_zeros(S_before.shape[-2]) if v_new is None else v_new
     before = ((S_before @ k[..., :, None])[..., 0] - want).norm(dim=-1)

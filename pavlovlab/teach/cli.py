@@ -380,7 +380,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     a file, the course folder or inside it, a folder holding course notebooks, or a non-empty folder
     without ``--force``. With ``--force`` the files this run makes are replaced and its results are merged
     into an existing ``summary.json`` (the other experiments' entries are kept). A filesystem fault is
-    ``pavlovlab reproduce: cannot write PATH: REASON`` (exit 2)."""
+    ``pavlovlab reproduce: cannot write PATH: REASON`` (exit 2). Ctrl-C: one line, exit 130."""
     from . import reproduce
     from .student import refuse_unsafe_outdir
 
@@ -406,6 +406,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         merged = (out / reproduce.SUMMARY_NAME).is_file()
     try:
         summary = reproduce.run_all(out, quick=args.quick, only=args.only, progress=not args.no_progress)
+    except KeyboardInterrupt:
+        print(f"\npavlovlab reproduce: interrupted; {reproduce.SUMMARY_NAME} in {str(out)!r} is as it was before "
+              "this run (figures finished before the interruption were replaced)", file=sys.stderr)
+        return 130
     except OSError as e:
         return _cannot_write("reproduce", e)
     except ValueError as e:

@@ -151,13 +151,24 @@ US_COLOR = OKABE_ITO["bluish green"]
 """The colour of the food (US) row in :func:`plot_design`."""
 
 
+def _check_names(labels: object, n_cs: int, name: str) -> None:
+    if not isinstance(labels, Labels):
+        raise TypeError(f"labels: expected a design's Labels (design.labels), got {type(labels).__name__}")
+    if len(labels.cs) != n_cs:
+        raise ValueError(f"labels: expected one CS name per column of {name} ({n_cs}), got {len(labels.cs)} "
+                         f"names {list(labels.cs)}")
+
+
 def plot_strengths(ax: plt.Axes, V: torch.Tensor, labels: Labels, *, title: str | None = None, ls: str = "-",
                    suffix: str = "", marker: str | None = None, phases: bool = True, legend: bool = True) -> None:
     """Plot V (trials + 1, n_cs) against the trial number, one line per CS, phase changes dotted.
 
     Each CS has its colour and its marker (:data:`CS_COLORS`, :data:`CS_MARKERS`); ``marker`` replaces the
-    markers of every CS (``""``: none)."""
-    v = V.detach().cpu()
+    markers of every CS (``""``: none). One sequence only: a V with leading (batch) dims is refused (plot
+    ``V[0]``, or their mean)."""
+    _check_ax(ax)
+    v = torch.as_tensor(_np(V, "V", 2))
+    _check_names(labels, v.shape[-1], "V")
     x = torch.arange(v.shape[-2])
     for i, name in enumerate(labels.cs):
         ax.plot(x, v[..., i], ls=ls, marker=CS_MARKERS[i % len(CS_MARKERS)] if marker is None else marker, ms=3.5,
@@ -177,8 +188,15 @@ def plot_design(ax: plt.Axes, cs: torch.Tensor, us: torch.Tensor, labels: Labels
     """
     from matplotlib.colors import to_rgb
 
-    x = cs.detach().cpu().double().reshape(-1, *cs.shape[-2:])[0]
-    food = us.detach().cpu().double().reshape(-1, us.shape[-1])[0]
+    _check_ax(ax)
+    c, u = _np(cs, "cs"), _np(us, "us")
+    if c.ndim < 2 or c.shape[-2] == 0 or c.shape[-1] == 0:
+        raise ValueError(f"cs: expected a design (..., trials >= 1, n_cs >= 1), got shape {c.shape}")
+    if u.ndim < 1 or u.shape[-1] != c.shape[-2]:
+        raise ValueError(f"us: expected one US per trial, (..., {c.shape[-2]}), got shape {u.shape}")
+    _check_names(labels, c.shape[-1], "cs")
+    x = torch.as_tensor(c).reshape(-1, *c.shape[-2:])[0]
+    food = torch.as_tensor(u).reshape(-1, u.shape[-1])[0]
     rows = torch.cat([x.T, (food / food.abs().max().clamp_min(1e-12))[None]]).clamp(0, 1)  # (n_cs + 1, trials)
     colors = [*(CS_COLORS[i % len(CS_COLORS)] for i in range(x.shape[1])), US_COLOR]
     rgb = torch.tensor([to_rgb(c) for c in colors], dtype=torch.float64)[:, None, :]      # (rows, 1, 3)

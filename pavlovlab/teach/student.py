@@ -10,6 +10,7 @@ half-written notebook.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -91,6 +92,9 @@ def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     Drops every cell tagged ``solution``; clears outputs and execution counts; drops stored widget
     state and per-cell execution metadata; keeps every other cell (tasks, stubs, checks) as it is.
     """
+    if not isinstance(nb, nbformat.NotebookNode) or not isinstance(nb.get("cells"), list):
+        raise TypeError(f"nb: expected a notebook (a NotebookNode from nbformat.read(path, as_version=4)), got "
+                        f"{type(nb).__name__}")
     nb = nbformat.reads(nbformat.writes(nb), as_version=4)  # a deep copy
     cells = []
     for cell in nb.cells:
@@ -214,7 +218,8 @@ def make_student_copies(course_dir: str | Path, out_dir: str | Path, *, force: b
     A ``HOW_TO_USE.md`` for learners is added. Every file is written under a temporary name and then
     renamed, so an interrupted run leaves no half-written file. Raises ValueError if ``course_dir`` has
     no notebook, or ``out_dir`` is empty, is the course folder, lies inside it, holds course notebooks
-    or exists and is not a folder; filesystem faults raise OSError (its ``filename`` is the file).
+    or exists and is not a folder; NotADirectoryError (before writing) if a parent of ``out_dir`` is a file;
+    filesystem faults raise OSError (its ``filename`` is the file).
     """
     course_dir = Path(course_dir)
     notebooks = course_notebooks(course_dir)
@@ -223,6 +228,10 @@ def make_student_copies(course_dir: str | Path, out_dir: str | Path, *, force: b
     out_dir = refuse_unsafe_outdir(out_dir, course_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"out_dir: expected a folder (new or existing), got the file {str(out_dir)!r}")
+    parent = next((p for p in out_dir.absolute().parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():  # an OSError, as the mkdir would raise, but said before writing
+        raise NotADirectoryError(errno.ENOTDIR, f"out_dir: expected a folder path, got {str(out_dir)!r} whose parent "
+                                 "is a file, not a folder", str(parent))
     out_dir.mkdir(parents=True, exist_ok=True)
     report = CopyReport()
 
