@@ -54,8 +54,10 @@ launch-cells: setup  ## Colab/Binder badges and the Colab install cell atop ever
 release:  ## make release VERSION=X.Y.Z: bump the version, re-point every launch link, commit, tag and branch
 	$(BIN)/python tools/release.py $(VERSION)
 
-bench: dev-setup  ## speed and memory measurements, printed as tables of ratios
-	for b in benchmarks/*.py; do $(BIN)/python $$b || exit 1; done
+bench: dev-setup  ## speed and memory measurements, printed as tables of ratios (notebooks at one and two threads)
+	for b in benchmarks/*.py; do \
+	  case $$b in */notebooks.py) args="--threads 1 2";; *) args="";; esac; \
+	  $(BIN)/python $$b $$args || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache _build
