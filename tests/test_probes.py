@@ -70,8 +70,8 @@ def test_delta_memory_shows_every_phenomenon(design):
 
 
 @pytest.mark.parametrize("design", [d for d in probes.DESIGNS if d != "acquisition"])
-def test_hebbian_memory_shows_none(design):
-    e = probes.summarize(probes.circuit_effects(design, rule="hebbian", n=300)[None])
+def test_hebbian_memory_shows_none_with_additive_compounds(design):
+    e = probes.summarize(probes.circuit_effects(design, rule="hebbian", n=300, compound="sum")[None])
     assert e.lo < 0 < e.hi or abs(e.mean) < 1e-9, (design, e)
     assert abs(e.mean) < 0.03
 
@@ -98,7 +98,7 @@ def _rw_effect(design: str, m: int, lr: float) -> float:
 def test_delta_memory_with_near_orthogonal_keys_matches_rescorla_wagner(design):
     # outcome o is one value, "nothing" another: the o component of the delta memory follows RW with
     # λ = 1 on o trials and 0 on n trials, once keys are near-orthogonal (d_key large).
-    x = probes.circuit_effects(design, rule="delta", n=40, d_key=4096, lr=0.3)
+    x = probes.circuit_effects(design, rule="delta", n=40, d_key=4096, lr=0.3, compound="sum")
     assert x.mean().item() == pytest.approx(_rw_effect(design, 2, 0.3), abs=0.03)
 
 
@@ -131,7 +131,7 @@ def test_verdicts_use_the_acquisition_scale_and_can_fail():
     rows = {r["design"]: r for r in probes.verdicts(res)}
     assert rows["acquisition"]["holds"] is True
     assert rows["blocking"]["observed"] == "effect" and rows["blocking"]["holds"] is False   # linear predicts none
-    assert "FAILS" in probes.verdict_sentence(rows["blocking"])
+    assert "DISAGREES" in probes.verdict_sentence(rows["blocking"])
 
 
 # ------------------------------------------------------------------------- trained models
@@ -208,8 +208,8 @@ def test_a_normalised_read_out_hides_the_phenomena_that_only_change_a_size():
 
 def test_rw_effect_hand_computed_values():
     assert probes.rw_effect("acquisition", m=2, lr=0.5) == pytest.approx(0.75)   # 0.5 + 0.5·0.5
-    assert probes.rw_effect("overshadowing", m=1, lr=0.25) == pytest.approx(0.0)  # one trial: A gets α either way
-    assert probes.rw_effect("overshadowing", m=2, lr=0.25) == pytest.approx(0.4375 - 0.375)
+    assert probes.rw_effect("overshadowing", m=1, lr=0.25, compound="sum") == pytest.approx(0.0)  # A gets α either way
+    assert probes.rw_effect("overshadowing", m=2, lr=0.25, compound="sum") == pytest.approx(0.4375 - 0.375)
 
 
 def test_describe_names_the_roles():
