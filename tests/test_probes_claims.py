@@ -275,3 +275,16 @@ def test_probe_widget_runs_through_every_option():
     fig = widgets.draw_probe("extinction", "hebbian", 0.5, 2, 64)
     assert "effect +0.00" in fig.axes[0].get_title()
     plt.close("all")
+
+
+def test_new_options_name_what_they_expected():
+    with pytest.raises(ValueError, match="compound"):
+        probes.rw_effect("blocking", compound="product")
+    with pytest.raises(ValueError, match="readout"):
+        probes.predicted_effect("blocking", readout="logit")
+    with pytest.raises(ValueError, match="measure"):
+        probes.model_effects({}, measure="entropy")
+    with pytest.raises(ValueError, match="threshold"):
+        probes.separation_verdicts({}, {}, threshold=0.0)
+    with pytest.raises(ValueError, match="ns"):
+        probes.recall_against_load(TinyTransformer(32, d_model=16, n_heads=2, d_head=8, seed=0), (4, 17))
