@@ -23,6 +23,7 @@ import torch
 from timing import median_time
 
 from pavlovlab import capacity as C
+from pavlovlab.sampling import random_keys
 
 D_KS = (16, 32, 64, 128, 256)
 
@@ -33,7 +34,7 @@ def gram_only(d_k: int, trials: int, device: torch.device, dtype: torch.dtype) -
     g = torch.Generator().manual_seed(0)
     out = torch.empty(min(chunk, trials), N, N, device=device, dtype=dtype)
     for s in range(0, trials, chunk):
-        K = C.random_keys(min(chunk, trials - s), N, d=d_k, generator=g, device=device, dtype=dtype)
+        K = random_keys(min(chunk, trials - s), N, d=d_k, generator=g, device=device, dtype=dtype)
         torch.matmul(K, K.mT, out=out[:K.shape[0]])
 
 

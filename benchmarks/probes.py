@@ -4,11 +4,11 @@
 
 One-layer TinyTransformers (d_model 32, 2 heads of 16, MLP) with linear (Hebbian), delta (DeltaNet,
 Rescorla–Wagner) and softmax attention are trained on associative recall (8 pairs, 16 keys, 16 values)
-until 99 % held-out accuracy or ``--steps``; then each conditioning design of ``pavlovlab.probes`` is run
+until 99 % held-out accuracy or ``--steps``; then each conditioning design of ``pavlovlab.designs`` is run
 on ``--n`` paired design/control sequences per model. Prints the descriptive table (effect = centred logit
 of the outcome, design vs control, mean over seeds with a 95 % t-interval across seeds, and as a fraction
 of acquisition), the read-out norms before the per-head LayerNorm (design / control), the verdict on the
-four predictions that separate DeltaNet from linear attention, the crosstalk of the linear models' trained
+four predictions that separate DeltaNet from linear attention, the squared overlaps of the linear models' trained
 keys against (n − 1)/d_k, and their recall against load. Several minutes on a 2-core CPU; one thread.
 Notebook 08 runs the same experiment with 400 steps and 300 sequences per design.
 """
@@ -21,7 +21,8 @@ import time
 
 import torch
 
-from pavlovlab import probes
+from pavlovlab import models, probes
+from pavlovlab.teach.report import verdict_sentence
 
 
 def main() -> None:
@@ -35,7 +36,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     t0 = time.perf_counter()
-    runs = probes.train_models(seeds=args.seeds, steps=args.steps, target_accuracy=0.99, lr=args.lr)
+    runs = models.train_models(seeds=args.seeds, steps=args.steps, target_accuracy=0.99, lr=args.lr)
     t_train = time.perf_counter() - t0
     for a, rs in runs.items():
         accs = [round(r["history"]["final_accuracy"], 3) for r in rs]
@@ -45,7 +46,7 @@ def main() -> None:
     rows = probes.verdicts(results)
     print(f"\nbenchmark configuration: {len(args.seeds)} seeds, {args.n} sequences per design, m = {args.m}")
     for row in rows:
-        print(probes.verdict_sentence(row, 2), " seeds:", [round(v, 2) for v in row["effect"].seed_means])
+        print(verdict_sentence(row, 2), " seeds:", [round(v, 2) for v in row["effect"].seed_means])
     norms = probes.model_effects({a: runs[a] for a in ("linear", "delta")}, n=args.n, m=args.m, measure="norm")
     print("\nread-out norm before the per-head LayerNorm, design / control (mean over seeds, 95 % interval):")
     for a, per in norms.items():
@@ -58,11 +59,11 @@ def main() -> None:
         dl, li = r["delta"], r["linear"]
         print(f"  {r['design']:<22} ({r['readout']}) DeltaNet {dl.mean:+.3f} [{dl.lo:+.3f}, {dl.hi:+.3f}]  linear "
               f"{li.mean:+.3f} [{li.lo:+.3f}, {li.hi:+.3f}]  holds: {r['holds']}")
-    print("\ntrained-head crosstalk (linear attention, keys at the value positions, 8 pairs, d_head 16):")
+    print("\ntrained-head key overlaps (linear attention, keys at the value positions, 8 pairs, d_head 16):")
     cross = []
     for s, r in zip(args.seeds, runs["linear"], strict=True):
-        h = probes.trained_head_crosstalk(r["model"])
-        c, rnd = h["crosstalk"].mean(0), h["random"].mean(0)
+        h = probes.trained_head_overlaps(r["model"])
+        c, rnd = h["overlap"].mean(0), h["random"].mean(0)
         cross.append([s, c.tolist(), rnd.tolist(), float(h["theory"])])
         print(f"  seed {s}: per head {[round(x, 3) for x in c.tolist()]}, "
               f"random keys {[round(x, 3) for x in rnd.tolist()]}, "
@@ -83,7 +84,7 @@ def main() -> None:
                "separation": [dict(design=r["design"], readout=r["readout"], holds=r["holds"],
                                    delta=[r["delta"].mean, r["delta"].lo, r["delta"].hi],
                                    linear=[r["linear"].mean, r["linear"].lo, r["linear"].hi]) for r in separation],
-               "crosstalk": cross}
+               "overlap": cross}
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
 

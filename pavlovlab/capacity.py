@@ -6,7 +6,8 @@ Store ``n`` pairs with Hebb's rule, ``S = Σ_i v_i k_iᵀ``, and read item ``j``
 
 For unit keys drawn uniformly on the sphere, ``E[(k_i·k_j)²] = 1/d_k`` exactly (``E[k kᵀ] = I/d_k``), so
 the crosstalk's squared norm is about ``(n−1)/d_k`` and the mean cosine between the read-out and the
-true value is about ``1/√(1 + (n−1)/d_k)``: average-case capacity grows as ``O(d_k)``.
+true value is about ``1/√(1 + (n−1)/d_k)``: average-case capacity grows as ``O(d_k)``
+(:func:`recall_sweep`, :func:`capacity_sweep`, :func:`fidelity_theory`, :func:`average_capacity_theory`).
 
 What "error-free" capacity means depends on the criterion, so it is measured on actual read-outs,
 per trial, at every ``n`` (:func:`retrieval_capacity`, :func:`capacity_scaling`):
@@ -18,10 +19,9 @@ per trial, at every ``n`` (:func:`retrieval_capacity`, :func:`capacity_scaling`)
   *sufficient bound* ``Σ_{i≠j}|k_i·k_j| < 1`` coincide, and the capacity grows like ``√d_k``
   (each ``|k_i·k_j|`` has mean ``√(2/(π d_k))``: :func:`worst_case_bound`).
 
-The comparison memories of :func:`readout_weights`: the delta rule (one pass) and softmax attention.
-Older entry points: :func:`recall_sweep` / :func:`capacity_sweep` (mean-cosine curves with one-hot
-values), the theory curves :func:`fidelity_theory`, :func:`average_capacity_theory`,
-:func:`worst_case_bound`, the estimators ``capacity_from_*`` and :func:`fit_slope`.
+The memories compared (:data:`pavlovlab.retrieval.MEMORIES`): the Hebbian sum, the delta rule (one pass)
+and softmax attention; their read-outs after every write come from :mod:`pavlovlab.retrieval`, random
+keys from :mod:`pavlovlab.sampling`, the slope fits from :mod:`pavlovlab.statistics`.
 """
 
 from __future__ import annotations
@@ -33,109 +33,50 @@ from typing import NamedTuple
 import torch
 from tqdm.auto import tqdm
 
-from ._checks import check_choice, check_float_dtype, check_int, check_numbers, check_real, check_tensor
+from ._checks import check_choice, check_int, check_numbers, check_real
 from .hebbian import outer_product_memory
-
-KINDS = ("gaussian", "sphere", "orthogonal", "binary")
-"""Key/value distributions: i.i.d. N(0, 1/d) entries; uniform on the unit sphere; orthonormal frames
-(blocks of ``d`` mutually orthogonal unit vectors); entries ±1/√d with equal probability."""
+from .retrieval import (
+    MEMORIES,
+    adversarial_error_curve,
+    decoding_curve,
+    first_failure,
+    min_cosine_curve,
+    readout_weights,
+)
+from .sampling import KINDS, random_keys, random_values
+from .statistics import bootstrap_slope_se, fit_slope
 
 _GRAM_BYTES = 2**25
 """Memory budget of one vectorised chunk of Gram matrices in :func:`recall_sweep` (32 MiB)."""
 
 
-# --------------------------------------------------------------------------------------------- sampling
-def _shape(shape: tuple) -> tuple[int, ...]:
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list, torch.Size)):
-        shape = tuple(shape[0])
-    for i, s in enumerate(shape):
-        check_int(f"shape[{i}]", s, low=0)
-    return tuple(shape)
-
-
-def random_keys(*shape: int, d: int, kind: str = "gaussian", generator: torch.Generator | None = None,
-                device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> torch.Tensor:
-    """Random keys of dimension ``d``, shape ``(*shape, d)``, with ``E‖k‖² = 1``.
-
-    kind: ``"gaussian"`` (entries N(0, 1/d)), ``"sphere"`` (unit vectors, uniform direction),
-    ``"orthogonal"`` (along dim -2 the keys form orthonormal frames: the first ``d`` are mutually
-    orthogonal, the next ``d`` an independent frame, and so on) or ``"binary"`` (entries ±1/√d).
-    Numbers are drawn on the CPU (``generator``) and then moved, so every device sees the same keys.
-
-    >>> K = random_keys(100, 16, d=32, kind="sphere")   # 100 trials of 16 keys in 32 dimensions
-    """
-    shape = _shape(shape)
-    d = check_int("d", d, low=1)
-    kind = check_choice("kind", kind, KINDS)
-    dtype = torch.get_default_dtype() if dtype is None else check_float_dtype("dtype", dtype)
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
-    work = torch.float64 if dtype == torch.float64 else torch.float32
-    if kind == "binary":
-        x = torch.randint(0, 2, (*shape, d), generator=generator, dtype=torch.int8).to(work).mul_(2 / math.sqrt(d))
-        x = x.sub_(1 / math.sqrt(d))
-    elif kind == "orthogonal":
-        lead, n = (shape[:-1], shape[-1]) if shape else ((), 1)
-        blocks = max(1, -(-n // d))
-        g = torch.randn(*lead, blocks, d, d, generator=generator, dtype=torch.float64)
-        q, r = torch.linalg.qr(g)
-        q = q * torch.sign(torch.diagonal(r, dim1=-2, dim2=-1))[..., None, :]  # Haar-distributed frames
-        x = q.mT.reshape(*lead, blocks * d, d)[..., :n, :].to(work)  # rows of each frame are orthonormal
-        x = x.reshape(*shape, d)
-    else:
-        x = torch.randn(*shape, d, generator=generator, dtype=work)
-        x = x.div_(x.norm(dim=-1, keepdim=True).clamp_min_(1e-30)) if kind == "sphere" else x.div_(math.sqrt(d))
-    return x.to(device=device, dtype=dtype)
-
-
-def random_values(*shape: int, d: int, kind: str = "gaussian", generator: torch.Generator | None = None,
-                  device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> torch.Tensor:
-    """Random values (the "food", US) of dimension ``d``, shape ``(*shape, d)``: same kinds as :func:`random_keys`."""
-    return random_keys(*shape, d=d, kind=kind, generator=generator, device=device, dtype=dtype)
-
-
 # ------------------------------------------------------------------------------------------- experiment
 class RecallMetrics(NamedTuple):
-    """Per-item metrics of a store-and-recall experiment (``nan``/``False`` where an item was not stored).
+    """Per-item results of a store-and-recall experiment (``nan``/``False`` where an item was not stored).
 
-    cosine: cos(read-out, true value); sq_error: ‖read-out − true value‖²; correct: the read-out is
-    closest (largest dot product) to its own value among the *n stored* values (a codebook that grows
-    with n; with one-hot values this only asks whether ``k_j·k_j > k_i·k_j`` for every stored i, i.e.
-    whether each key is its own nearest key: see :func:`retrieval_capacity` for a fixed codebook);
-    crosstalk: the row's summed crosstalk relative to its signal, ``Σ_{i≠j} |k_i·k_j| / ‖k_j‖²``
-    (below 1 is a sufficient condition for recall whatever the values).
+    cosine: cos(read-out, true value); correct: the read-out is closest (largest dot product) to its
+    own value among the *n stored* values. That codebook grows with n: with one-hot values it only asks
+    whether each key is its own nearest key (:func:`retrieval_capacity` uses a fixed codebook).
     """
 
     cosine: torch.Tensor
-    sq_error: torch.Tensor
     correct: torch.Tensor
-    crosstalk: torch.Tensor
-
-
-def _crosstalk(G: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Signal ‖k_j‖² (diagonal of the Gram matrix) and the absolute off-diagonal overlaps."""
-    diag = torch.diagonal(G, dim1=-2, dim2=-1)
-    off = G.abs()
-    off.diagonal(dim1=-2, dim2=-1).zero_()
-    return diag, off
 
 
 def store_and_recall(keys: torch.Tensor, values: torch.Tensor) -> RecallMetrics:
     """Store every pair with Hebb's rule ``S = Σ_i v_i k_iᵀ``, then read each item back as ``S k_j``.
 
     keys: (..., n, d_k), values: (..., n, d_v); leading dims (trials, ...) broadcast.
-    Returns :class:`RecallMetrics` with fields of shape (..., n).
+    Returns :class:`RecallMetrics` with fields of shape (..., n); an exact tie with a rival is an error.
     """
     S = outer_product_memory(keys, values)                 # (..., d_v, d_k): the bucket (checks the pairs)
     read = keys @ S.mT                                     # (..., n, d_v): S k_j for every j
     cosine = torch.nn.functional.cosine_similarity(read, values, dim=-1)
-    sq_error = (read - values).pow(2).sum(-1)
     scores = read @ values.mT                              # (..., n, n): match against every stored value
     own = torch.diagonal(scores, dim1=-2, dim2=-1)
     rival = scores.masked_fill(torch.eye(scores.shape[-1], dtype=torch.bool, device=scores.device), -math.inf)
     correct = own > rival.amax(-1) if scores.shape[-1] > 1 else torch.ones_like(own, dtype=torch.bool)
-    diag, off = _crosstalk(keys @ keys.mT)
-    return RecallMetrics(cosine, sq_error, correct, off.sum(-1) / diag)
+    return RecallMetrics(cosine, correct)
 
 
 def _check_ns(ns: Sequence[int] | torch.Tensor) -> torch.Tensor:
@@ -149,61 +90,34 @@ def _check_ns(ns: Sequence[int] | torch.Tensor) -> torch.Tensor:
     return ns_t.long()
 
 
-def recall_from_keys(keys: torch.Tensor, ns: Sequence[int] | torch.Tensor) -> RecallMetrics:
-    """Store the first ``n`` keys (for every ``n`` in ``ns``) with one-hot values and read each back.
+def _recall(keys: torch.Tensor, ns: torch.Tensor, gram: torch.Tensor, beaten: torch.Tensor) -> RecallMetrics:
+    """Store the first ``n`` keys (every ``n`` in ``ns``) with one-hot values and read each back.
 
-    The values are one-hot labels (an orthonormal set: any other orthonormal values give the same
-    numbers), so every error comes from the keys' crosstalk. With the Gram matrix ``G = K Kᵀ`` the
+    One-hot values are an orthonormal set (any other gives the same numbers), so with ``G = K Kᵀ`` the
     read-out of item ``j`` after ``n`` writes has coordinates ``G[j, :n]``: cosine ``G_jj / ‖G[j, :n]‖``,
-    squared error ``‖G[j, :n]‖² − 2 G_jj + 1``, correct when ``G_jj > max_{i<n, i≠j} G_ji`` (a tie is
-    an error). Caution: one-hot values make ``d_v = n`` grow with n, so ``correct`` is nearest-neighbour
-    lookup on the keys, not a memory capacity (:func:`retrieval_capacity` ``"argmax"`` fixes the codebook).
-
-    keys: (..., N, d_k) with ``N >= max(ns)``; ns: increasing ints. Every ``n`` reuses the same draw
-    (the first ``n`` keys), exactly as a context that keeps growing.
-    Returns :class:`RecallMetrics` with fields (..., len(ns), max(ns)); item ``j >= n`` is nan/False.
+    correct when ``G_jj > max_{i<n, i≠j} G_ji``. keys: (..., N, d_k); ``gram`` (..., N, N) and ``beaten``
+    (bool, same shape) are work buffers reused from chunk to chunk (fresh big tensors cost more than
+    the maths). Fields come out as (..., len(ns), N).
     """
-    check_tensor("keys", keys, min_rank=2)
-    ns_t = _check_ns(ns)
-    N = int(ns_t[-1])
-    if keys.shape[-2] < N:
-        raise ValueError(f"keys: expected at least max(ns) = {N} keys along dim -2, got shape {tuple(keys.shape)}")
-    return _recall(keys.detach()[..., :N, :], ns_t.to(keys.device))
-
-
-def _recall(keys: torch.Tensor, ns: torch.Tensor, gram: torch.Tensor | None = None,
-            beaten: torch.Tensor | None = None) -> RecallMetrics:
-    """:func:`recall_from_keys` without checks; ``gram`` (..., N, N) and ``beaten`` (bool, same shape) are
-    optional work buffers, reused from chunk to chunk (allocating big fresh tensors costs more than the maths)."""
     N = keys.shape[-2]
-    G = torch.matmul(keys, keys.mT, out=gram) if gram is not None else keys @ keys.mT   # (..., N, N)
+    G = torch.matmul(keys, keys.mT, out=gram)                              # (..., N, N)
     diag = torch.diagonal(G, dim1=-2, dim2=-1).clone()                     # the signals ‖k_j‖²
     idx = torch.arange(N, device=keys.device)
     # the first rival i ≠ j at least as strong as the signal: item j is decoded correctly while n <= it
-    beaten = torch.ge(G, diag[..., None], out=beaten) if beaten is not None else torch.ge(G, diag[..., None])
+    beaten = torch.ge(G, diag[..., None], out=beaten)
     beaten.diagonal(dim1=-2, dim2=-1).fill_(False)
     first = beaten.view(torch.uint8).argmax(-1, keepdim=True)             # first True (or 0 when none)
     first = torch.where(beaten.gather(-1, first), first, N)[..., 0]
-    # prefix sums Σ_{i<n} over the grid: G is symmetric, so sum rows i (contiguous) in the segments
-    # [n_{b-1}, n_b) between grid points, then accumulate the segments; fields come out as (..., P, N)
+    # prefix sums Σ_{i<n} G_ij² over the grid: G is symmetric, so sum rows i (contiguous) in the
+    # segments [n_{b-1}, n_b) between grid points, then accumulate the segments: (..., P, N)
     segment = torch.searchsorted(ns, idx, right=True)                     # row i -> its segment (P: unused)
     P = ns.numel()
-
-    def prefix_sums(x: torch.Tensor) -> torch.Tensor:
-        out = torch.zeros(*x.shape[:-2], P + 1, N, dtype=x.dtype, device=x.device)
-        return out.index_add_(-2, segment, x)[..., :P, :].cumsum(-2)
-
-    cross = prefix_sums(G.abs_())                                          # Σ_{i<n} |G_ij| (in place: G is spent)
-    sumsq = prefix_sums(G.square_())                                       # Σ_{i<n} G_ij²
-    cross = ((cross - diag[..., None, :]) / diag[..., None, :]).clamp_min_(0)   # Σ_{i<n, i≠j} |G_ij| / G_jj
+    sumsq = torch.zeros(*G.shape[:-2], P + 1, N, dtype=G.dtype, device=G.device)
+    sumsq = sumsq.index_add_(-2, segment, G.square_())[..., :P, :].cumsum(-2)   # (in place: G is spent)
     stored = idx[None, :] < ns[:, None]                                    # (P, N): item j was stored
     nan = torch.tensor(math.nan, dtype=keys.dtype, device=keys.device)
-    return RecallMetrics(
-        torch.where(stored, diag[..., None, :] / sumsq.sqrt(), nan),
-        torch.where(stored, sumsq - 2 * diag[..., None, :] + 1, nan),
-        (first[..., None, :] >= ns[:, None]) & stored,
-        torch.where(stored, cross, nan),
-    )
+    return RecallMetrics(torch.where(stored, diag[..., None, :] / sumsq.sqrt(), nan),
+                         (first[..., None, :] >= ns[:, None]) & stored)
 
 
 def _recall_chunks(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind: str,
@@ -215,8 +129,8 @@ def _recall_chunks(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind
     kind = check_choice("kind", kind, KINDS)
     ns_t = _check_ns(ns)
     N = int(ns_t[-1])
-    gram = beaten = None
     chunk = _chunk(N, dtype)
+    gram = beaten = None
     for s in range(0, trials, chunk):  # memory chunks; all the trials inside a chunk run at once
         keys = random_keys(min(chunk, trials - s), N, d=d_k, kind=kind, generator=generator,
                            device=device, dtype=dtype)
@@ -239,10 +153,11 @@ def recall_sweep(d_k: int, ns: Sequence[int] | torch.Tensor, *, trials: int = 20
                  dtype: torch.dtype | None = None) -> RecallMetrics:
     """The store-and-recall experiment for one key dimension over ``trials`` independent trials and every n.
 
-    Each trial draws ``max(ns)`` random keys (``kind``), then :func:`recall_from_keys` stores the first
-    ``n`` of them for every ``n`` in ``ns`` and reads each back. Trials are vectorised; they are only
-    split into chunks so that the Gram matrices of one chunk stay within 32 MiB (the Binder budget).
-    Returns :class:`RecallMetrics` with fields (trials, len(ns), max(ns)).
+    Each trial draws ``max(ns)`` random keys (``kind``), stores the first ``n`` of them with one-hot
+    values for every ``n`` in ``ns`` (the same draw, as a context that keeps growing) and reads each
+    back. Trials are vectorised; they are only split into chunks so that the Gram matrices of one chunk
+    stay within 32 MiB (the Binder budget). Returns :class:`RecallMetrics` with fields
+    (trials, len(ns), max(ns)); item ``j >= n`` is nan/False.
     """
     parts = list(_recall_chunks(d_k, ns, trials, kind, generator, device, dtype))
     return parts[0] if len(parts) == 1 else RecallMetrics(*(torch.cat(f, dim=0) for f in zip(*parts, strict=True)))
@@ -317,71 +232,16 @@ def capacity_from_fidelity(ns: Sequence[int] | torch.Tensor, fidelity: torch.Ten
     return _largest_before_failure(ns_t, f >= threshold)
 
 
-def capacity_all_correct(ns: Sequence[int] | torch.Tensor, correct: torch.Tensor, fraction: float = 0.9) -> int:
-    """The largest n with every item ``correct`` in ≥ ``fraction`` of trials.
-
-    With the ``correct`` field of :func:`recall_sweep` (one-hot values, a codebook of the n stored values)
-    this measures key separation, not memory capacity; use :func:`retrieval_capacity` for a fixed codebook.
-
-    correct: per-item (trials, len(ns), n_max) booleans (items not stored count as correct), or
-    per-trial (trials, len(ns)) booleans "all items correct".
-    """
-    fraction = check_real("fraction", fraction, low=0.0, high=1.0)
-    if not isinstance(correct, torch.Tensor) or correct.dtype != torch.bool:
-        raise TypeError(f"correct: expected a boolean tensor, got {getattr(correct, 'dtype', type(correct).__name__)}")
-    if correct.dim() == 3:
-        ns_t = _check_ns(ns)
-        stored = torch.arange(correct.shape[-1], device=correct.device)[None, :] < ns_t.to(correct.device)[:, None]
-        correct = (correct | ~stored).all(-1)
-    ns_t, c = _curve("correct", ns, correct)
-    return _largest_before_failure(ns_t, c.reshape(-1, ns_t.numel()).double().mean(0) >= fraction)
-
-
-def capacity_from_crosstalk(ns: Sequence[int] | torch.Tensor, crosstalk: torch.Tensor, fraction: float = 0.5) -> int:
-    """The sufficient bound: the largest n whose worst row has summed crosstalk < 1 in ≥ ``fraction`` of trials.
-
-    ``Σ_{i≠j}|k_i·k_j| < 1`` for every row guarantees recall whatever the values; its mean grows as
-    ``(n−1)√(2/(π d_k))`` by definition, so its capacity's slope ½ follows from the definition. It is
-    the exact answer for adversarial values (:func:`adversarial_error_curve`), not for random ones.
-
-    crosstalk: per-item (trials, len(ns), n_max) with nan for items not stored, or the worst row per trial
-    (trials, len(ns)).
-    """
-    fraction = check_real("fraction", fraction, low=0.0, high=1.0)
-    if isinstance(crosstalk, torch.Tensor) and crosstalk.dim() == 3:
-        crosstalk = crosstalk.nan_to_num(nan=-math.inf).amax(-1)
-    ns_t, x = _curve("crosstalk", ns, crosstalk)
-    return _largest_before_failure(ns_t, (x.reshape(-1, ns_t.numel()) < 1).double().mean(0) >= fraction)
-
-
-def fit_slope(x: Sequence[float] | torch.Tensor, y: Sequence[float] | torch.Tensor) -> float:
-    """Least-squares slope of ``log y`` against ``log x`` (the exponent ``a`` in ``y ∝ x^a``)."""
-    lx = torch.as_tensor(x, dtype=torch.float64).flatten()
-    ly = torch.as_tensor(y, dtype=torch.float64).flatten()
-    if lx.numel() != ly.numel() or lx.numel() < 2:
-        raise ValueError(f"x, y: expected two sequences of the same length >= 2, got {lx.numel()} and {ly.numel()}")
-    if bool((lx <= 0).any()) or bool((ly <= 0).any()):
-        raise ValueError("x, y: expected positive numbers for a log-log fit")
-    lx, ly = lx.log(), ly.log()
-    lx = lx - lx.mean()
-    return float((lx * (ly - ly.mean())).sum() / (lx * lx).sum())
-
-
 # --------------------------------------------------------------------------------------- the full sweep
 class CapacitySweep(NamedTuple):
-    """Summaries of :func:`capacity_sweep`, one entry per key dimension (lists, as the n grids differ).
+    """Results of :func:`capacity_sweep`, one entry per key dimension (lists, as the n grids differ).
 
-    ns[i]: (P,) the grid for d_ks[i]; fidelity[i]: (trials, P) mean cosine over the items of each trial;
-    all_correct[i]: (trials, P) every item decoded correctly; worst_crosstalk[i]: (trials, P) the worst
-    row's summed crosstalk; first_cosine[i]: (trials, P) the cosine of the first item stored.
+    ns[i]: (P,) the grid for d_ks[i]; fidelity[i]: (trials, P) mean cosine over the items of each trial.
     """
 
     d_ks: list[int]
     ns: list[torch.Tensor]
     fidelity: list[torch.Tensor]
-    all_correct: list[torch.Tensor]
-    worst_crosstalk: list[torch.Tensor]
-    first_cosine: list[torch.Tensor]
 
 
 def n_grid(d_k: int, points: int = 24, max_ratio: float = 4.0) -> torch.Tensor:
@@ -406,7 +266,7 @@ def capacity_sweep(d_ks: Sequence[int], *, points: int = 24, max_ratio: float = 
                    kind: str = "gaussian", generator: torch.Generator | None = None,
                    device: torch.device | str | None = None, dtype: torch.dtype | None = None,
                    progress: bool = False) -> CapacitySweep:
-    """Run :func:`recall_sweep` for every key dimension on its grid :func:`n_grid` and keep per-trial summaries.
+    """Run :func:`recall_sweep` for every key dimension on its grid :func:`n_grid`; keep each trial's mean cosine.
 
     The loop over the few ``d_ks`` stays in Python on purpose: the grids (n up to ``max_ratio·d_k``)
     and key sizes differ, and padding every dimension to the largest one would multiply the work by
@@ -415,193 +275,21 @@ def capacity_sweep(d_ks: Sequence[int], *, points: int = 24, max_ratio: float = 
     if isinstance(d_ks, int) or len(d_ks) == 0:
         raise ValueError(f"d_ks: expected a non-empty sequence of key dimensions, got {d_ks!r}")
     d_ks = [check_int(f"d_ks[{i}]", d, low=1) for i, d in enumerate(d_ks)]
-    out = CapacitySweep(d_ks, [], [], [], [], [])
+    out = CapacitySweep(d_ks, [], [])
     for d in tqdm(d_ks, desc="d_k", disable=not progress):
         ns = n_grid(d, points, max_ratio)
-        parts = [_summarise(m) for m in _recall_chunks(d, ns, trials, kind, generator, device, dtype)]
-        fidelity, all_correct, worst, first = (torch.cat(f) if len(parts) > 1 else f[0]
-                                               for f in zip(*parts, strict=True))
+        parts = [m.cosine.nanmean(-1) for m in _recall_chunks(d, ns, trials, kind, generator, device, dtype)]
         out.ns.append(ns)
-        out.fidelity.append(fidelity)
-        out.all_correct.append(all_correct)
-        out.worst_crosstalk.append(worst)
-        out.first_cosine.append(first)
+        out.fidelity.append(torch.cat(parts) if len(parts) > 1 else parts[0])
     return out
-
-
-def _summarise(m: RecallMetrics) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Per-trial summaries of per-item metrics (..., P, N): mean cosine, all correct, worst crosstalk, first cosine."""
-    stored = ~m.cosine.isnan()
-    return (m.cosine.nanmean(-1), (m.correct | ~stored).all(-1),
-            m.crosstalk.nan_to_num(nan=-math.inf).amax(-1), m.cosine[..., 0])
-
-
-def sweep_capacities(sweep: CapacitySweep, *, threshold: float = 0.8, fraction_correct: float = 0.9,
-                     fraction_crosstalk: float = 0.5) -> dict[str, list[int]]:
-    """The three capacity estimates for every d_k of a sweep: ``{"average", "all_correct", "crosstalk"}``."""
-    return {
-        "average": [capacity_from_fidelity(n, f, threshold) for n, f in zip(sweep.ns, sweep.fidelity, strict=True)],
-        "all_correct": [capacity_all_correct(n, c, fraction_correct)
-                        for n, c in zip(sweep.ns, sweep.all_correct, strict=True)],
-        "crosstalk": [capacity_from_crosstalk(n, x, fraction_crosstalk)
-                      for n, x in zip(sweep.ns, sweep.worst_crosstalk, strict=True)],
-    }
-
-
 
 
 # ===================================================================================================
 # Capacity measured on actual read-outs: three retrieval criteria, per trial, at every n
 # ===================================================================================================
-RULES = ("hebbian", "delta", "softmax")
-"""Memories compared by :func:`readout_weights`: the Hebbian sum (linear attention), the delta rule
-(DeltaNet, one pass) and softmax attention (inverse temperature ``beta``, all past pairs kept)."""
-
 CRITERIA = ("cosine", "argmax", "adversarial")
 """Retrieval criteria of :func:`retrieval_capacity`: (a) every stored item's cosine ≥ θ; (b) every item
 decoded correctly by argmax over a fixed codebook; (c) adversarial values (Hebbian memory only)."""
-
-
-def _tri(N: int, device: torch.device, *, strict: bool) -> torch.Tensor:
-    """``U[i, m] = i < m`` (strict) or ``i <= m``: write i is already in the memory read at time m."""
-    return torch.ones(N, N, dtype=torch.bool, device=device).triu(1 if strict else 0)
-
-
-def readout_weights(keys: torch.Tensor, values: torch.Tensor, rule: str = "hebbian",
-                    beta: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Write all pairs in order, and express every read-out of every stored item as a weighted sum.
-
-    For the three memories the read-out of item ``j`` (query ``k_j``) after the first ``n`` writes is
-
-        r_j(n) = c_j(n) · Σ_{i ≤ n} A[j, i] w_i           (c_j(n) > 0 a scale that no criterion sees)
-
-    - ``"hebbian"``: ``S_n = Σ_{i≤n} v_i k_iᵀ``: ``A = K Kᵀ`` (the Gram matrix), ``w_i = v_i``;
-    - ``"delta"`` (one pass, rate β): ``S_t = S_{t−1} + β (v_t − S_{t−1} k_t) k_tᵀ`` writes
-      ``u_t = β (v_t − S_{t−1} k_t)``, so ``S_n = Σ_{i≤n} u_i k_iᵀ`` with ``(I/β + tril(K Kᵀ, −1)) U = V``
-      (a triangular solve, the UT transform): ``A = K Kᵀ``, ``w_i = u_i``;
-    - ``"softmax"``: ``r_j(n) = Σ_{i≤n} softmax_i(β k_j·k_i) v_i``: ``A = exp(β (k_j·k_i − max_i k_j·k_i))``,
-      ``w_i = v_i`` and ``c_j(n) = 1/Σ_{i≤n} A[j, i]``.
-
-    keys: (..., N, d_k), values: (..., N, d_v). Returns ``A`` (..., N, N) and ``W`` (..., N, d_v).
-    The package's own layers give the same read-outs (tests: ``pl.delta_rule_attention`` and
-    ``pl.softmax_attention(..., scale=beta)``).
-    """
-    check_tensor("keys", keys, min_rank=2)
-    check_tensor("values", values, min_rank=2)
-    if keys.shape[-2] != values.shape[-2]:
-        raise ValueError(f"values: expected as many values as keys ({keys.shape[-2]}) along dim -2, "
-                         f"got shape {tuple(values.shape)}")
-    rule = check_choice("rule", rule, RULES)
-    beta = check_real("beta", beta, low=0.0, low_open=True)
-    G = keys @ keys.mT
-    if rule == "hebbian":
-        return G, values
-    if rule == "softmax":
-        return (beta * (G - G.amax(-1, keepdim=True))).exp(), values
-    N = G.shape[-1]
-    L = torch.eye(N, dtype=G.dtype, device=G.device) / beta + G.tril(-1)
-    K_lead = torch.broadcast_shapes(L.shape[:-2], values.shape[:-2])
-    U = torch.linalg.solve_triangular(L.expand(*K_lead, N, N), values.expand(*K_lead, *values.shape[-2:]),
-                                      upper=False)
-    return G, U
-
-
-def min_cosine_curve(weights: torch.Tensor, written: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """The worst stored item's cosine after every number of writes: ``min_{j≤n} cos(r_j(n), v_j)``, n = 1..N.
-
-    ``r_j(n) = Σ_{i≤n} A[j, i] w_i`` (see :func:`readout_weights`). Without forming the (N, N, d_v)
-    read-outs: with ``H = W Wᵀ`` and ``X = W Vᵀ``, the numerator ``r_j(n)·v_j = Σ_{i≤n} A_ji X_ij`` and
-    ``‖r_j(n)‖² = Σ_{m≤n} (2 A_jm P_jm + A_jm² H_mm)`` with ``P = A (H ∘ [i<m])`` are prefix sums.
-
-    weights: (..., N, N); written: (..., N, d_v); targets: (..., N, d_v). Returns (..., N) (entry n−1
-    for n writes).
-    """
-    A, W, V = weights, written, targets
-    N = A.shape[-1]
-    H = W @ W.mT                                                          # (..., N, N)
-    num = (A * (W @ V.mT).mT).cumsum(-1)                                  # num[j, n] = Σ_{i≤n} A_ji w_i·v_j
-    P = A @ (H * _tri(N, A.device, strict=True))                          # P[j, m] = Σ_{i<m} A_ji H_im
-    sq = (2 * A * P + A.square() * torch.diagonal(H, dim1=-2, dim2=-1)[..., None, :]).cumsum(-1)
-    norm_v = V.norm(dim=-1)[..., :, None]
-    cos = num / (sq.clamp_min(torch.finfo(sq.dtype).tiny).sqrt() * norm_v)
-    cos = cos.masked_fill(~_tri(N, A.device, strict=False), math.inf)      # item j not yet written at n < j
-    return cos.amin(-2)
-
-
-def decoding_curve(weights: torch.Tensor, written: torch.Tensor, labels: torch.Tensor, codebook: torch.Tensor,
-                   *, block: int = 32) -> torch.Tensor:
-    """Whether every stored item is decoded correctly after n writes, n = 1..N (argmax over a fixed codebook).
-
-    Item j is stored as the codeword ``codebook[labels[j]]``; its read-out ``r_j(n) = Σ_{i≤n} A[j, i] w_i``
-    is decoded as ``argmax_m codebook[m]·r_j(n)``; correct when that is ``labels[j]`` and no other codeword
-    ties it. The codebook (M, d_v) does not grow with n, so the question stays the same as the memory fills.
-    Processed in blocks of ``block`` writes; stops early once every trial has failed.
-
-    weights: (..., N, N); written: (..., N, d_v); labels: (..., N) long in [0, M). Returns (..., N) bool.
-    """
-    A = weights
-    N, M = A.shape[-1], codebook.shape[0]
-    E = written @ codebook.mT                                              # (..., N_i, M): c_m · w_i
-    own_mask = torch.nn.functional.one_hot(labels, M).bool()[..., :, None, :]   # (..., N_j, 1, M)
-    E_own = E.gather(-1, labels[..., None, :].expand(*E.shape[:-2], N, N)).mT  # [j, i] = E[i, c_j]
-    own_all = (A * E_own).cumsum(-1)                                       # (..., N_j, N_n): own score after n
-    score = torch.zeros(*A.shape[:-1], M, dtype=A.dtype, device=A.device)  # (..., N_j, M), running scores
-    out = torch.ones(*A.shape[:-2], N, dtype=torch.bool, device=A.device)
-    idx = torch.arange(N, device=A.device)
-    for s in range(0, N, block):   # a loop over time (writes), as in a recurrent layer; trials stay vectorised
-        e = min(N, s + block)      # only items j < e can be stored by the end of this block
-        part = (A[..., :e, s:e, None] * E[..., None, s:e, :]).cumsum_(-2)
-        part += score[..., :e, None, :]                                     # (..., j < e, b, M)
-        score += A[..., :, s:e] @ E[..., s:e, :]                            # every item's running score
-        rival = part.masked_fill_(own_mask[..., :e, :, :], -math.inf).amax(-1)        # best other codeword
-        stored = idx[:e, None] <= idx[None, s:e]                                       # (j < e, b)
-        out[..., s:e] = ((own_all[..., :e, s:e] > rival) | ~stored).all(-2)
-        if not bool(out[..., :e].all(-1).any()):   # every trial has failed already: the rest cannot matter
-            out[..., e:] = False
-            break
-    return out
-
-
-def adversarial_error_curve(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The worst item's recall error when an adversary picks the values, after n writes, n = 1..N (Hebbian).
-
-    Given the keys, the adversary chooses unit values to maximise ``max_j ‖S_n k_j − v_j‖``. By the triangle
-    inequality ``‖S_n k_j − v_j‖ = ‖(G_jj − 1) v_j + Σ_{i≠j} G_ij v_i‖ ≤ |G_jj − 1| + Σ_{i≠j, i≤n} |G_ij|``, and
-    the bound is reached by scalar values ``v_i = sign(G_ij) σ`` (``σ = ±1`` the sign of ``G_jj − 1``,
-    ``v_j = σ``). For the worst row ``j*`` this builds those values, stores them with Hebb's rule and
-    reads ``j*`` back: the returned error is that measured read-out's error, and it equals the bound.
-
-    keys: (..., N, d_k). Returns ``(error, worst_item)``, both (..., N): the error of item ``j*`` after n
-    writes (relative to ``‖v‖ = 1``; ≥ 1 means the read-out is no closer to ``v_{j*}`` than 0 is, and
-    for unit keys its sign is flipped) and ``j*``.
-    """
-    check_tensor("keys", keys, min_rank=2)
-    G = keys @ keys.mT
-    N = G.shape[-1]
-    diag = torch.diagonal(G, dim1=-2, dim2=-1)                             # (..., N)
-    off = G.abs() * ~torch.eye(N, dtype=torch.bool, device=G.device)
-    bound = (diag - 1).abs()[..., :, None] + off.cumsum(-1)                # (..., N_j, N_n): bound for j after n
-    bound = bound.masked_fill(~_tri(N, G.device, strict=False), -math.inf)
-    worst = bound.argmax(-2)                                               # (..., N_n): j*(n)
-    col = G.gather(-1, worst[..., None, :].expand(*G.shape[:-1], N))       # (..., N_i, N_n): G[i, j*(n)]
-    sigma = torch.where(diag.gather(-1, worst) >= 1, 1.0, -1.0).to(G.dtype)   # (..., N_n)
-    v = torch.where(col >= 0, 1.0, -1.0).to(G.dtype) * sigma[..., None, :]     # v_i = sign(G_ij*) σ
-    is_j = torch.arange(N, device=G.device)[:, None] == worst[..., None, :]
-    v = torch.where(is_j, sigma[..., None, :].expand_as(v), v)              # v_{j*} = σ
-    v = v * _tri(N, G.device, strict=False)                                 # only the first n pairs are stored
-    read = (v * col).sum(-2)                                                # S_n k_{j*} = Σ_{i≤n} v_i (k_i·k_{j*})
-    return (read - sigma).abs(), worst
-
-
-def first_failure(ok: torch.Tensor) -> torch.Tensor:
-    """Capacity per trial: the largest n such that the criterion holds after every n' ≤ n writes.
-
-    ok: (..., N) bool, entry n−1 for n writes. Returns (...,) long: the number of leading True entries
-    (N when it never fails: a censored trial, see :class:`RetrievalCapacity`).
-    """
-    if not isinstance(ok, torch.Tensor) or ok.dtype != torch.bool:
-        raise TypeError(f"ok: expected a boolean tensor, got {getattr(ok, 'dtype', type(ok).__name__)}")
-    return (~ok).to(torch.uint8).cumsum(-1).eq(0).sum(-1)
 
 
 class RetrievalCapacity(NamedTuple):
@@ -629,8 +317,8 @@ def retrieval_capacity(d_k: int, criterion: str, *, trials: int = 100, n_max: in
       - ``"argmax"`` (b): every stored item is decoded correctly by argmax over a fixed codebook of
         ``codebook_size`` orthonormal codewords (one-hot labels, so ``d_v = codebook_size``, whatever n);
       - ``"adversarial"`` (c): the values are chosen, given the keys, to maximise the worst item's error
-        (:func:`adversarial_error_curve`); fails once that error reaches 1 (Hebbian memory only).
-    rule / beta: the memory, see :func:`readout_weights`. Keys: ``kind`` (unit sphere by default).
+        (:func:`pavlovlab.retrieval.adversarial_error_curve`); fails once that error reaches 1 (Hebbian memory only).
+    rule / beta: the memory, see :func:`pavlovlab.retrieval.readout_weights`. Keys: ``kind`` (unit sphere by default).
     n_max: the longest context tried (default ``4 d_k``): a trial that never fails is censored.
     Trials run ``chunk`` at a time (vectorised inside a chunk; chunks bound the memory).
     """
@@ -638,7 +326,7 @@ def retrieval_capacity(d_k: int, criterion: str, *, trials: int = 100, n_max: in
     criterion = check_choice("criterion", criterion, CRITERIA)
     trials = check_int("trials", trials, low=1)
     n_max = 4 * d_k if n_max is None else check_int("n_max", n_max, low=1)
-    rule = check_choice("rule", rule, RULES)
+    rule = check_choice("rule", rule, MEMORIES)
     threshold = check_real("threshold", threshold, low=-1.0, high=1.0)
     d_v = d_k if d_v is None else check_int("d_v", d_v, low=1)
     codebook_size = check_int("codebook_size", codebook_size, low=2)
@@ -682,17 +370,6 @@ class CapacityScaling(NamedTuple):
     capacities: list[torch.Tensor]
 
 
-def _bootstrap_slope(d_ks: Sequence[int], caps: Sequence[torch.Tensor], resamples: int, seed: int) -> float:
-    g = torch.Generator().manual_seed(seed)
-    means = torch.stack([c.double()[torch.randint(0, len(c), (resamples, len(c)), generator=g)].mean(-1)
-                         for c in caps], dim=-1)                                  # (resamples, len(d_ks))
-    lx = torch.tensor(d_ks, dtype=torch.float64).log()
-    lx = lx - lx.mean()
-    ly = means.clamp_min(1e-12).log()
-    slopes = ((ly - ly.mean(-1, keepdim=True)) * lx).sum(-1) / (lx * lx).sum()
-    return float(slopes.std())
-
-
 def capacity_scaling(d_ks: Sequence[int], criterion: str, *, n_max: Callable[[int], int] | None = None,
                      resamples: int = 1000, progress: bool = False, generator: torch.Generator | None = None,
                      **kwargs) -> CapacityScaling:
@@ -716,7 +393,7 @@ def capacity_scaling(d_ks: Sequence[int], criterion: str, *, n_max: Callable[[in
     if bool((mean <= 0).any()):
         slope, slope_se = math.nan, math.nan
     else:
-        slope, slope_se = fit_slope(d_ks, mean), _bootstrap_slope(d_ks, caps, resamples, 0)
+        slope, slope_se = fit_slope(d_ks, mean), bootstrap_slope_se(d_ks, caps, resamples=resamples, seed=0)
     return CapacityScaling(d_ks, mean, sem, torch.stack(cens), slope, slope_se, caps)
 
 
@@ -739,34 +416,20 @@ def scaling_residuals(d_ks: Sequence[int], capacities: Sequence[float] | torch.T
 
 __all__ = [
     "CRITERIA",
-    "KINDS",
-    "RULES",
     "SCALINGS",
     "CapacityScaling",
     "CapacitySweep",
     "RecallMetrics",
     "RetrievalCapacity",
-    "adversarial_error_curve",
     "average_capacity_theory",
-    "capacity_all_correct",
-    "capacity_from_crosstalk",
     "capacity_from_fidelity",
     "capacity_scaling",
     "capacity_sweep",
-    "decoding_curve",
     "fidelity_theory",
-    "first_failure",
-    "fit_slope",
-    "min_cosine_curve",
     "n_grid",
-    "random_keys",
-    "random_values",
-    "readout_weights",
-    "recall_from_keys",
     "recall_sweep",
     "retrieval_capacity",
     "scaling_residuals",
     "store_and_recall",
-    "sweep_capacities",
     "worst_case_bound",
 ]

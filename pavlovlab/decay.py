@@ -21,7 +21,7 @@ import torch
 
 from ._checks import check_float_dtype, check_int, check_real, check_real_tensor, check_tensor
 from .attention import linear_attention, scalar_gated_linear_attention
-from .capacity import random_keys
+from .sampling import random_keys
 
 
 def _as_gamma(gamma: float | torch.Tensor, name: str = "gamma", *, high_open: bool = False) -> torch.Tensor:

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import torch
 
 from ._checks import check_choice, check_int, check_real, check_tensor, warn_nonfinite
-from .capacity import random_keys
-from .memory import resolve_rule, step
+from .memory import RULES, resolve_rule, step
+from .sampling import random_keys
 
 __all__ = ["DriftStream", "Tracking", "arrival_stream", "key_reuse_task", "recovery_steps", "redraw_stream",
            "rotation_stream", "scale_values", "track"]
@@ -226,8 +226,8 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
 
     Every rule writes each pair ``(k_t, v_t)`` into its own memory, ``S ← S + η ΔS`` with
     ``ΔS`` from :data:`pavlovlab.memory.RULES` (hebbian ``v kᵀ``, delta ``(v − S k) kᵀ``, oja_subspace
-    ``v (k − Sᵀv)ᵀ``, oja_clamped ``v kᵀ − diag(v∘v) S``), applied by :func:`pavlovlab.memory.step` with a
-    rules axis so that all rules and all seeds advance together: S has shape (R, ..., d_v, d_k).
+    ``v (k − Sᵀv)ᵀ``, oja_clamped ``v kᵀ − diag(v∘v) S``), applied by :func:`pavlovlab.memory.step` to
+    each rule's row of a stacked memory S (R, ..., d_v, d_k), so that all seeds advance together.
     After each write the memory is read with every key of the stream and compared with the keys'
     current values.
 
@@ -245,6 +245,7 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
     if isinstance(rules, str) or not isinstance(rules, Sequence) or len(rules) == 0:
         raise TypeError(f"rules: expected a non-empty sequence of rule names, got {rules!r}")
     rules = tuple(resolve_rule(r, "rules") for r in rules)
+    updates = [RULES[r] for r in rules]                                  # resolved once, not per write
     rates = [lr] * len(rules) if isinstance(lr, (int, float)) and not isinstance(lr, bool) else list(lr)
     if len(rates) != len(rules):
         raise ValueError(f"lr: expected one learning rate or {len(rules)} (one per rule), got {len(rates)}")
@@ -281,7 +282,9 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
         from tqdm.auto import tqdm
         steps = tqdm(steps, desc="tracking", leave=False)
     for t in steps:  # the recurrence: each write depends on the memory the last one left
-        S = step(S, keys[..., t, :], values[..., t, :], rules, lr=eta)   # S: (R, ..., d_v, d_k), one rule a row
+        k_t, v_t = keys[..., t, :], values[..., t, :]
+        S = torch.stack([step(S[i], k_t, v_t, u, lr=eta[i]) for i, u in enumerate(updates)])   # a few rules
+
         history.append(S)
         if len(history) == _CHUNK:
             measure(t + 1 - _CHUNK)

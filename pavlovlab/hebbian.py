@@ -7,7 +7,7 @@ Reading the memory with a stored key gives the stored value plus *crosstalk* fro
 
 Orthonormal keys make the crosstalk vanish (perfect recall, at most ``d_k`` pairs); random unit keys
 leave crosstalk whose components have variance ``(n − 1)/d_k`` when the values have unit-variance
-components. Random keys come from ``pavlovlab.capacity.random_keys`` (``kind="sphere"`` or
+components. Random keys come from :func:`pavlovlab.sampling.random_keys` (``kind="sphere"`` or
 ``"orthogonal"``). Notebook 02 teaches this; notebook 04 (capacity) follows its consequences.
 """
 
@@ -17,7 +17,8 @@ from collections.abc import Sequence
 
 import torch
 
-from ._checks import broadcast_lead, check_dim, check_int, check_same_kind, check_tensor
+from ._checks import broadcast_lead, check_dim, check_int, check_real, check_real_tensor, check_same_kind, check_tensor
+from .sampling import random_keys
 
 
 def _pairs(keys: torch.Tensor, values: torch.Tensor) -> None:
@@ -29,16 +30,25 @@ def _pairs(keys: torch.Tensor, values: torch.Tensor) -> None:
     broadcast_lead(keys=keys.shape[:-2], values=values.shape[:-2])
 
 
-def outer_product_memory(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+def outer_product_memory(keys: torch.Tensor, values: torch.Tensor,
+                         repeats: float | torch.Tensor | None = None) -> torch.Tensor:
     """The Hebbian memory of n pairs, ``S = Σ_i v_i k_iᵀ = Vᵀ K`` (one "post-it note" per pair).
 
     keys: (..., n, d_k), values: (..., n, d_v) → S: (..., d_v, d_k), read as ``S @ q``.
-    Equals ``AssociativeMemory(d_k, d_v, rule="hebbian")`` after writing the n pairs.
+    repeats: pair i written r_i times, ``S = Σ_i r_i v_i kᵢᵀ`` (a number ≥ 0 or a tensor broadcasting
+    to (..., n)). Equals ``AssociativeMemory(d_k, d_v, rule="hebbian")`` after writing the n pairs.
 
     >>> S = outer_product_memory(torch.eye(3), torch.ones(3, 2))   # (2, 3)
     """
     _pairs(keys, values)
-    return values.mT @ keys
+    if repeats is None:
+        return values.mT @ keys
+    if isinstance(repeats, torch.Tensor):
+        check_real_tensor("repeats", repeats, low=0.0)
+        r = repeats.to(device=keys.device, dtype=keys.dtype)
+    else:
+        r = torch.tensor(check_real("repeats", repeats, low=0.0), device=keys.device, dtype=keys.dtype)
+    return (values * r[..., None]).mT @ keys
 
 
 def crosstalk(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
@@ -56,14 +66,24 @@ def crosstalk(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     return overlaps @ values - self_overlap * values       # row j: Σ_i (k_j·k_i) v_i minus the i = j term
 
 
-def recall_cosine(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
-    """How well each stored value comes back: ``cos(S k_j, v_j)`` with ``S = Σ_i v_i k_iᵀ``.
+def recall_cosine(keys: torch.Tensor, values: torch.Tensor, memory: torch.Tensor | None = None) -> torch.Tensor:
+    """How well each stored value comes back: ``cos(S k_j, v_j)``.
 
     keys: (..., n, d_k), values: (..., n, d_v) → (..., n) in [−1, 1] (1 = perfect recall up to scale).
-    For random unit keys and Gaussian values it is about ``1 / sqrt(1 + (n − 1)/d_k)``.
+    memory: the matrix S (..., d_v, d_k) to read (e.g. after unlearning); by default the Hebbian memory
+    of these pairs, ``S = Σ_i v_i k_iᵀ``, for which, with random unit keys and Gaussian values, the
+    cosine is about ``1 / sqrt(1 + (n − 1)/d_k)``. A zero read-out gives 0.
     """
-    recalled = keys @ outer_product_memory(keys, values).mT    # (..., n, d_v): row j is S k_j
-    return torch.nn.functional.cosine_similarity(recalled, values.expand_as(recalled), dim=-1)
+    if memory is None:
+        memory = outer_product_memory(keys, values)
+    else:
+        _pairs(keys, values)
+        check_tensor("memory", memory, min_rank=2)
+        check_same_kind(keys=keys, memory=memory)
+        check_dim("keys", keys.shape[-1], memory.shape[-1], "key dimension d_k (last dim of memory)")
+        check_dim("values", values.shape[-1], memory.shape[-2], "value dimension d_v (dim -2 of memory)")
+    recalled = keys @ memory.mT                                # (..., n, d_v): row j is S k_j
+    return torch.nn.functional.cosine_similarity(recalled, values.expand_as(recalled), dim=-1, eps=1e-12)
 
 
 def measure_crosstalk_variance(ns: Sequence[int] | torch.Tensor, d_k: int, *, trials: int = 200, d_v: int = 16,
@@ -78,8 +98,6 @@ def measure_crosstalk_variance(ns: Sequence[int] | torch.Tensor, d_k: int, *, tr
     ``(n − 1)/d_k``). Random numbers are drawn on the CPU from ``generator`` (then moved to ``device``),
     so a seed gives the same numbers on any device. One batched draw per ``n``.
     """
-    from .capacity import random_keys  # local: capacity imports this module's helpers
-
     sizes = [check_int(f"ns[{i}]", int(x) if isinstance(x, torch.Tensor) else x, low=2)
              for i, x in enumerate(ns)]
     if not sizes:
@@ -95,21 +113,4 @@ def measure_crosstalk_variance(ns: Sequence[int] | torch.Tensor, d_k: int, *, tr
     return torch.stack(cols, dim=-1)
 
 
-def slope_through_origin(x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
-    """Fit ``y ≈ s·x`` (a line through the origin) to each row of ``y`` and average over the rows.
-
-    x: (P,), y: (R, P) with one independent measurement per row (R ≥ 2) → ``(mean slope, standard
-    error)``, where each row's least-squares slope is ``Σ_p x_p y_p / Σ_p x_p²`` and the standard error is
-    the rows' standard deviation over ``√R``.
-    """
-    check_tensor("x", x, rank=1)
-    check_tensor("y", y, rank=2)
-    check_dim("y", y.shape[-1], x.shape[-1], "number of points P (the length of x)")
-    if y.shape[0] < 2:
-        raise ValueError(f"y: expected at least 2 rows (independent measurements), got {y.shape[0]}")
-    x64, y64 = x.detach().double().cpu(), y.detach().double().cpu()
-    slopes = (y64 * x64).sum(-1) / (x64 * x64).sum()
-    return slopes.mean().item(), (slopes.std() / slopes.numel() ** 0.5).item()
-
-
-__all__ = ["crosstalk", "measure_crosstalk_variance", "outer_product_memory", "recall_cosine", "slope_through_origin"]
+__all__ = ["crosstalk", "measure_crosstalk_variance", "outer_product_memory", "recall_cosine"]

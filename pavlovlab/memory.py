@@ -79,34 +79,32 @@ RULES: dict[str, Rule] = {"hebbian": hebbian_update, "delta": delta_update, "oja
 whole conditioning experiments on CS strengths)."""
 
 
+_RULE_FUNCTIONS = frozenset(RULES.values())
+
+
 def resolve_rule(name: object, argument: str = "rule") -> str:
     """The rule name, checked against :data:`RULES`; ValueError naming ``argument`` for an unknown one."""
     return check_choice(argument, name, RULES)
 
 
-def step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: str | Rule | Sequence[str], *,
+def step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: str | Rule, *,
          lr: float | torch.Tensor = 1.0, decay: float | torch.Tensor = 1.0) -> torch.Tensor:
     """One write of the conditioning circuit, ``S ← γ S + η ΔS(S, k, v)``: the update every recurrent user of
     the memory rules shares (:meth:`AssociativeMemory.run`, :func:`pavlovlab.drift.track`).
 
     Args:
         S: (..., d_v, d_k) the memory; k: (..., d_k); v: (..., d_v).
-        rule: a name of :data:`RULES`, a callable ``(S, k, v) -> ΔS`` (its output is checked), or a sequence
-            of R names: then S carries a leading rules axis, (R, ..., d_v, d_k), row i is written by
-            ``rules[i]`` and k, v (..., d_k), (..., d_v) are shared by every row.
-        lr: η, a float or a tensor broadcasting against S (e.g. (R, 1, ..., 1, 1): one rate per rule).
+        rule: a name of :data:`RULES` or a callable ``(S, k, v) -> ΔS`` (the output of a callable that
+            is not one of :data:`RULES` is checked against S's shape, dtype and device).
+        lr: η, a float or a tensor broadcasting against S.
         decay: γ, likewise (1 keeps everything).
     Returns:
         the new S, same shape.
     """
-    if isinstance(rule, str):
-        dS = RULES[rule](S, k, v)
-    elif callable(rule):
-        dS = rule(S, k, v)
-        if rule not in RULES.values():
-            dS = check_output("rule", dS, S.shape, S)
-    else:
-        dS = torch.stack([RULES[r](S[i], k, v) for i, r in enumerate(rule)])   # (R, ..., d_v, d_k)
+    update = RULES[resolve_rule(rule)] if isinstance(rule, str) else rule
+    dS = update(S, k, v)
+    if update not in _RULE_FUNCTIONS:
+        dS = check_output("rule", dS, S.shape, S)
     return S + lr * dS if isinstance(decay, (int, float)) and decay == 1 else decay * S + lr * dS
 
 

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 from ._checks import check_choice, check_int, check_real
 from .attention import FEATURE_MAPS, delta_rule_chunk_trusted, linear_attention, softmax_attention
-from .tasks import IGNORE, RecallBatch, associative_recall
+from .tasks import IGNORE, RecallBatch, associative_recall, vocab_size
 
 ATTENTIONS = ("linear", "delta", "softmax")
 
@@ -284,5 +284,28 @@ def train_configs(configs: Mapping[str, Mapping[str, Any]], *, vocab_size: int, 
     return out
 
 
+def train_models(attentions: Sequence[str] = ("linear", "delta", "softmax"), seeds: Sequence[int] = (0, 1, 2), *,
+                 n_pairs: int = 8, n_keys: int = 16, n_values: int = 16, steps: int = 300,
+                 target_accuracy: float | None = 0.99, model_kwargs: Mapping[str, Any] | None = None,
+                 progress: bool = True, **train_kwargs: Any) -> dict[str, list[dict[str, Any]]]:
+    """Train one :class:`TinyTransformer` per (attention, seed) on associative recall.
+
+    Returns ``{attention: [{"model", "history"} per seed]}``; model keywords default to
+    ``d_model=32, n_heads=2, d_head=16`` (one layer, MLP) and are overridden by ``model_kwargs``.
+    """
+    from tqdm.auto import tqdm
+
+    kw = dict(d_model=32, n_layers=1, n_heads=2, d_head=16)
+    kw.update(model_kwargs or {})
+    task = dict(n_pairs=n_pairs, n_keys=n_keys, n_values=n_values)
+    out: dict[str, list[dict[str, Any]]] = {a: [] for a in attentions}
+    for a, s in tqdm([(a, s) for a in attentions for s in seeds], disable=not progress, desc="models"):
+        model = TinyTransformer(vocab_size(n_keys, n_values), attention=a, seed=s, **kw)
+        hist = train_recall(model, task_kwargs=task, steps=steps, target_accuracy=target_accuracy, seed=s,
+                            progress=False, **train_kwargs)
+        out[a].append({"model": model.eval(), "history": hist})
+    return out
+
+
 __all__ = ["ATTENTIONS", "Block", "TinyTransformer", "count_parameters", "depth_width_configs", "evaluate",
-           "steps_to_threshold", "train_configs", "train_recall"]
+           "steps_to_threshold", "train_configs", "train_models", "train_recall"]

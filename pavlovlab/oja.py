@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import torch
 
 from ._checks import check_choice, check_int, check_real, check_same_kind, check_tensor, warn_nonfinite
-from .capacity import random_keys
+from .sampling import random_keys
 
 __all__ = ["alignment", "data_cloud", "hebbian_unit", "oja_pca", "oja_subspace", "principal_components"]
 
@@ -97,7 +97,7 @@ def _oja_step(w, x, lr):
     return w + lr * y * (x - y * w)
 
 
-def _hebb_step(w, x, lr):
+def _hebbian_step(w, x, lr):
     y = (w * x).sum(-1, keepdim=True)
     return w + lr * y * x
 
@@ -108,14 +108,14 @@ def oja_pca(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torch.Ten
     """Train one linear unit ``y = wᵀx`` on the samples of x, in order: Oja's rule ``Δw = η y (x − y w)``.
 
     The fixed point is the unit-norm top eigenvector ±u₁ of ``C = E[x xᵀ]`` (stable when
-    η λ₁ ≪ 1). With ``rule="hebb"`` the update is plain Hebb, ``Δw = η y x``, whose norm grows like
+    η λ₁ ≪ 1). With ``rule="hebbian"`` the update is plain Hebb, ``Δw = η y x``, whose norm grows like
     ``(1 + η λ₁)^t``.
 
     Args:
         x: (..., n, d) samples (leading dims: independent runs, e.g. seeds).
         lr: η ≥ 0; epochs: passes over the n samples.
         w0: (..., d) initial weights (default: small random ones from ``generator``).
-        rule: ``"oja"`` or ``"hebb"``.
+        rule: ``"oja"`` or ``"hebbian"``.
         return_trajectory: also return every w, (..., epochs·n + 1, d).
 
     Returns:
@@ -124,7 +124,7 @@ def oja_pca(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torch.Ten
     check_tensor("x", x, min_rank=2)
     lr = check_real("lr", lr, low=0.0)
     check_int("epochs", epochs, low=1)
-    step = {"oja": _oja_step, "hebb": _hebb_step}[check_choice("rule", rule, ("oja", "hebb"))]
+    step = {"oja": _oja_step, "hebbian": _hebbian_step}[check_choice("rule", rule, ("oja", "hebbian"))]
     w = _initial("w0", w0, (*x.shape[:-2], x.shape[-1]), x, generator)
     w, traj = _run(x, w, lr, epochs, step, return_trajectory, progress)
     warn_nonfinite(f"oja_pca(rule={rule!r})", w, "the step size lr is too large for the data's variance (Oja needs "
@@ -137,7 +137,7 @@ def hebbian_unit(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torc
                  progress: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Plain Hebb on one unit, ``Δw = η (wᵀx) x``: the same data as :func:`oja_pca`, no homeostasis,
     so ‖w‖ grows without bound (while its direction still turns towards u₁). Same arguments and returns."""
-    return oja_pca(x, lr=lr, epochs=epochs, w0=w0, rule="hebb", generator=generator,
+    return oja_pca(x, lr=lr, epochs=epochs, w0=w0, rule="hebbian", generator=generator,
                    return_trajectory=return_trajectory, progress=progress)
 
 

@@ -1,52 +1,20 @@
-"""Conditioning designs as in-context probes of trained models, and the memory inside a trained head.
+"""Measuring conditioning in memories and trained models: responses, effects, verdicts, head states.
 
-If a linear-attention layer is a Hebbian learner and a DeltaNet layer a Rescorla–Wagner learner
-(arXiv:2508.08289), the classic conditioning phenomena become *predictions* about what a trained
-model does with its context. This module writes each design as token sequences for the
-associative-recall models of :mod:`pavlovlab.models`, measures the model's response to the test cue,
-design against control, and checks the same probe on hand-built memories first.
-
-**Token sequences.** A conditioning trial is two positions, a *cue* then an *outcome*, exactly like a
-key–value pair of :func:`pavlovlab.tasks.associative_recall`; the sequence ends with a *test query*
-(the cue alone), where the model's next-token distribution is read. Per sequence, four distinct key
-tokens play the cues A, B, C, X; two distinct value tokens play the outcome ``o`` (the US, "food") and
-``n`` (the outcome that replaces the US on non-reinforced trials: "no food" has no token of its own in
-the recall vocabulary, so it is a second outcome that never follows the food cue elsewhere). The
-design's trials sit, in order, at random slots among filler pairs (other keys, other values), so that
-every sequence has ``n_pairs`` pairs like the training contexts.
-
-**Compounds** (AB) are one cue position whose input embedding is the *sum* of the cues' embeddings.
-Adjacent tokens "A B o" would not do: the models' token shift lets the outcome's write see only the
-token just before it, so A would be invisible to it by construction. Sequences are therefore given as
-*token weights* ``(N, T, V)`` (one-hot for single tokens, two ones for a compound) and fed through the
-model's embedding table. The summed embedding then passes the block's LayerNorm, and linear and delta
-blocks L2-normalise q and k: **a compound's key has unit norm**, close to ``(k_A + k_B)/‖k_A + k_B‖``
-(``(k_A + k_B)/√2`` for orthogonal cue keys), not Rescorla–Wagner's additive ``x_A = x_B = 1``. The
-hand-built memories and :func:`rw_effect` use this *unit* compound by default (``compound="unit"``,
-each cue of a two-cue compound at intensity ``1/√2``); ``compound="sum"`` gives the additive one.
-
-**Design and control.** Each design comes with a control sequence that uses the same tokens, the same
-fillers at the same slots and the same number of pairings with ``o``; only the variable that the
-theory says matters differs. The *effect* is signed so that it is positive when Rescorla–Wagner's
-prediction holds (``design − control`` for acquisition, ``control − design`` for the others, whose
-phenomena lower the response).
-
-=====================  ===============================  ===============================  ====
-design                 design trials                    control trials                   test
-=====================  ===============================  ===============================  ====
-acquisition            A→o ×m                           A→n ×m                           A
-extinction             A→o ×m, A→n ×m                   A→n ×m, A→o ×m  (order swapped)  A
-blocking               A→o ×m, AB→o ×m                  C→o ×m, AB→o ×m                  B
-overshadowing          AB→o ×m                          A→o ×m                           A
-conditioned inhibition (A→o, AX→n) ×m                   (A→o, BX→n) ×m                   X
-overexpectation        A→o ×m, B→o ×m, AB→o ×m          A→o ×m, B→o ×m, AC→o ×m          A
-=====================  ===============================  ===============================  ====
+The designs (:mod:`pavlovlab.designs`) are token sequences: a design arm and a control arm that differ
+only in the variable the theory says matters. This module feeds them to a trained
+:class:`~pavlovlab.models.TinyTransformer` (:func:`model_logits`, :func:`model_response`) or to a
+hand-built :class:`~pavlovlab.memory.AssociativeMemory` (:func:`memory_response`), turns the paired
+responses into effects (:func:`effects`: positive when Rescorla–Wagner's prediction holds) and compares
+them with the predictions (:func:`verdicts`, with the intervals of :func:`pavlovlab.statistics.summarize`).
 
 Responses: for a trained model, the *centred logit* of ``o`` at the test query, ``z_o − mean_j z_j``
 (nats of odds; :func:`model_response`), or the norm of the attention read-out before the per-head
-LayerNorm (:func:`readout_norm`); for a hand-built :class:`~pavlovlab.memory.AssociativeMemory`
-(random unit keys per cue token, one-hot outcomes), the read-out's component on ``o``, i.e. the
-associative strength ``V`` (or its cosine with ``o``, or its norm).
+LayerNorm (:func:`readout_norm`); for a hand-built memory (random unit keys per cue token, compounds
+as unit-normalised sums, one-hot outcomes), the read-out's component on ``o``, i.e. the associative
+strength ``V`` (or its cosine with ``o``). :func:`separation_verdicts` judges the predictions that
+separate DeltaNet from linear attention; :func:`recall_against_load` a trained head's read-out as the
+load grows. :func:`head_states` and :func:`trained_head_overlaps` open a trained linear-attention
+head and read the Hebbian memory inside it.
 """
 
 from __future__ import annotations
@@ -54,157 +22,20 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 
 from ._checks import check_choice, check_int, check_real, check_tensor
+from .designs import COMPOUNDS, DESIGNS, PREDICTIONS, SEPARATING, ProbeBatch, make_probes
 from .memory import AssociativeMemory
-from .models import TinyTransformer, train_recall
-from .tasks import associative_recall, vocab_size
+from .models import TinyTransformer
+from .statistics import Effect, summarize
+from .tasks import associative_recall
 
-DESIGNS = ("acquisition", "extinction", "blocking", "overshadowing", "conditioned inhibition", "overexpectation")
-"""The conditioning designs, in the order the notebook shows them."""
+_AGREES = {"effect": {"effect"}, "none": {"none", "small"}, "size only": {"effect", "small", "none"}}
 
-CUES = "ABCX"
-"""The cue letters of the designs; each is a distinct key token in every sequence."""
-
-# design -> (design trials, control trials, test cues, whether the design arm should respond MORE)
-# a trial is (cues, outcome) with outcome "o" (the US) or "n" (no US); m copies of each block.
-_SPECS: dict[str, tuple[Any, Any, str, bool]] = {
-    "acquisition": (lambda m: [("A", "o")] * m, lambda m: [("A", "n")] * m, "A", True),
-    "extinction": (lambda m: [("A", "o")] * m + [("A", "n")] * m,
-                   lambda m: [("A", "n")] * m + [("A", "o")] * m, "A", False),
-    "blocking": (lambda m: [("A", "o")] * m + [("AB", "o")] * m,
-                 lambda m: [("C", "o")] * m + [("AB", "o")] * m, "B", False),
-    "overshadowing": (lambda m: [("AB", "o")] * m, lambda m: [("A", "o")] * m, "A", False),
-    "conditioned inhibition": (lambda m: [("A", "o"), ("AX", "n")] * m,
-                               lambda m: [("A", "o"), ("BX", "n")] * m, "X", False),
-    "overexpectation": (lambda m: [("A", "o")] * m + [("B", "o")] * m + [("AB", "o")] * m,
-                        lambda m: [("A", "o")] * m + [("B", "o")] * m + [("AC", "o")] * m, "A", False),
-}
-
-_EFFECT, _SIZE, _NONE = "effect", "size only", "none"
-PREDICTIONS: dict[str, dict[str, str]] = {
-    "acquisition": {"delta": _EFFECT, "linear": _EFFECT, "softmax": _EFFECT},
-    "extinction": {"delta": _EFFECT, "linear": _NONE, "softmax": _NONE},
-    "blocking": {"delta": _SIZE, "linear": _NONE, "softmax": _NONE},
-    "overshadowing": {"delta": _SIZE, "linear": _SIZE, "softmax": _EFFECT},
-    "conditioned inhibition": {"delta": _EFFECT, "linear": _NONE, "softmax": _NONE},
-    "overexpectation": {"delta": _SIZE, "linear": _NONE, "softmax": _NONE},
-}
-"""What each attention predicts for the model's response (the centred logit), derived for the encoding
-the models use: unit compound keys and, in linear and delta blocks, a LayerNorm on each head's read-out.
-
-With orthonormal cue keys and one-hot outcomes (:func:`predicted_effect`):
-
-- ``"effect"``: the design changes the *direction* of the head's read-out ``S q`` (another outcome
-  enters it): the phenomenon survives the per-head normalisation.
-- ``"size only"``: the design changes only the read-out's *size* (the strength of ``o``): the
-  normalisation hides it when keys do not interfere; with crosstalk a weaker signal has a smaller
-  cosine with ``o``, so a positive effect of unpredicted size remains. The size itself is measured
-  before the normalisation (:func:`readout_norm`).
-- ``"none"``: neither size nor direction changes: the Hebbian sum is order-blind and blind to what was
-  predicted (extinction, blocking, conditioned inhibition, overexpectation give exactly 0); softmax
-  attention is order-blind and has no prediction error.
-
-Overshadowing is "size only" for *both* rules: the test query A meets the unit compound key at cosine
-``1/√2``, so every rule that reads ``S q`` reads A at ``1/√2`` of its strength after AB→o trials
-(Hebbian: +0.29 of acquisition). For softmax the lower match moves attention to the fillers, which
-changes the read-out's direction: an effect by similarity, without a prediction error.
-"""
-
-SEPARATING: dict[str, str] = {"extinction": "response", "blocking": "norm", "conditioned inhibition": "response",
-                              "overexpectation": "norm"}
-"""The designs whose prediction differs between DeltaNet and linear attention, with the read-out where the
-difference is derived: the response for the designs that change the read-out's direction, the read-out's
-norm before the per-head LayerNorm for those that change only its size (see :data:`PREDICTIONS`)."""
-
-
-def trials(design: str, m: int = 2) -> dict[str, Any]:
-    """The trial lists of a design: ``{"design": [(cues, outcome), ...], "control": [...], "test": cues,
-    "design_higher": bool}`` with ``m`` repetitions of each block (see the module's table)."""
-    d = check_choice("design", design, DESIGNS)
-    m = check_int("m", m, low=1)
-    make_d, make_c, test, higher = _SPECS[d]
-    return {"design": make_d(m), "control": make_c(m), "test": test, "design_higher": higher}
-
-
-class ProbeBatch(NamedTuple):
-    """N paired sequences of one design.
-
-    design, control: (N, T, V) token weights (one-hot rows, two ones at a compound cue), T = 2P + 1
-    with P pairs, the test query last; outcome, nothing: (N,) the token ids of ``o`` and ``n``;
-    cues: (N, 4) the key token ids that play A, B, C, X;
-    n_keys: how many of the V token ids are keys (the rest are values); design_higher: the sign of the
-    predicted effect (see :func:`effects`).
-    """
-
-    design: torch.Tensor
-    control: torch.Tensor
-    outcome: torch.Tensor
-    nothing: torch.Tensor
-    cues: torch.Tensor
-    n_keys: int
-    design_higher: bool
-
-
-def make_probes(design: str, n: int, *, m: int = 2, n_pairs: int = 8, n_keys: int = 16, n_values: int = 16,
-                generator: torch.Generator | None = None, dtype: torch.dtype = torch.float32,
-                device: torch.device | str | None = None) -> ProbeBatch:
-    """Draw ``n`` paired design/control sequences (vectorised; numbers drawn on the CPU ``generator``).
-
-    Per sequence: cues A, B, C, X and the fillers' keys are distinct key tokens; ``o``, ``n`` distinct
-    value tokens, fillers' values drawn from the other values. The P = max(``n_pairs``, trials) slots
-    hold the design's trials in order at random slots and fillers elsewhere; design and control share
-    every random choice. Returns a :class:`ProbeBatch` with weights (n, 2P + 1, n_keys + n_values).
-    """
-    spec = trials(design, m)
-    N = check_int("n", n, low=1)
-    check_int("n_pairs", n_pairs, low=1)
-    n_trials = len(spec["design"])
-    P = max(n_pairs, n_trials)
-    n_fill = P - n_trials
-    if check_int("n_keys", n_keys, low=1) < len(CUES) + n_fill:
-        raise ValueError(f"n_keys: expected at least {len(CUES) + n_fill} (4 cues + {n_fill} fillers), got {n_keys}")
-    if check_int("n_values", n_values, low=1) < 3:
-        raise ValueError(f"n_values: expected at least 3 (o, n and a filler value), got {n_values}")
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
-    V = n_keys + n_values
-    keys = torch.rand(N, n_keys, generator=generator).argsort(-1)[:, :len(CUES) + n_fill]     # (N, 4 + F)
-    vperm = torch.rand(N, n_values, generator=generator).argsort(-1)                           # (N, n_values)
-    fill_vals = vperm.gather(1, 2 + torch.randint(n_values - 2, (N, max(n_fill, 1)), generator=generator))
-    slots = torch.rand(N, P, generator=generator).argsort(-1)
-    trial_slots = slots[:, :n_trials].sort(-1).values                                            # in order
-    fill_slots = slots[:, n_trials:]
-    eye_k = torch.eye(n_keys)
-
-    def weights(trial_list: Sequence[tuple[str, str]]) -> torch.Tensor:
-        cue_w = torch.zeros(N, P, n_keys)
-        out_id = torch.zeros(N, P, dtype=torch.long)
-        for i, (cues, outcome) in enumerate(trial_list):           # a few trials: the structure, not the data
-            w = sum(eye_k[keys[:, CUES.index(c)]] for c in cues)
-            cue_w.scatter_(1, trial_slots[:, i, None, None].expand(N, 1, n_keys), w[:, None, :])
-            o = vperm[:, 0] if outcome == "o" else vperm[:, 1]
-            out_id.scatter_(1, trial_slots[:, i, None], o[:, None])
-        if n_fill:
-            cue_w.scatter_(1, fill_slots[..., None].expand(N, n_fill, n_keys), eye_k[keys[:, len(CUES):]])
-            out_id.scatter_(1, fill_slots, fill_vals[:, :n_fill])
-        x = torch.zeros(N, 2 * P + 1, V)
-        x[:, 0:2 * P:2, :n_keys] = cue_w
-        x[:, 1:2 * P:2, n_keys:] = F.one_hot(out_id, n_values).float()
-        x[:, -1, :n_keys] = sum(eye_k[keys[:, CUES.index(c)]] for c in spec["test"])
-        return x.to(device=device, dtype=dtype)
-
-    return ProbeBatch(weights(spec["design"]), weights(spec["control"]), (n_keys + vperm[:, 0]).to(device),
-                      (n_keys + vperm[:, 1]).to(device), keys[:, :len(CUES)].to(device), n_keys,
-                      spec["design_higher"])
-
-
-# ---------------------------------------------------------------------------------------------- responses
 
 def model_logits(model: TinyTransformer, weights: torch.Tensor) -> torch.Tensor:
     """Run a :class:`~pavlovlab.models.TinyTransformer` on token weights instead of token ids.
@@ -304,170 +135,12 @@ def memory_response(weights: torch.Tensor, outcome: torch.Tensor, n_keys: int, *
     return read.gather(-1, (outcome.cpu() - n_keys)[:, None])[:, 0].to(device=weights.device, dtype=weights.dtype)
 
 
-COMPOUNDS = ("unit", "sum")
-"""How a compound cue's key is formed: ``"unit"``, the normalised sum of its cues' keys (the models'
-encoding); ``"sum"``, the plain sum (Rescorla–Wagner's additive compound, each cue at intensity 1)."""
-
-
 def effects(batch: ProbeBatch, respond) -> torch.Tensor:
     """Paired effects (N,): ``respond(design) − respond(control)``, sign-flipped when the design arm is
     predicted to respond less, so that a positive effect is Rescorla–Wagner's phenomenon.
     ``respond(weights) -> (N,)`` is e.g. ``lambda w: model_response(model, w, batch.outcome)``."""
     diff = respond(batch.design) - respond(batch.control)
     return diff if batch.design_higher else -diff
-
-
-def rw_effect(design: str, *, m: int = 2, lr: float = 0.5, compound: str = "unit") -> float:
-    """Rescorla–Wagner's prediction of a design's effect (the same sign convention as :func:`effects`).
-
-    Runs :func:`pavlovlab.conditioning.rescorla_wagner` on the trial lists with one CS per cue letter,
-    λ = 1 on ``o`` trials and 0 on ``n`` trials, α = ``lr``; a compound of c cues presents each at
-    intensity ``x = 1/√c`` (``compound="unit"``: a unit-norm compound, as the models encode it) or
-    ``x = 1`` (``"sum"``: the textbook's additive compound). The response is the test cues' summed
-    strength. It is what the delta memory gives with orthonormal keys (the fillers then do not interfere).
-    At m = 2, α = 0.5: blocking 0.281 (sum: 0.375), conditioned inhibition 0.266 (0.438),
-    overexpectation 0.281 (0.375), overshadowing 0.220 (0.250).
-    """
-    from .conditioning import rescorla_wagner
-
-    spec = trials(design, m)
-    lr = check_real("lr", lr, low=0.0, low_open=True)
-    unit = check_choice("compound", compound, COMPOUNDS) == "unit"
-    out = []
-    for arm in ("design", "control"):
-        cs = torch.tensor([[float(c in cues) / (math.sqrt(len(cues)) if unit else 1.0) for c in CUES]
-                           for cues, _ in spec[arm]], dtype=torch.float64)
-        us = torch.tensor([1.0 if o == "o" else 0.0 for _, o in spec[arm]], dtype=torch.float64)
-        V = rescorla_wagner(cs, us, alpha=lr)[-1]
-        out.append(float(sum(V[CUES.index(c)] for c in spec["test"])))
-    diff = out[0] - out[1]
-    return diff if spec["design_higher"] else -diff
-
-
-READOUTS = ("strength", "direction", "norm")
-"""What is read from a memory's output ``r = S q``: its component on ``o`` (``"strength"``), its cosine with
-``o`` (``"direction"``: what a normalisation of the read-out keeps) or its norm ``‖r‖`` (``"norm"``: what the
-normalisation discards)."""
-
-
-def predicted_effect(design: str, *, rule: str = "delta", m: int = 2, lr: float = 0.5, compound: str = "unit",
-                     readout: str = "strength") -> float:
-    """A design's effect on a memory with orthonormal cue keys and one-hot outcomes (no fillers, no crosstalk).
-
-    The cues A, B, C, X are the standard basis of R⁴, a compound the (unit-normalised, with
-    ``compound="unit"``) sum of its cues; ``o`` and ``n`` the basis of R². The trials are written in order
-    with ``rule`` (``"hebbian"``: ``S += lr v kᵀ``, ``"delta"``: ``S += lr (v − S k) kᵀ``) and the test
-    cue reads ``r = S q``. Returns, for ``readout`` ``"strength"`` and ``"direction"``, the signed effect
-    of :func:`effects` on ``r_o`` or ``r_o/‖r‖`` (0 where r = 0); for ``"norm"``, the ratio
-    ``‖r_design‖ / ‖r_control‖`` (nan where the control reads nothing).
-    For the Hebbian rule with unit compounds every strength effect is 0 except overshadowing,
-    ``m·lr·(1 − 1/√2)``; for the delta rule the strengths are :func:`rw_effect`'s.
-    """
-    spec = trials(design, m)
-    rule = check_choice("rule", rule, ("hebbian", "delta"))
-    lr = check_real("lr", lr, low=0.0, low_open=True)
-    unit = check_choice("compound", compound, COMPOUNDS) == "unit"
-    readout = check_choice("readout", readout, READOUTS)
-    reads = []
-    for arm in ("design", "control"):
-        k = torch.tensor([[float(c in cues) / (math.sqrt(len(cues)) if unit else 1.0) for c in CUES]
-                          for cues, _ in spec[arm]], dtype=torch.float64)               # (trials, 4)
-        v = torch.tensor([[1.0, 0.0] if o == "o" else [0.0, 1.0] for _, o in spec[arm]], dtype=torch.float64)
-        mem = AssociativeMemory(len(CUES), 2, rule=rule, lr=lr, dtype=torch.float64)
-        mem.write(k, v)
-        q = torch.tensor([float(c in spec["test"]) for c in CUES], dtype=torch.float64)
-        reads.append(mem.read(q))
-    if readout == "norm":
-        den = float(reads[1].norm())
-        return float(reads[0].norm()) / den if den > 0 else math.nan
-
-    def respond(r: torch.Tensor) -> float:
-        if readout == "strength":
-            return float(r[0])
-        norm = float(r.norm())
-        return float(r[0]) / norm if norm > 0 else 0.0
-
-    diff = respond(reads[0]) - respond(reads[1])
-    return diff if spec["design_higher"] else -diff
-
-
-def describe(batch: ProbeBatch, i: int = 0, arm: str = "design") -> str:
-    """Sequence ``i`` of a batch as text: cues by letter (fillers as ``k<id>``), outcomes ``o``, ``n``
-    (fillers' values as ``v<id>``), a compound as ``A+B``, the test query as ``A ?``."""
-    x = {"design": batch.design, "control": batch.control}[check_choice("arm", arm, ("design", "control"))][i]
-    K = batch.n_keys
-    letters = {int(j): c for j, c in zip(batch.cues[i].tolist(), CUES, strict=True)}
-    o, n = int(batch.outcome[i]), int(batch.nothing[i])
-
-    def cue(row: torch.Tensor) -> str:
-        names = [letters.get(j, f"k{j}") for j in row[:K].nonzero()[:, 0].tolist()]
-        return "+".join(sorted(names, key=lambda c: (c not in letters.values(), c)))
-
-    def out(j: int) -> str:
-        return "o" if j == o else "n" if j == n else f"v{j - K}"
-
-    words = [f"{cue(x[t])}→{out(int(x[t + 1].argmax()))}" for t in range(0, x.shape[0] - 1, 2)]
-    return "  ".join([*words, cue(x[-1]) + " ?"])
-
-
-# ---------------------------------------------------------------------------------------------- statistics
-
-_T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-         2.045, 2.042]
-
-
-def t_quantile(df: int) -> float:
-    """Student's t 97.5 % quantile for ``df`` degrees of freedom (table to 30, then the normal 1.96)."""
-    df = check_int("df", df, low=1)
-    return _T975[df - 1] if df <= 30 else 1.96
-
-
-@dataclass(frozen=True)
-class Effect:
-    """An effect with its 95 % confidence interval: mean, lo, hi, and the per-seed means behind it."""
-
-    mean: float
-    lo: float
-    hi: float
-    seed_means: tuple[float, ...]
-    n_sequences: int
-
-    def observed(self, margin: float) -> str:
-        """Classify the interval against 0 and a margin of negligible size.
-
-        ``"effect"``: CI above 0 and mean above ``margin``; ``"reversed"``: the mirror image;
-        ``"small"``: CI excludes 0 but |mean| ≤ margin (real, too small to matter); ``"none"``: CI
-        inside ±margin and around 0; otherwise ``"inconclusive"`` (the interval is too wide to tell).
-        """
-        if self.lo > 0 and self.mean > margin:
-            return "effect"
-        if self.hi < 0 and self.mean < -margin:
-            return "reversed"
-        if (self.lo > 0 or self.hi < 0) and abs(self.mean) <= margin and -margin <= self.lo and self.hi <= margin:
-            return "small"
-        return "none" if -margin <= self.lo and self.hi <= margin else "inconclusive"
-
-
-_AGREES = {"effect": {"effect"}, "none": {"none", "small"}, "size only": {"effect", "small", "none"}}
-
-
-def summarize(x: torch.Tensor) -> Effect:
-    """Effect and 95 % CI from effects x (seeds, N): the training seed is the unit of replication.
-
-    With S ≥ 2 seeds: mean of the seed means ± t_{S−1} · sd(seed means)/√S. With one seed: the
-    sequence-level interval, mean ± t_{N−1} · sd/√N.
-    """
-    check_tensor("x", x, rank=2)
-    x = x.double()
-    S, N = x.shape
-    means = x.mean(-1)
-    if S >= 2:
-        half = t_quantile(S - 1) * means.std() / math.sqrt(S)
-    else:
-        half = t_quantile(max(N - 1, 1)) * x[0].std() / math.sqrt(N)
-    m = means.mean().item()
-    return Effect(m, m - half.item(), m + half.item(), tuple(means.tolist()), N)
 
 
 # ---------------------------------------------------------------------------------------------- experiments
@@ -487,29 +160,6 @@ def circuit_effects(design: str, *, rule: str, n: int = 400, m: int = 2, lr: flo
                                normalize=normalize, compound=compound, generator=gk)
 
     return effects(batch, respond)
-
-
-def train_models(attentions: Sequence[str] = ("linear", "delta", "softmax"), seeds: Sequence[int] = (0, 1, 2), *,
-                 n_pairs: int = 8, n_keys: int = 16, n_values: int = 16, steps: int = 300,
-                 target_accuracy: float | None = 0.99, model_kwargs: Mapping[str, Any] | None = None,
-                 progress: bool = True, **train_kwargs: Any) -> dict[str, list[dict[str, Any]]]:
-    """Train one :class:`TinyTransformer` per (attention, seed) on associative recall.
-
-    Returns ``{attention: [{"model", "history"} per seed]}``; model keywords default to
-    ``d_model=32, n_heads=2, d_head=16`` (one layer, MLP) and are overridden by ``model_kwargs``.
-    """
-    from tqdm.auto import tqdm
-
-    kw = dict(d_model=32, n_layers=1, n_heads=2, d_head=16)
-    kw.update(model_kwargs or {})
-    task = dict(n_pairs=n_pairs, n_keys=n_keys, n_values=n_values)
-    out: dict[str, list[dict[str, Any]]] = {a: [] for a in attentions}
-    for a, s in tqdm([(a, s) for a in attentions for s in seeds], disable=not progress, desc="models"):
-        model = TinyTransformer(vocab_size(n_keys, n_values), attention=a, seed=s, **kw)
-        hist = train_recall(model, task_kwargs=task, steps=steps, target_accuracy=target_accuracy, seed=s,
-                            progress=False, **train_kwargs)
-        out[a].append({"model": model.eval(), "history": hist})
-    return out
 
 
 def model_effects(runs: Mapping[str, Sequence[Mapping[str, Any]]], designs: Sequence[str] = DESIGNS, *,
@@ -592,15 +242,6 @@ def verdicts(results: Mapping[str, Mapping[str, torch.Tensor]], predictions: Map
     return rows
 
 
-def verdict_sentence(row: Mapping[str, Any], digits: int = 1) -> str:
-    """One rounded line per verdict row, identical on every run of a seeded experiment."""
-    e, r = row["effect"], row["relative"]
-    word = {True: "agrees", False: "DISAGREES", None: "inconclusive"}[row["holds"]]
-    rel = "" if row["design"] == "acquisition" else f" = {100 * r.mean:+.0f} % [{100 * r.lo:+.0f}, {100 * r.hi:+.0f}]"
-    return (f"{row['attention']:>7} | {row['design']:<22} | predicted {row['predicted']:<9} | observed "
-            f"{row['observed']:<12} | {e.mean:+.{digits}f} [{e.lo:+.{digits}f}, {e.hi:+.{digits}f}]{rel} | {word}")
-
-
 def size_loss(log_ratios: torch.Tensor) -> Effect:
     """The fraction of the read-out's size a design removes, ``1 − ‖o_design‖/‖o_control‖``, with its 95 %
     interval, from log-ratios (seeds, N) (``model_effects(..., measure="norm")``): per seed the geometric
@@ -670,8 +311,10 @@ def head_states(model: TinyTransformer, tokens: torch.Tensor, layer: int = 0) ->
     return {"q": q, "k": k, "v": v, "S": v.mT @ k}
 
 
-def crosstalk(keys: torch.Tensor) -> torch.Tensor:
-    """Mean crosstalk per stored item: ``(1/n) Σ_j Σ_{i≠j} (k_i·k_j)²`` for unit keys (..., n, d_k) -> (...).
+def mean_squared_overlap(keys: torch.Tensor) -> torch.Tensor:
+    """Summed squared overlap per stored item: ``(1/n) Σ_j Σ_{i≠j} (k_i·k_j)²`` for unit keys (..., n, d_k) -> (...).
+
+    With one-hot values it is the mean squared norm of the crosstalk ``c_j = Σ_{i≠j} v_i (k_i·k_j)``.
 
     For n independent random unit keys in d_k dims each overlap has E[(k_i·k_j)²] = 1/d_k, so the
     expected value is ``(n − 1)/d_k`` (notebook 04).
@@ -684,15 +327,15 @@ def crosstalk(keys: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def trained_head_crosstalk(model: TinyTransformer, *, n_pairs: int = 8, n: int = 256,
+def trained_head_overlaps(model: TinyTransformer, *, n_pairs: int = 8, n: int = 256,
                            seed: int = 7) -> dict[str, torch.Tensor]:
     """The memory inside each head of a trained linear model, on ``n`` held-out recall sequences.
 
     The keys that matter are those written at the value positions (they bind each value to its key).
-    Returns ``crosstalk`` (N, H) of those P keys, ``random`` (N, H): the same for P random unit keys in
-    d_head dims (an independent draw), ``theory`` = (P − 1)/d_head, ``eigvals`` (N, H, P) the spectra of
-    the keys' Gram matrices (ascending) and ``eigvals_random`` for the random keys, and ``S_norm`` (N, H)
-    = ‖S_T‖_F.
+    Returns ``overlap`` (N, H), the :func:`mean_squared_overlap` of those P keys, ``random`` (N, H): the
+    same for P random unit keys in d_head dims (an independent draw), ``theory`` = (P − 1)/d_head,
+    ``eigvals`` (N, H, P) the spectra of the keys' Gram matrices (ascending) and ``eigvals_random`` for
+    the random keys, and ``S_norm`` (N, H) = ‖S_T‖_F.
     """
     V = model.config["vocab_size"]
     g = torch.Generator().manual_seed(check_int("seed", seed, low=0))
@@ -703,7 +346,7 @@ def trained_head_crosstalk(model: TinyTransformer, *, n_pairs: int = 8, n: int =
     k = st["k"][:, :, 1:2 * P:2].double().cpu()                        # (N, H, P, d): keys at value positions
     d = k.shape[-1]
     r = F.normalize(torch.randn(k.shape, generator=g, dtype=torch.float64), dim=-1)
-    return {"crosstalk": crosstalk(k), "random": crosstalk(r), "theory": torch.tensor((P - 1) / d),
+    return {"overlap": mean_squared_overlap(k), "random": mean_squared_overlap(r), "theory": torch.tensor((P - 1) / d),
             "eigvals": torch.linalg.eigvalsh(k @ k.mT), "eigvals_random": torch.linalg.eigvalsh(r @ r.mT),
             "S_norm": st["S"].double().cpu().flatten(-2).norm(dim=-1)}
 
@@ -715,11 +358,11 @@ def recall_against_load(model: TinyTransformer, ns: Sequence[int], *, n: int = 2
 
     For each n_pairs in ``ns`` (at most the model's n_keys), on ``n`` held-out recall sequences (seed
     ``seed``): ``accuracy`` (len(ns),), the model's recall (argmax = the right value); per head (len(ns), H):
-    ``crosstalk``, the mean crosstalk of the keys written at the value positions (as
-    :func:`trained_head_crosstalk`); ``fidelity``, the mean cosine between the head's read-out ``S q`` at
+    ``overlap``, the :func:`mean_squared_overlap` of the keys written at the value positions (as
+    :func:`trained_head_overlaps`); ``fidelity``, the mean cosine between the head's read-out ``S q`` at
     the query and the value ``v_j`` the head wrote for the queried pair (its own q, k, v); and
     ``fidelity_theory``, notebook 04's mean cosine for unit keys and values, ``1/√(1 + c)``, at the measured
-    crosstalk ``c`` of each sequence (averaged over sequences).
+    overlap ``c`` of each sequence (averaged over sequences).
     """
     from tqdm.auto import tqdm
 
@@ -728,7 +371,7 @@ def recall_against_load(model: TinyTransformer, ns: Sequence[int], *, n: int = 2
     ns = [check_int("ns", x, low=1, high=n_keys) for x in ns]
     N = check_int("n", n, low=1)
     device = next(model.parameters()).device
-    out: dict[str, list[torch.Tensor]] = {"accuracy": [], "crosstalk": [], "fidelity": [], "fidelity_theory": []}
+    out: dict[str, list[torch.Tensor]] = {"accuracy": [], "overlap": [], "fidelity": [], "fidelity_theory": []}
     was = model.training
     model.eval()
     for P in tqdm(ns, disable=not progress, desc="loads"):
@@ -744,8 +387,8 @@ def recall_against_load(model: TinyTransformer, ns: Sequence[int], *, n: int = 2
         j = (batch.tokens[:, 0:2 * P:2] == batch.tokens[:, -1:]).double().argmax(-1).cpu()   # queried pair
         read = ((k @ q[..., None]).mT @ v)[..., 0, :]                            # (N, H, d): Σ_i v_i (k_i·q)
         target = v.gather(2, j[:, None, None, None].expand(-1, v.shape[1], 1, v.shape[-1]))[:, :, 0]
-        c = crosstalk(k)                                                         # (N, H)
-        out["crosstalk"].append(c.mean(0))
+        c = mean_squared_overlap(k)                                                         # (N, H)
+        out["overlap"].append(c.mean(0))
         out["fidelity"].append(F.cosine_similarity(read, target, dim=-1).mean(0))
         out["fidelity_theory"].append((1 + c).rsqrt().mean(0))
     model.train(was)
@@ -755,36 +398,19 @@ def recall_against_load(model: TinyTransformer, ns: Sequence[int], *, n: int = 2
 
 
 __all__ = [
-    "COMPOUNDS",
-    "CUES",
-    "DESIGNS",
-    "PREDICTIONS",
-    "READOUTS",
-    "SEPARATING",
-    "Effect",
-    "ProbeBatch",
     "circuit_effects",
-    "crosstalk",
-    "describe",
     "effects",
     "head_states",
-    "make_probes",
+    "mean_squared_overlap",
     "memory_response",
     "model_effects",
     "model_logits",
     "model_response",
-    "predicted_effect",
     "readout_norm",
     "recall_against_load",
     "relative_effects",
-    "rw_effect",
     "separation_verdicts",
     "size_loss",
-    "summarize",
-    "t_quantile",
-    "train_models",
-    "trained_head_crosstalk",
-    "trials",
-    "verdict_sentence",
+    "trained_head_overlaps",
     "verdicts",
 ]

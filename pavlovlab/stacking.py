@@ -42,7 +42,7 @@ import numpy as np
 import torch
 
 from ._checks import check_choice, check_float_dtype, check_int, check_numbers
-from .capacity import fit_slope, random_keys
+from .sampling import random_keys
 
 Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
 """A number or an array of numbers (broadcast together; a float comes back for scalar inputs)."""
@@ -325,29 +325,6 @@ def same_task_budget(hops: int, width: int, n: int, *, trials: int = 100, min_he
     return rows
 
 
-def fit_exponent(x: Numbers, y: Numbers) -> float:
-    """Slope of the least-squares line through ``(log x, log y)``: y ∝ x^slope (points with x or y ≤ 0, such
-    as zero error rates, are dropped; then :func:`pavlovlab.capacity.fit_slope`)."""
-    x, y = _as_array(x), _as_array(y)
-    keep = (x > 0) & (y > 0)
-    if keep.sum() < 2:
-        raise ValueError(f"y: expected at least two positive values to fit, got {int(keep.sum())}")
-    return fit_slope(x[keep], y[keep])
-
-
-def fit_log_slope(x: Numbers, y: Numbers) -> tuple[float, float]:
-    """Fit ``log y = a + b·x``; returns ``(b, r²)`` (zero y values are dropped). Exponential decay in x has b < 0."""
-    x, y = _as_array(x), _as_array(y)
-    keep = y > 0
-    if keep.sum() < 2:
-        raise ValueError(f"y: expected at least two positive values to fit, got {int(keep.sum())}")
-    lx, ly = x[keep], np.log(y[keep])
-    b, a = np.polyfit(lx, ly, 1)
-    resid = ly - (a + b * lx)
-    total = ((ly - ly.mean()) ** 2).sum()
-    return float(b), float(1 - (resid ** 2).sum() / total) if total > 0 else 1.0
-
-
 def budget_shapes(budget: int) -> list[tuple[int, int]]:
     """All (L, H) with ``L · H = budget`` (the same number of heads, hence of parameters), shallow first."""
     budget = _int("budget", budget)
@@ -361,8 +338,6 @@ __all__ = [
     "budget_shapes",
     "chain_error",
     "crosstalk_variance",
-    "fit_exponent",
-    "fit_log_slope",
     "hop_error_theory",
     "paper_bound",
     "raw_chain",

@@ -28,12 +28,11 @@ from ._checks import (
     check_float_dtype,
     check_int,
     check_real,
-    check_real_tensor,
     check_same_kind,
     check_tensor,
 )
-from .capacity import random_keys
-from .hebbian import _pairs, outer_product_memory
+from .hebbian import _pairs, outer_product_memory, recall_cosine
+from .sampling import random_keys
 
 METHODS = ("hebbian", "delta", "delta_protected")
 
@@ -64,21 +63,6 @@ def random_associations(n: int, d_k: int, d_v: int, *, batch_shape: tuple[int, .
     return keys.to(device=device, dtype=dtype), values.to(device=device, dtype=dtype)
 
 
-def hebbian_memory(keys: torch.Tensor, values: torch.Tensor, repeats: float | torch.Tensor = 1.0) -> torch.Tensor:
-    """The Hebbian memory ``S = Σ_i r_i v_i k_iᵀ`` (pair i written r_i times).
-
-    keys: (..., n, d_k), values: (..., n, d_v), repeats: a number or a tensor broadcasting to (..., n).
-    Returns S: (..., d_v, d_k).
-    """
-    _pairs(keys, values)
-    if isinstance(repeats, torch.Tensor):
-        check_real_tensor("repeats", repeats, low=0.0)
-        r = repeats.to(device=keys.device, dtype=keys.dtype)
-    else:
-        r = torch.tensor(check_real("repeats", repeats, low=0.0), device=keys.device, dtype=keys.dtype)
-    return outer_product_memory(keys, values * r[..., None])
-
-
 def _check_read(S: object, keys: object, values: object) -> None:
     """Check a memory S (..., d_v, d_k) and the pairs keys (..., n, d_k), values (..., n, d_v) read from it."""
     _pairs(keys, values)
@@ -87,7 +71,8 @@ def _check_read(S: object, keys: object, values: object) -> None:
     check_dim("values", values.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
 
 
-def _check_state(S: object, k: object) -> None:
+def _check_memory_and_key(S: object, k: object) -> None:
+    """Check a memory S (..., d_v, d_k) and a non-zero key k (..., d_k) to unlearn."""
     check_tensor("S", S, min_rank=2)
     check_tensor("k", k, min_rank=1)
     check_same_kind(S=S, k=k)
@@ -96,24 +81,13 @@ def _check_state(S: object, k: object) -> None:
         raise ValueError("k: expected a non-zero key (the bell to unlearn), got a zero vector")
 
 
-def readout_cosine(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
-    """How well each association is recalled from a given memory S: ``cos(S k_i, v_i)``.
-
-    S: (..., d_v, d_k), keys: (..., n, d_k), values: (..., n, d_v) -> (..., n). A zero read-out gives 0.
-    (``pavlovlab.hebbian.recall_cosine(keys, values)`` is the same for ``S = outer_product_memory(keys, values)``.)
-    """
-    _check_read(S, keys, values)
-    reads = keys @ S.mT
-    return torch.nn.functional.cosine_similarity(reads, values, dim=-1, eps=1e-12)
-
-
 def unlearn_hebbian(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, times: float = 1.0) -> torch.Tensor:
     """Subtract the association's Hebbian trace: ``S − times · v kᵀ``.
 
     S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v). Exact only if the pair was written exactly
     ``times`` times with this very value, and never removes what overlapping keys taught about k.
     """
-    _check_state(S, k)
+    _check_memory_and_key(S, k)
     check_tensor("v", v, min_rank=1)
     check_same_kind(S=S, v=v)
     check_dim("v", v.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
@@ -137,7 +111,7 @@ def unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None =
     Returns:
         the new memory, (..., d_v, d_k).
     """
-    _check_state(S, k)
+    _check_memory_and_key(S, k)
     if v_new is None:
         v_new = S.new_zeros(S.shape[-2])
     else:
@@ -222,7 +196,7 @@ def unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch
     after = ((S_after @ k[..., :, None])[..., 0] - want).norm(dim=-1)
     residual = after / before.clamp(min=torch.finfo(before.dtype).tiny)
     sb, sa = recall_strength(S_before, keys, values), recall_strength(S_after, keys, values)
-    cb, ca = readout_cosine(S_before, keys, values), readout_cosine(S_after, keys, values)
+    cb, ca = recall_cosine(keys, values, S_before), recall_cosine(keys, values, S_after)
     others = torch.ones(n, dtype=torch.bool, device=keys.device)
     others[target] = False
     moved = (sa - sb)[..., others].abs()
@@ -251,7 +225,7 @@ def unlearning_experiment(n: int = 16, d_k: int = 64, d_v: int = 64, *, repeats:
                                        device=device, dtype=dtype)
     r = torch.ones(n, dtype=dtype, device=keys.device)
     r[0] = check_real("repeats", repeats, low=0.0, low_open=True)
-    S = hebbian_memory(keys, values, r)
+    S = outer_product_memory(keys, values, r)
     k0, v0 = keys[..., 0, :], values[..., 0, :]
     after = {
         "hebbian": unlearn_hebbian(S, k0, v0, times=hebbian_times),
@@ -261,5 +235,5 @@ def unlearning_experiment(n: int = 16, d_k: int = 64, d_v: int = 64, *, repeats:
     return {m: unlearning_report(S, S_after, keys, values, 0) for m, S_after in after.items()}
 
 
-__all__ = ["METHODS", "UnlearningReport", "hebbian_memory", "random_associations", "readout_cosine",
-           "recall_strength", "unlearn_delta", "unlearn_hebbian", "unlearning_experiment", "unlearning_report"]
+__all__ = ["METHODS", "UnlearningReport", "random_associations", "recall_strength", "unlearn_delta",
+           "unlearn_hebbian", "unlearning_experiment", "unlearning_report"]

@@ -1,4 +1,4 @@
-"""Bad input, table-driven, per public module (issue 12): every call gives a ValueError/TypeError whose
+"""Bad input, table-driven, per public module: every call gives a ValueError/TypeError whose
 message names the argument, a documented warning, or the right result; never a deep traceback from
 torch, never a silent wrong number.
 
@@ -160,13 +160,14 @@ def _conditioning():
 
 def _capacity():
     from pavlovlab import capacity as Cp
+    from pavlovlab import sampling as Sa
 
     return [
         ("average capacity d_k < 0", lambda: Cp.average_capacity_theory(-16), ValueError, "d_k: expected numbers > 0"),
         ("fidelity n = 0", lambda: Cp.fidelity_theory(0, 16), ValueError, "n: expected"),
-        ("random_keys dtype string", lambda: Cp.random_keys(2, d=3, dtype="float64").dtype == torch.float64, "ok", ""),
-        ("random_keys dtype long", lambda: Cp.random_keys(2, d=3, dtype=torch.long), TypeError, "dtype:"),
-        ("random_keys kind typo", lambda: Cp.random_keys(2, d=3, kind="normal"), ValueError, "kind: expected one of"),
+        ("random_keys dtype string", lambda: Sa.random_keys(2, d=3, dtype="float64").dtype == torch.float64, "ok", ""),
+        ("random_keys dtype long", lambda: Sa.random_keys(2, d=3, dtype=torch.long), TypeError, "dtype:"),
+        ("random_keys kind typo", lambda: Sa.random_keys(2, d=3, kind="normal"), ValueError, "kind: expected one of"),
     ]
 
 

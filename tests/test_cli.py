@@ -259,7 +259,7 @@ def test_reproduce_out_must_be_a_folder(capsys, tmp_path):
     assert code == 2 and "is a file" in err
 
 
-def test_reproduce_reports_missing_and_failed_experiments(capsys, tmp_path, monkeypatch):
+def test_reproduce_reports_failed_experiments(capsys, tmp_path, monkeypatch):
     import json
 
     from pavlovlab.teach import reproduce
@@ -271,17 +271,15 @@ def test_reproduce_reports_missing_and_failed_experiments(capsys, tmp_path, monk
         return {"figures": [], "answer": 42}
 
     monkeypatch.setattr(reproduce, "EXPERIMENTS", [
-        reproduce.Experiment("fine", "00", "works", ("attention",), fine),
-        reproduce.Experiment("boom", "00", "raises", (), boom),
-        reproduce.Experiment("absent", "00", "module missing", ("no_such_module",), fine),
+        reproduce.Experiment("fine", "00", "works", fine),
+        reproduce.Experiment("boom", "00", "raises", boom),
     ])
     code, out, _ = run(capsys, "reproduce", "--out", str(tmp_path), "--no-progress")
     assert code == 1  # one experiment failed
     summary = json.loads((tmp_path / reproduce.SUMMARY_NAME).read_text())["experiments"]
     assert summary["fine"]["status"] == "ok" and summary["fine"]["numbers"] == {"answer": 42}
     assert summary["boom"]["status"] == "failed" and "broken on purpose" in summary["boom"]["reason"]
-    assert summary["absent"]["status"] == "missing" and "no_such_module" in summary["absent"]["reason"]
-    assert "FAILED   boom" in out and "MISSING  absent" in out
+    assert "FAILED   boom" in out and "OK       fine" in out
 
 
 def test_reproduce_one_experiment(capsys, tmp_path):
@@ -413,7 +411,7 @@ def fake_experiments(monkeypatch, value=1):
             return {"figures": [reproduce._save(fig, out, name)], "value": value}
         return fn
 
-    monkeypatch.setattr(reproduce, "EXPERIMENTS", [reproduce.Experiment(n, "00", n, (), draw(n))
+    monkeypatch.setattr(reproduce, "EXPERIMENTS", [reproduce.Experiment(n, "00", n, draw(n))
                                                    for n in ("first", "second")])
     return reproduce
 

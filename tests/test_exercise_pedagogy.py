@@ -1,4 +1,4 @@
-"""The pedagogy held in place (COURSE_DESIGN.md §6): every exercise is registered with tiered hints and
+"""The pedagogy held in place: every exercise is registered with tiered hints and
 a reference solution; a typical wrong answer is rejected with a hint that gives nothing away and the
 solution is accepted; stubs and first hints never contain the solution's key expression; every
 Think! has an answer; check cells end with the verdict alone; learner copies keep the stubs and lose

@@ -6,7 +6,8 @@ import math
 import pytest
 import torch
 
-from pavlovlab import capacity as cap
+from pavlovlab import retrieval
+from pavlovlab.sampling import random_keys, random_values
 from pavlovlab.teach.exercises import capacity as ex
 
 
@@ -139,8 +140,8 @@ def test_references_agree_with_independent_computations():
 def _measure(d_k, reduce, trials=100, theta=0.8):
     """A learner's measurement written as a literal loop (independent of the package's prefix sums)."""
     gen = torch.Generator().manual_seed(d_k)
-    keys = cap.random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)
-    values = cap.random_values(trials, d_k, d=d_k, kind="sphere", generator=gen)
+    keys = random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)
+    values = random_values(trials, d_k, d=d_k, kind="sphere", generator=gen)
     alive, count = torch.ones(trials, dtype=torch.bool), torch.zeros(trials)
     for n in range(1, d_k + 1):
         reads = keys[:, :n] @ (values[:, :n].mT @ keys[:, :n]).mT
@@ -170,8 +171,8 @@ def test_designed_measurement_right_passes_typical_mistakes_fail(capsys):
     assert "the package's" in capsys.readouterr().out                     # numbers only from the 2nd attempt
     bound = []                                                             # the sufficient bound Σ|k_i·k_j| < 1
     for d in D_KS:
-        K = cap.random_keys(100, d, d=d, kind="sphere", generator=torch.Generator().manual_seed(d))
-        bound.append(float(cap.first_failure(cap.adversarial_error_curve(K)[0] < 1).double().mean()))
+        K = random_keys(100, d, d=d, kind="sphere", generator=torch.Generator().manual_seed(d))
+        bound.append(float(retrieval.first_failure(retrieval.adversarial_error_curve(K)[0] < 1).double().mean()))
     assert ex.check_capacity_slope(D_KS, bound) is False
     assert "well below" in capsys.readouterr().out
 

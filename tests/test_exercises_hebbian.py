@@ -4,8 +4,8 @@ stubs are greeted kindly, nothing raises; the designed measurement is judged on 
 import pytest
 import torch
 
-from pavlovlab.capacity import random_keys
 from pavlovlab.hebbian import measure_crosstalk_variance
+from pavlovlab.sampling import random_keys
 from pavlovlab.teach.exercises import hebbian as ex
 
 

@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from pavlovlab.capacity import random_keys
+from pavlovlab.sampling import random_keys
 from pavlovlab.teach.exercises import stacking as ex
 
 

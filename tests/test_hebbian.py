@@ -7,8 +7,8 @@ import torch
 from conftest import TOL, rel_rms
 
 from pavlovlab import AssociativeMemory
-from pavlovlab.capacity import random_keys
 from pavlovlab.hebbian import crosstalk, outer_product_memory, recall_cosine
+from pavlovlab.sampling import random_keys
 
 
 def _values(shape, gen, device, dtype):
@@ -114,22 +114,10 @@ def test_crosstalk_variance_equals_a_literal_computation():
 
 def test_crosstalk_variance_slope_is_one_for_random_unit_keys():
     """The theory (n − 1)/d_k, an independent closed form: slope 1 within 4 standard errors."""
-    from pavlovlab.hebbian import measure_crosstalk_variance, slope_through_origin
+    from pavlovlab.hebbian import measure_crosstalk_variance
+    from pavlovlab.statistics import slope_through_origin
 
     ns = torch.tensor([2, 8, 32, 64])
     msq = measure_crosstalk_variance(ns, 16, trials=300, generator=torch.Generator().manual_seed(0))
     slope, se = slope_through_origin((ns - 1) / 16, msq)
     assert 0 < se < 0.02 and abs(slope - 1) < 4 * se
-
-
-def test_slope_through_origin_by_hand():
-    from pavlovlab.hebbian import slope_through_origin
-
-    x = torch.tensor([1.0, 2.0, 4.0])
-    y = torch.stack([2 * x, 3 * x])                      # rows with slopes 2 and 3
-    slope, se = slope_through_origin(x, y)
-    assert slope == pytest.approx(2.5) and se == pytest.approx(0.5)   # std of (2, 3) is 0.7071, /√2
-    with pytest.raises(ValueError, match="y"):
-        slope_through_origin(x, y[:1])
-    with pytest.raises(ValueError, match="y"):
-        slope_through_origin(x, y[:, :2])

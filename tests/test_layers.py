@@ -65,7 +65,7 @@ def test_the_import_parser_sees_every_spelling():
                    "import pavlovlab.teach.cli", "from pavlovlab.teach import widgets", "from pavlovlab import teach",
                    "def f():\n    from .teach.student import atomic_write"):
         assert teach_imports(probe, source, "pavlovlab.memory"), source
-    for source in ("from . import attention", "from .capacity import random_keys", "import pavlovlab.decay",
+    for source in ("from . import attention", "from .sampling import random_keys", "import pavlovlab.decay",
                    "from ._checks import check_int"):
         assert not teach_imports(probe, source, "pavlovlab.memory"), source
     assert imported_modules(PACKAGE / "teach" / "reproduce.py")  # teach does import core (relative, two dots)
@@ -80,3 +80,50 @@ def test_importing_the_core_loads_no_course_tooling():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=PACKAGE.parent).stdout.strip()
     assert out == "[]"
+
+
+def core_import_graph() -> dict[str, set[str]]:
+    """``{module: the core modules it imports}`` for the core modules (not ``__init__``), function-local
+    imports included: an import inside a function is still a dependency."""
+    names = {p.stem for p in CORE if p.stem != "__init__"}
+    return {p.stem: {mod.split(".")[1] for _, mod in imported_modules(p)
+                     if mod.count(".") == 1 and mod.startswith("pavlovlab.") and mod.split(".")[1] in names} - {p.stem}
+            for p in CORE if p.stem != "__init__"}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle ``[a, b, ..., a]`` of ``graph``, or None (depth-first search with colours)."""
+    state: dict[str, int] = {}   # 1: on the current path, 2: finished
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt):], nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_the_core_import_graph_has_no_cycle():
+    graph = core_import_graph()
+    assert graph["capacity"] >= {"hebbian", "sampling", "statistics"}   # the graph is really parsed
+    assert "sampling" in graph["hebbian"]                                  # hebbian draws keys from sampling
+    assert find_cycle(graph) is None, f"import cycle among core modules: {' -> '.join(find_cycle(graph))}"
+
+
+def test_the_cycle_finder_finds_cycles_and_local_imports():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+    local = "def f():\n    from .capacity import n_grid\n"   # a function-local import is an edge too
+    assert any(mod == "pavlovlab.capacity" for _, mod in imported_modules(PACKAGE / "hebbian.py", local,
+                                                                           "pavlovlab.hebbian"))

@@ -129,24 +129,26 @@ def test_oja_subspace_many_pairs_converge_to_the_dual_basis_of_the_values(gen):
     assert abs(mem.S.norm().item() ** 2 - torch.linalg.inv(V.T @ V).trace().item()) < 1e-7
 
 
-def test_step_writes_each_rule_row_by_the_formula_written_here(gen):
-    """memory.step with a rules axis: row i of S is written by rules[i]; each row is compared with the rule's
-    formula written out in this test (S ← γS + η ΔS), not with the package's update functions."""
-    from pavlovlab.memory import step
+def test_step_writes_each_rule_by_the_formula_written_here(gen):
+    """memory.step with each rule, by name and as a function: compared with the rule's formula written out
+    in this test (S ← γS + η ΔS), not with the package's update functions."""
+    from pavlovlab.memory import RULES, step
 
     rules = ("hebbian", "delta", "oja_subspace", "oja_clamped")
-    S = torch.randn(4, 3, 2, 5, 6, generator=gen, dtype=torch.float64)      # (R, batch 3, 2, d_v = 5, d_k = 6)
+    S = torch.randn(4, 3, 2, 5, 6, generator=gen, dtype=torch.float64)      # (rule, batch 3, 2, d_v = 5, d_k = 6)
     k = torch.randn(3, 2, 6, generator=gen, dtype=torch.float64)
     v = torch.randn(3, 2, 5, generator=gen, dtype=torch.float64)
     eta = torch.tensor([0.5, 0.25, 0.1, 0.2], dtype=torch.float64).view(4, 1, 1, 1, 1)
-    got = step(S, k, v, rules, lr=eta, decay=0.9)
+    got = torch.stack([step(S[i], k, v, r, lr=eta[i], decay=0.9) for i, r in enumerate(rules)])
+    by_function = torch.stack([step(S[i], k, v, RULES[r], lr=eta[i], decay=0.9) for i, r in enumerate(rules)])
+    assert torch.equal(got, by_function)
     outer = lambda a, b: a[..., :, None] * b[..., None, :]  # noqa: E731
     Sk = lambda M: torch.einsum("...ij,...j->...i", M, k)     # noqa: E731
     Stv = lambda M: torch.einsum("...ij,...i->...j", M, v)    # noqa: E731
     want = [outer(v, k), outer(v - Sk(S[1]), k), outer(v, k - Stv(S[2])), outer(v, k) - (v * v)[..., :, None] * S[3]]
     for i, dS in enumerate(want):
         torch.testing.assert_close(got[i], 0.9 * S[i] + eta[i] * dS, rtol=1e-12, atol=1e-12)
-    # one name or a callable: the same update; a callable's wrong output is named
+    # a learner's callable: the same update; its wrong output is named
     torch.testing.assert_close(step(S[1], k, v, "delta", lr=0.25), S[1] + 0.25 * want[1], rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="rule: expected the callable to return shape"):
         step(S[0], k, v, lambda S, k, v: k)

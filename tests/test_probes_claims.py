@@ -18,8 +18,10 @@ import matplotlib
 import pytest
 import torch
 
-from pavlovlab import probes
+from pavlovlab import designs, probes
 from pavlovlab.models import TinyTransformer
+from pavlovlab.statistics import summarize
+from pavlovlab.teach.report import verdict_sentence
 
 matplotlib.use("Agg")
 
@@ -75,65 +77,65 @@ def test_the_literal_loop_reproduces_the_numbers_quoted_for_unit_compounds():
     assert _effect("overshadowing", "hebbian", False, 0.5) == pytest.approx(0.0)
 
 
-@pytest.mark.parametrize("design", probes.DESIGNS)
+@pytest.mark.parametrize("design", designs.DESIGNS)
 @pytest.mark.parametrize("rule", ["hebbian", "delta"])
 @pytest.mark.parametrize("compound", ["unit", "sum"])
-@pytest.mark.parametrize("readout", probes.READOUTS)
+@pytest.mark.parametrize("readout", designs.READOUTS)
 def test_predicted_effect_matches_the_literal_loop(design, rule, compound, readout):
     for lr in (0.2, 0.5, 0.9):
-        got = probes.predicted_effect(design, rule=rule, lr=lr, compound=compound, readout=readout)
+        got = designs.predicted_effect(design, rule=rule, lr=lr, compound=compound, readout=readout)
         assert got == pytest.approx(_effect(design, rule, compound == "unit", lr, readout), abs=1e-12)
 
 
-@pytest.mark.parametrize("design", probes.DESIGNS)
+@pytest.mark.parametrize("design", designs.DESIGNS)
 @pytest.mark.parametrize("compound", ["unit", "sum"])
 def test_rw_effect_matches_the_literal_loop(design, compound):
     for lr in (0.1, 0.5, 1.0):
-        assert probes.rw_effect(design, lr=lr, compound=compound) == pytest.approx(
+        assert designs.rw_effect(design, lr=lr, compound=compound) == pytest.approx(
             _effect(design, "delta", compound == "unit", lr), abs=1e-12)
 
 
 def test_hebbian_overshadowing_closed_form_and_nothing_else():
     for m, lr in ((1, 0.5), (2, 0.5), (3, 0.2)):
-        assert probes.predicted_effect("overshadowing", rule="hebbian", m=m, lr=lr) == pytest.approx(
+        assert designs.predicted_effect("overshadowing", rule="hebbian", m=m, lr=lr) == pytest.approx(
             m * lr * (1 - 2 ** -0.5))
     for design in ("extinction", "blocking", "conditioned inhibition", "overexpectation"):
-        assert probes.predicted_effect(design, rule="hebbian") == pytest.approx(0.0, abs=1e-15)
+        assert designs.predicted_effect(design, rule="hebbian") == pytest.approx(0.0, abs=1e-15)
 
 
 @pytest.mark.parametrize("lr", [0.1, 0.5, 1.0])
 def test_overshadowing_reads_a_at_one_over_root_two_for_every_rule(lr):
     # the query A meets the unit compound key at cosine 1/√2, whatever the rule wrote along it
     for rule in ("hebbian", "delta"):
-        assert probes.predicted_effect("overshadowing", rule=rule, lr=lr, readout="norm") == pytest.approx(
+        assert designs.predicted_effect("overshadowing", rule=rule, lr=lr, readout="norm") == pytest.approx(
             2 ** -0.5)
 
 
 @pytest.mark.parametrize("lr", [0.1, 0.3, 0.5, 0.8, 1.0])
 def test_size_only_designs_lower_the_delta_norm_and_leave_the_hebbian_one(lr):
     for design in ("blocking", "overexpectation"):
-        assert probes.predicted_effect(design, rule="delta", lr=lr, readout="norm") < 1 - 1e-3
-        assert probes.predicted_effect(design, rule="hebbian", lr=lr, readout="norm") == pytest.approx(1.0)
+        assert designs.predicted_effect(design, rule="delta", lr=lr, readout="norm") < 1 - 1e-3
+        assert designs.predicted_effect(design, rule="hebbian", lr=lr, readout="norm") == pytest.approx(1.0)
         # and the direction does not change: the normalised read-out cannot see it without crosstalk
-        assert probes.predicted_effect(design, rule="delta", lr=lr, readout="direction") == pytest.approx(
+        assert designs.predicted_effect(design, rule="delta", lr=lr, readout="direction") == pytest.approx(
             0.0, abs=1e-12)
 
 
 def test_prediction_table_follows_from_the_derivation():
     # "effect": the direction changes; "size only": only the strength; "none": neither
-    for design in probes.DESIGNS:
+    for design in designs.DESIGNS:
         for attention, rule in (("linear", "hebbian"), ("delta", "delta")):
-            direction = abs(probes.predicted_effect(design, rule=rule, readout="direction")) > 1e-9
-            strength = abs(probes.predicted_effect(design, rule=rule)) > 1e-9
+            direction = abs(designs.predicted_effect(design, rule=rule, readout="direction")) > 1e-9
+            strength = abs(designs.predicted_effect(design, rule=rule)) > 1e-9
             expected = "effect" if direction else "size only" if strength else "none"
-            assert probes.PREDICTIONS[design][attention] == expected, (design, attention)
-    separating = {d for d in probes.DESIGNS if probes.PREDICTIONS[d]["delta"] != probes.PREDICTIONS[d]["linear"]}
-    assert separating == set(probes.SEPARATING)
+            assert designs.PREDICTIONS[design][attention] == expected, (design, attention)
+    separating = {d for d in designs.DESIGNS if designs.PREDICTIONS[d]["delta"] != designs.PREDICTIONS[d]["linear"]}
+    assert separating == set(designs.SEPARATING)
 
 
 # ------------------------------------------------------------------------- the hand-built memories
 
-@pytest.mark.parametrize("design", probes.DESIGNS)
+@pytest.mark.parametrize("design", designs.DESIGNS)
 @pytest.mark.parametrize("rule", ["hebbian", "delta"])
 def test_hand_built_memory_with_unit_compounds_gives_the_derived_numbers(design, rule):
     # random unit keys in 4096 dims are nearly orthogonal: the probe must give the loop's numbers
@@ -142,7 +144,7 @@ def test_hand_built_memory_with_unit_compounds_gives_the_derived_numbers(design,
 
 
 def test_compound_keys_are_unit_by_default_and_sums_on_request():
-    b = probes.make_probes("overshadowing", 30, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    b = designs.make_probes("overshadowing", 30, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     unit = probes.memory_response(b.design, b.outcome, b.n_keys, rule="hebbian", d_key=4096,
                                   generator=torch.Generator().manual_seed(1))
     added = probes.memory_response(b.design, b.outcome, b.n_keys, rule="hebbian", d_key=4096, compound="sum",
@@ -169,7 +171,7 @@ def test_readout_norm_is_the_heads_read_out_before_their_layernorm():
 def test_model_effects_norm_measure_is_a_log_ratio():
     runs = {"delta": [{"model": TinyTransformer(32, d_model=16, n_heads=2, d_head=8, attention="delta", seed=0)}]}
     lr = probes.model_effects(runs, ["blocking"], n=12, measure="norm")["delta"]["blocking"]
-    b = probes.make_probes("blocking", 12, generator=torch.Generator().manual_seed(123 + 2))
+    b = designs.make_probes("blocking", 12, generator=torch.Generator().manual_seed(123 + 2))
     m = runs["delta"][0]["model"]
     expected = (probes.readout_norm(m, b.design) / probes.readout_norm(m, b.control)).log()
     assert lr.shape == (1, 12) and torch.allclose(lr[0], expected, atol=1e-6)
@@ -224,9 +226,9 @@ def test_verdicts_judge_on_the_acquisition_scale_with_its_uncertainty():
                       "blocking": torch.tensor([[2.0], [2.1], [1.9]])}}
     rows = {r["design"]: r for r in probes.verdicts(res)}
     assert rows["blocking"]["observed"] == "effect" and rows["blocking"]["holds"] is False   # linear predicts none
-    acq = probes.summarize(res["linear"]["acquisition"])
+    acq = summarize(res["linear"]["acquisition"])
     assert (rows["blocking"]["margin_lo"], rows["blocking"]["margin_hi"]) == pytest.approx((0.1 * acq.lo, 0.1 * acq.hi))
-    assert "DISAGREES" in probes.verdict_sentence(rows["blocking"])
+    assert "DISAGREES" in verdict_sentence(rows["blocking"])
 
 
 # ------------------------------------------------------------------------- a head's memory under load
@@ -234,7 +236,7 @@ def test_verdicts_judge_on_the_acquisition_scale_with_its_uncertainty():
 def test_recall_against_load_fidelity_is_the_cosine_of_the_heads_own_read_out():
     model = TinyTransformer(32, d_model=16, n_heads=2, d_head=8, attention="linear", seed=0).eval()
     res = probes.recall_against_load(model, (3, 6), n=6, seed=4)
-    assert res["accuracy"].shape == (2,) and res["fidelity"].shape == res["crosstalk"].shape == (2, 2)
+    assert res["accuracy"].shape == (2,) and res["fidelity"].shape == res["overlap"].shape == (2, 2)
     # recompute n_pairs = 6 by a loop over pairs, sequence by sequence
     from pavlovlab.tasks import associative_recall
     b = associative_recall(6, n_pairs=6, n_keys=16, n_values=16, n_queries=1,
@@ -248,7 +250,7 @@ def test_recall_against_load_fidelity_is_the_cosine_of_the_heads_own_read_out():
             read = sum(st["v"][i, h, 2 * t + 1] * (st["k"][i, h, 2 * t + 1] @ q) for t in range(6))
             cos[h] += torch.nn.functional.cosine_similarity(read, st["v"][i, h, 2 * j + 1], dim=0) / 6
     assert torch.allclose(res["fidelity"][1].float(), cos, atol=1e-5)
-    theory = (1 + res["crosstalk"]).rsqrt()                     # Jensen: mean of 1/√(1+c) ≥ 1/√(1+mean c)
+    theory = (1 + res["overlap"]).rsqrt()                     # Jensen: mean of 1/√(1+c) ≥ 1/√(1+mean c)
     assert (res["fidelity_theory"] >= theory - 1e-12).all()
 
 
@@ -279,9 +281,9 @@ def test_probe_widget_runs_through_every_option():
 
 def test_new_options_name_what_they_expected():
     with pytest.raises(ValueError, match="compound"):
-        probes.rw_effect("blocking", compound="product")
+        designs.rw_effect("blocking", compound="product")
     with pytest.raises(ValueError, match="readout"):
-        probes.predicted_effect("blocking", readout="logit")
+        designs.predicted_effect("blocking", readout="logit")
     with pytest.raises(ValueError, match="measure"):
         probes.model_effects({}, measure="entropy")
     with pytest.raises(ValueError, match="threshold"):

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from pavlovlab import unlearning as U
+from pavlovlab.hebbian import outer_product_memory, recall_cosine
 
 
 def test_random_associations_overlap(device):
@@ -15,11 +16,11 @@ def test_random_associations_overlap(device):
     assert torch.allclose((keys[:, 0] * keys[:, 1]).sum(-1), torch.full((3,), 0.7, device=device), atol=1e-5)
 
 
-def test_hebbian_memory_is_sum_of_outer_products(dtype):
+def test_repeated_hebbian_memory_is_sum_of_outer_products(dtype):
     gen = torch.Generator().manual_seed(1)
     keys, values = torch.randn(4, 6, generator=gen).to(dtype), torch.randn(4, 3, generator=gen).to(dtype)
     r = torch.tensor([1.0, 2.0, 0.0, 5.0], dtype=dtype)
-    S = U.hebbian_memory(keys, values, r)
+    S = outer_product_memory(keys, values, r)
     expected = sum(r[i] * torch.outer(values[i], keys[i]) for i in range(4))
     assert torch.allclose(S, expected, atol=1e-5)
 
@@ -49,7 +50,7 @@ def test_partial_step_beta():
 def test_protected_delta_leaves_protected_keys_exactly(dtype):
     keys, values = U.random_associations(10, 32, 16, batch_shape=(4,), overlap=0.8,
                                          generator=torch.Generator().manual_seed(3), dtype=dtype)
-    S = U.hebbian_memory(keys, values)
+    S = outer_product_memory(keys, values)
     S2 = U.unlearn_delta(S, keys[:, 0], protect=keys[:, 1:])
     tol = 1e-4 if dtype == torch.float32 else 1e-10
     assert (S2 @ keys[:, 0, :, None]).abs().max() < tol
@@ -94,9 +95,9 @@ def test_overlap_cost_of_plain_delta_and_its_fix():
 def test_recall_measures():
     keys = torch.eye(3)
     values = torch.tensor([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
-    S = U.hebbian_memory(keys, values, torch.tensor([1.0, 3.0, 0.0]))
+    S = outer_product_memory(keys, values, torch.tensor([1.0, 3.0, 0.0]))
     assert torch.allclose(U.recall_strength(S, keys, values), torch.tensor([1.0, 3.0, 0.0]))
-    assert torch.allclose(U.readout_cosine(S, keys, values), torch.tensor([1.0, 1.0, 0.0]))
+    assert torch.allclose(recall_cosine(keys, values, S), torch.tensor([1.0, 1.0, 0.0]))
 
 
 def test_bad_inputs():
@@ -120,7 +121,7 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="overlap"):
         U.random_associations(4, 8, 8, overlap=1.5)
     with pytest.raises(ValueError, match="values"):
-        U.hebbian_memory(torch.ones(3, 6), torch.ones(2, 4))
+        outer_product_memory(torch.ones(3, 6), torch.ones(2, 4), 2.0)
     with pytest.raises(ValueError, match="target"):
         U.unlearning_report(S, S, torch.ones(3, 6), torch.ones(3, 4), 3)
     with pytest.raises(ValueError, match="n"):

@@ -10,7 +10,6 @@ the entries of experiments not run this time are kept.
 
 from __future__ import annotations
 
-import importlib
 import json
 import platform
 import time
@@ -28,23 +27,22 @@ SUMMARY_NAME = "summary.json"
 
 @dataclass(frozen=True)
 class Experiment:
-    """One figure experiment: its name, the notebook it belongs to, the modules it needs, the function."""
+    """One figure experiment: its name, the notebook it belongs to, its title, the function."""
 
     name: str
     notebook: str
     title: str
-    needs: tuple[str, ...]
     run: Callable[..., dict[str, Any]]
 
 
 EXPERIMENTS: list[Experiment] = []
 
 
-def experiment(name: str, notebook: str, title: str,
-               needs: Sequence[str] = ()) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
+def experiment(name: str, notebook: str,
+               title: str) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
     """Register ``fn(out: Path, *, quick: bool, progress: bool) -> dict`` as an experiment."""
     def register(fn):
-        EXPERIMENTS.append(Experiment(name, notebook, title, tuple(needs), fn))
+        EXPERIMENTS.append(Experiment(name, notebook, title, fn))
         return fn
     return register
 
@@ -71,23 +69,12 @@ def _r(x: float, nd: int = 4) -> float:
     return round(float(x), nd)
 
 
-def missing_modules(exp: Experiment) -> list[str]:
-    """The modules ``exp`` needs that cannot be imported."""
-    missing = []
-    for mod in exp.needs:
-        try:
-            importlib.import_module(f"pavlovlab.{mod}")
-        except ImportError:
-            missing.append(mod)
-    return missing
-
-
 def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None = None,
             progress: bool = True) -> dict[str, Any]:
     """Run the experiments (all, or those named in ``only``), save PNGs and ``summary.json`` in ``out``.
 
     Returns the summary: ``{"quick": bool, "experiments": {name: {"status", "notebook", "figures",
-    "numbers", "seconds"} or {"status": "missing"/"failed", "reason"}}}``. When ``out`` already holds a
+    "numbers", "seconds"} or {"status": "failed", "reason"}}}``. When ``out`` already holds a
     ``summary.json``, the entries of the experiments not run this time are kept in it (and returned).
     Raises ValueError for an ``out`` that is empty, names an unknown experiment in ``only`` or holds course
     notebooks; filesystem faults raise OSError.
@@ -122,22 +109,18 @@ def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None 
     for exp in bar:
         bar.set_postfix_str(exp.name)
         res: dict[str, Any] = {"notebook": exp.notebook, "title": exp.title}
-        miss = missing_modules(exp)
-        if miss:
-            res.update(status="missing", reason=f"module(s) not available yet: {', '.join(miss)}")
-        else:
-            t0 = time.perf_counter()
-            try:
-                with mpl.rc_context():  # the course style, for this experiment only
-                    use_style()
-                    got = exp.run(out, quick=quick, progress=progress)
-                res.update(status="ok", figures=got.pop("figures", []), numbers=got)
-            except Exception as e:
-                if isinstance(e, OSError) and e.filename is not None:
-                    raise  # a file could not be written (read-only folder, disk full): the caller says so
-                res.update(status="failed", reason=f"{type(e).__name__}: {e}",
-                           traceback=traceback.format_exc(limit=4))
-            res["seconds"] = round(time.perf_counter() - t0, 2)
+        t0 = time.perf_counter()
+        try:
+            with mpl.rc_context():  # the course style, for this experiment only
+                use_style()
+                got = exp.run(out, quick=quick, progress=progress)
+            res.update(status="ok", figures=got.pop("figures", []), numbers=got)
+        except Exception as e:
+            if isinstance(e, OSError) and e.filename is not None:
+                raise  # a file could not be written (read-only folder, disk full): the caller says so
+            res.update(status="failed", reason=f"{type(e).__name__}: {e}",
+                       traceback=traceback.format_exc(limit=4))
+        res["seconds"] = round(time.perf_counter() - t0, 2)
         summary["experiments"][exp.name] = res
     text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
     atomic_write(out / SUMMARY_NAME, lambda tmp: tmp.write_text(text, encoding="utf-8"))
@@ -148,8 +131,7 @@ def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None 
 # One function per figure experiment, in course order; each returns {"figures": [...], <numbers>}.
 
 
-@experiment("conditioning", "01_pavlovian_conditioning", "acquisition, extinction and blocking (Rescorla-Wagner)",
-            needs=("conditioning",))
+@experiment("conditioning", "01_pavlovian_conditioning", "acquisition, extinction and blocking (Rescorla-Wagner)")
 def conditioning_designs(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     from ..conditioning import simulate
     from .plotting import plot_strengths
@@ -171,11 +153,11 @@ def conditioning_designs(out: Path, *, quick: bool, progress: bool) -> dict[str,
     return {"figures": [_save(fig, out, "01_conditioning_designs")], **numbers}
 
 
-@experiment("hebbian_recall", "02_hebbian_memory", "recall quality of an outer-product memory vs stored pairs",
-            needs=("hebbian", "capacity"))
+@experiment("hebbian_recall", "02_hebbian_memory", "recall quality of an outer-product memory vs stored pairs")
 def hebbian_recall(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from ..capacity import fidelity_theory, random_keys
+    from ..capacity import fidelity_theory
     from ..hebbian import recall_cosine
+    from ..sampling import random_keys
     from .plotting import COLORS, band, labels, theory
 
     g = torch.Generator().manual_seed(0)
@@ -197,8 +179,7 @@ def hebbian_recall(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
             "cosine_at_n_eq_dk": _r(samples[:, i].mean()), "theory_at_n_eq_dk": _r(fidelity_theory(d_k, d_k))}
 
 
-@experiment("linear_equivalence", "03_linear_attention", "parallel, recurrent and chunked forms agree",
-            needs=("attention",))
+@experiment("linear_equivalence", "03_linear_attention", "parallel, recurrent and chunked forms agree")
 def linear_equivalence(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     from ..attention import linear_attention
 
@@ -223,8 +204,7 @@ def linear_equivalence(out: Path, *, quick: bool, progress: bool) -> dict[str, A
             "max_rel_error": float(f"{max(max(e) for e in errs.values()):.1e}")}
 
 
-@experiment("capacity", "04_capacity_limits", "retrieval capacity against d_k under three criteria",
-            needs=("capacity",))
+@experiment("capacity", "04_capacity_limits", "retrieval capacity against d_k under three criteria")
 def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     from ..capacity import CRITERIA
     from ..capacity import capacity_scaling as scaling
@@ -251,8 +231,7 @@ def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any
     return {"figures": [_save(fig, out, "04_capacity_scaling")], **numbers}
 
 
-@experiment("stacking", "05_depth_and_width", "error vs depth L for 1, 2 and 3 heads",
-            needs=("stacking",))
+@experiment("stacking", "05_depth_and_width", "error vs depth L for 1, 2 and 3 heads")
 def stacking_depth(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     from ..stacking import chain_error, stack_error_theory
     from .plotting import labels
@@ -273,8 +252,7 @@ def stacking_depth(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     return {"figures": [_save(fig, out, "05_stacking_depth")], **numbers}
 
 
-@experiment("drift", "06_delta_and_oja", "tracking drifting associations: Hebbian vs delta vs Oja",
-            needs=("drift",))
+@experiment("drift", "06_delta_and_oja", "tracking drifting associations: Hebbian vs delta vs Oja")
 def drift_tracking(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     from ..drift import recovery_steps, redraw_stream, track
     from .plotting import COLORS, labels, mark_times
@@ -295,8 +273,7 @@ def drift_tracking(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     return {"figures": [_save(fig, out, "06_drift_tracking")], **numbers}
 
 
-@experiment("oja", "06_delta_and_oja", "Oja's rule finds the first principal component; Hebb's norm explodes",
-            needs=("oja",))
+@experiment("oja", "06_delta_and_oja", "Oja's rule finds the first principal component; Hebb's norm explodes")
 def oja_pca_run(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     from ..oja import alignment, data_cloud, oja_pca, principal_components
     from .plotting import COLORS, labels
@@ -306,7 +283,7 @@ def oja_pca_run(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     _, u = principal_components(x, 1)
     w0 = torch.tensor([0.1, 0.0])
     w_oja, traj_oja = oja_pca(x, lr=0.01, w0=w0, return_trajectory=True)
-    w_hebb, traj_hebb = oja_pca(x, lr=0.01, w0=w0, rule="hebb", return_trajectory=True)
+    w_hebb, traj_hebb = oja_pca(x, lr=0.01, w0=w0, rule="hebbian", return_trajectory=True)
     fig, (ax1, ax2) = _figure(ncols=2, width=4.4)
     ax1.scatter(x[:, 0], x[:, 1], s=2, alpha=0.3, color="#999999")
     ax1.plot(traj_oja[:, 0], traj_oja[:, 1], color=COLORS["oja"], label="Oja's w over time")
@@ -320,8 +297,7 @@ def oja_pca_run(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
             "norm_oja": _r(w_oja.norm(), 3), "norm_hebb": float(f"{w_hebb.norm().item():.3g}")}
 
 
-@experiment("decay", "07_decay_and_unlearning", "recall vs age under decay γ (RetNet): measured vs γ^lag",
-            needs=("decay",))
+@experiment("decay", "07_decay_and_unlearning", "recall vs age under decay γ (RetNet): measured vs γ^lag")
 def decay_retention(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     from ..decay import half_life, measured_half_life, recall_vs_lag, retention
     from .plotting import labels, theory
@@ -345,8 +321,7 @@ def decay_retention(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]
             "half_life_measured": [_r(h, 2) for h in measured.tolist()]}
 
 
-@experiment("unlearning", "07_decay_and_unlearning", "forget one association: Hebbian subtraction vs delta rule",
-            needs=("unlearning",))
+@experiment("unlearning", "07_decay_and_unlearning", "forget one association: Hebbian subtraction vs delta rule")
 def unlearning_methods(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     from ..unlearning import unlearning_experiment
 
@@ -371,9 +346,11 @@ def unlearning_methods(out: Path, *, quick: bool, progress: bool) -> dict[str, A
 
 
 @experiment("conditioning_probes", "08_conditioning_in_trained_models",
-            "in-context conditioning designs on hand-built memories: delta (RW) vs Hebbian", needs=("probes",))
+            "in-context conditioning designs on hand-built memories: delta (RW) vs Hebbian")
 def conditioning_probes(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from ..probes import DESIGNS, circuit_effects, rw_effect, summarize
+    from ..designs import DESIGNS, rw_effect
+    from ..probes import circuit_effects
+    from ..statistics import summarize
     from .plotting import COLORS, labels
 
     n = 100 if quick else 400

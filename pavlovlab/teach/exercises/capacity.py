@@ -24,10 +24,10 @@ from ...capacity import (
     average_capacity_theory,
     capacity_from_fidelity,
     fidelity_theory,
-    fit_slope,
     n_grid,
     retrieval_capacity,
 )
+from ...statistics import fit_slope
 from ._core import Case, Exercise, Exercises, check_function, check_measurement, finite_number
 
 BOOK = Exercises("04_capacity_limits")
@@ -121,11 +121,11 @@ BOOK.add(Exercise(
         "dimension: store pairs one by one, after each write read every stored item back, and count how many "
         "writes pass before the first failure. Average that count over many trials, repeat for key dimensions "
         "that span a factor of 8 or more, and fit a straight line on log–log axes.",
-        "Draw keys and values on the unit sphere (cap.random_keys, cap.random_values with kind='sphere', "
+        "Draw keys and values on the unit sphere (random_keys, random_values with kind='sphere', "
         "d_v = d_k) for all trials at once, shape (trials, N, d_k). For n = 1, 2, …: the Hebbian memory of "
         "the first n pairs is a sum of outer products (one batched matrix product); read it with the first n "
         "keys; take the smallest cosine over items. Keep a boolean 'still alive' per trial and add it to the "
-        "count; stop once no trial is alive. Then cap.fit_slope(my_d_ks, my_capacities).",
+        "count; stop once no trial is alive. Then fit_slope(my_d_ks, my_capacities).",
         "S = values[:, :n].mT @ keys[:, :n]; reads = keys[:, :n] @ S.mT; worst = "
         "torch.cosine_similarity(reads, values[:, :n], dim=-1).amin(-1); alive &= worst >= theta; "
         "capacity += alive",
@@ -133,8 +133,8 @@ BOOK.add(Exercise(
     solution='''
 def measure_capacity(d_k, trials=100, theta=0.8):
     gen = torch.Generator().manual_seed(d_k)
-    keys = cap.random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)        # (trials, N = d_k, d_k)
-    values = cap.random_values(trials, d_k, d=d_k, kind="sphere", generator=gen)
+    keys = random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)        # (trials, N = d_k, d_k)
+    values = random_values(trials, d_k, d=d_k, kind="sphere", generator=gen)
     alive, count = torch.ones(trials, dtype=torch.bool), torch.zeros(trials)
     for n in range(1, d_k + 1):
         S = values[:, :n].mT @ keys[:, :n]                                          # Hebbian memory of n pairs
@@ -149,14 +149,14 @@ def measure_capacity(d_k, trials=100, theta=0.8):
 
 my_d_ks = [16, 32, 64, 128]
 my_capacities = [measure_capacity(d_k) for d_k in my_d_ks]
-print("capacities:", [round(c, 1) for c in my_capacities], " slope:", round(cap.fit_slope(my_d_ks, my_capacities), 2))
+print("capacities:", [round(c, 1) for c in my_capacities], " slope:", round(fit_slope(my_d_ks, my_capacities), 2))
 ''',
     check="ex.check_capacity_slope(my_d_ks, my_capacities);",
     wrong='''
 def measure_capacity(d_k, trials=100, theta=0.8):
     gen = torch.Generator().manual_seed(d_k)
-    keys = cap.random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)
-    values = cap.random_values(trials, d_k, d=d_k, kind="sphere", generator=gen)
+    keys = random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)
+    values = random_values(trials, d_k, d=d_k, kind="sphere", generator=gen)
     alive, count = torch.ones(trials, dtype=torch.bool), torch.zeros(trials)
     for n in range(1, d_k + 1):
         S = values[:, :n].mT @ keys[:, :n]
@@ -172,7 +172,7 @@ def measure_capacity(d_k, trials=100, theta=0.8):
 my_d_ks = [16, 32, 64, 128]
 my_capacities = [measure_capacity(d_k) for d_k in my_d_ks]
 ''',
-    setup="from pavlovlab import capacity as cap",
+    setup="from pavlovlab.sampling import random_keys, random_values\nfrom pavlovlab.statistics import fit_slope",
 ))
 
 hint, solution = BOOK.hint, BOOK.solution

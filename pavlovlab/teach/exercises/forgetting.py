@@ -185,8 +185,9 @@ def my_unlearn(S, k):
     return S - torch.outer(S @ k, k)''',
     setup='''\
 from pavlovlab import unlearning
+from pavlovlab.hebbian import outer_product_memory
 keys, values = unlearning.random_associations(16, 64, 64, generator=torch.Generator().manual_seed(0))
-S = unlearning.hebbian_memory(keys, values, torch.ones(16))'''))
+S = outer_product_memory(keys, values, torch.ones(16))'''))
 
 
 hint, solution = BOOK.hint, BOOK.solution

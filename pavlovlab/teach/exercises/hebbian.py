@@ -15,9 +15,10 @@ from typing import Any
 
 import torch
 
-from pavlovlab.capacity import random_keys
-from pavlovlab.hebbian import crosstalk, slope_through_origin
+from pavlovlab.hebbian import crosstalk
 from pavlovlab.memory import AssociativeMemory
+from pavlovlab.sampling import random_keys
+from pavlovlab.statistics import slope_through_origin
 
 from ._core import Case, Exercise, Exercises, check_function, check_measurement
 
@@ -117,8 +118,8 @@ for n in ns.tolist():
 msq = torch.stack(columns, dim=1)
 ''',
     setup='''
-from pavlovlab.capacity import random_keys
 from pavlovlab.hebbian import crosstalk
+from pavlovlab.sampling import random_keys
 g = torch.Generator().manual_seed(0)
 ''',
 ))
@@ -211,7 +212,7 @@ def check_crosstalk_slope(ns: Any, msq: Any, d_k: int) -> bool:
 
     ``ns`` (P,) numbers of pairs, ``msq`` (trials, P) the mean square crosstalk of each memory, ``d_k`` the
     key dimension. The slope of ``msq`` against ``(n − 1)/d_k`` (a line through the origin, fitted per
-    memory row, :func:`pavlovlab.hebbian.slope_through_origin`) must be known to ±0.03 (one standard
+    memory row, :func:`pavlovlab.statistics.slope_through_origin`) must be known to ±0.03 (one standard
     error) and lie within 3 standard errors of 1, the theory's value.
     """
     return check_measurement(lambda: _pending(ns, msq), _judge_slope(int(d_k)),

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from ... import probes
+from ... import designs, probes
 from ._core import Case, Exercise, Exercises, check_function, check_measurement, finite_number
 
 BOOK = Exercises("08_conditioning_in_trained_models")
@@ -59,7 +59,7 @@ def check_crosstalk(fn: Callable[[torch.Tensor], torch.Tensor]) -> bool:
     for shape in [(5, 8), (3, 6, 4), (2, 2, 7, 16)]:
         k = torch.randn(*shape, generator=g, dtype=torch.float64)
         cases.append(((k / k.norm(dim=-1, keepdim=True),), {}))
-    return check_function(fn, probes.crosstalk, cases, name="Exercise 2 (crosstalk)", number=2, book=BOOK,
+    return check_function(fn, probes.mean_squared_overlap, cases, name="Exercise 2 (crosstalk)", number=2, book=BOOK,
                           case_hints=["orthonormal keys: nothing interferes",
                                       "a key stored twice: does a key interfere with itself?", "", "", ""],
                           hint="Look at orthonormal keys: nothing should interfere there. Which overlaps did "
@@ -73,7 +73,7 @@ def blocking_sweep():
     """Return [(learning rate, mean blocking effect, half-width of its 95 % interval), ...] for the delta memory."""
     results = []
     for lr in [0.1, 0.2, 0.4, 0.6, 0.8]:
-        e = probes.summarize(probes.circuit_effects("blocking", rule="delta", lr=lr, n=200)[None])
+        e = statistics.summarize(probes.circuit_effects("blocking", rule="delta", lr=lr, n=200)[None])
         results.append((lr, e.mean, e.hi - e.mean))
     return results
 '''
@@ -83,7 +83,7 @@ def blocking_sweep():
     """Return [(learning rate, mean blocking effect, half-width of its 95 % interval), ...] for the delta memory."""
     results = []
     for lr in [0.1, 0.2, 0.4, 0.6, 0.8]:
-        e = probes.summarize(probes.circuit_effects("blocking", rule="hebbian", lr=lr, n=200)[None])
+        e = statistics.summarize(probes.circuit_effects("blocking", rule="hebbian", lr=lr, n=200)[None])
         results.append((lr, e.mean, e.hi - e.mean))
     return results
 '''
@@ -101,7 +101,7 @@ def _judge_blocking(results: Any) -> tuple[bool, str]:
     if any(hw <= 0 or hw > 0.04 for _, _, hw in rows):
         return False, ("some intervals are too wide (or empty) to compare with the theory: how many sequences "
                        "does each point average?")
-    worst = max(abs(m - probes.rw_effect("blocking", m=2, lr=lr)) - 2 * hw for lr, m, hw in rows)
+    worst = max(abs(m - designs.rw_effect("blocking", m=2, lr=lr)) - 2 * hw for lr, m, hw in rows)
     if worst > 0.02:
         return False, ("your measured blocking effects do not follow Rescorla–Wagner's prediction at every "
                        "rate. Which memory rule is the Rescorla–Wagner learner, and is it the one you probed?")
@@ -115,18 +115,18 @@ BOOK.add(Exercise(
            "is Rescorla–Wagner's learner, so its blocking effect should follow the RW prediction at every "
            "learning rate. Choose the rates, and enough sequences per rate that the intervals are narrow.",
            "probes.circuit_effects('blocking', rule=..., lr=..., n=...) returns one effect per sequence; "
-           "probes.summarize(x[None]) turns them into a mean with a 95 % interval (lo, hi).",
+           "statistics.summarize(x[None]) turns them into a mean with a 95 % interval (lo, hi).",
            "Loop over lr in [0.1, 0.2, 0.4, 0.6, 0.8] with rule='delta' and n=200, append "
            "(lr, e.mean, e.hi - e.mean) to a list and return it."],
     solution=_SOLUTION_2, check="ex.check_blocking_sweep(blocking_sweep);", wrong=_WRONG_2,
-    setup="from pavlovlab import probes"))
+    setup="from pavlovlab import designs, probes, statistics"))
 
 
 def check_blocking_sweep(results: Any) -> bool:
     """Judge a sweep ``[(lr, mean effect, half-width), ...]`` (or a function returning it) of the blocking
     probe on a hand-built memory:
     ≥ 4 rates in (0, 1] spanning a factor ≥ 4, half-widths ≤ 0.04, and every mean within 2 half-widths
-    + 0.02 of Rescorla–Wagner's prediction (:func:`pavlovlab.probes.rw_effect`)."""
+    + 0.02 of Rescorla–Wagner's prediction (:func:`pavlovlab.designs.rw_effect`)."""
     return check_measurement(results, _judge_blocking, name="Exercise 1 (blocking probe vs Rescorla–Wagner)",
                              hint="Think of the two memories of notebook 06: which one writes a prediction "
                                   "error? Probe that one, with narrow intervals.", number=1, book=BOOK)

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...stacking import fit_exponent, hop_error_theory, stack_error_theory
+from ...stacking import hop_error_theory, stack_error_theory
+from ...statistics import fit_slope
 from ._core import Case, Exercise, Exercises, check_function, check_measurement, check_value, finite_number, verdict
 
 BOOK = Exercises("05_depth_and_width")
@@ -169,7 +170,9 @@ def judge_depth_curve(result: Any) -> tuple[bool, str]:
                        "as in section 1 (unit keys and values, clean-up by the nearest stored value)?")
     if min(errs) <= 0:
         return False, "a zero error rate cannot be fitted on log axes: use more chains"
-    slope, slope_th = fit_exponent(np.arange(1, DEPTH_L + 1), errs), fit_exponent(np.arange(1, DEPTH_L + 1), theory)
+    depths = np.arange(1, DEPTH_L + 1)
+    slope = fit_slope(depths, errs, drop_nonpositive=True)
+    slope_th = fit_slope(depths, theory, drop_nonpositive=True)
     if abs(slope - slope_th) > 0.25:
         return False, (f"your error grows with depth like L^{slope:.2f}: does each layer's query come from the "
                        "previous layer's cleaned-up answer, and is the error counted against where the chain "
@@ -227,7 +230,7 @@ def depth_curve(n=16, d=16, L=3, trials=200, seed=0):
         errors.append((item != perm).float().mean().item())
     return errors
 ''',
-    setup="from pavlovlab.capacity import random_keys"))
+    setup="from pavlovlab.sampling import random_keys"))
 
 __all__ = ["ARCHITECTURES", "BOOK", "DEPTH_D", "DEPTH_L", "DEPTH_N", "MIN_CHAINS", "N_PAIRS", "check_depth_curve",
            "check_predicted_error", "check_which_wins", "depth_theory", "hint", "judge_depth_curve",

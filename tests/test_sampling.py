@@ -1,0 +1,60 @@
+"""Tests of pavlovlab.sampling: the key and value distributions, drawn on the CPU and then moved."""
+
+import math
+
+import pytest
+import torch
+
+from pavlovlab import sampling as S
+
+
+@pytest.mark.parametrize("kind", S.KINDS)
+def test_random_keys_shapes_norms_and_devices(kind, device, dtype):
+    K = S.random_keys(3, 40, d=16, kind=kind, generator=torch.Generator().manual_seed(1), device=device, dtype=dtype)
+    assert K.shape == (3, 40, 16) and K.dtype == dtype and K.device.type == device.type
+    ref = S.random_keys(3, 40, d=16, kind=kind, generator=torch.Generator().manual_seed(1), dtype=dtype)
+    torch.testing.assert_close(K.cpu(), ref)  # drawn on the CPU generator, then moved
+    norms2 = K.pow(2).sum(-1)
+    if kind == "gaussian":
+        assert abs(norms2.mean().item() - 1) < 0.1
+    else:
+        torch.testing.assert_close(norms2, torch.ones_like(norms2), rtol=1e-5, atol=1e-5)
+    if kind == "binary":
+        torch.testing.assert_close(K.abs(), torch.full_like(K, 0.25))
+
+
+def test_orthogonal_keys_form_orthonormal_frames(gen):
+    K = S.random_keys(2, 20, d=8, kind="orthogonal", generator=gen, dtype=torch.float64)
+    G = K @ K.mT
+    for a in range(0, 16, 8):  # the two full frames: exactly orthonormal
+        torch.testing.assert_close(G[:, a:a + 8, a:a + 8], torch.eye(8, dtype=torch.float64).expand(2, 8, 8))
+    assert G[:, :8, 8:16].abs().max() > 0.1  # independent frames are not orthogonal to each other
+
+
+def test_random_values_and_single_shapes(gen):
+    assert S.random_values(5, d=7, generator=gen).shape == (5, 7)
+    assert S.random_keys(d=4, kind="orthogonal", generator=gen).shape == (4,)
+    assert S.random_keys((2, 3), d=4, generator=gen).shape == (2, 3, 4)
+
+
+@pytest.mark.parametrize("kwargs, err, words", [
+    (dict(d=0), ValueError, "d: expected an integer >= 1"),
+    (dict(d=4, kind="uniform"), ValueError, "kind: expected one of"),
+    (dict(d=4, dtype=torch.int64), TypeError, "dtype"),
+    (dict(d=4.0), TypeError, "d: expected an integer"),
+    (dict(d=4, generator=0), TypeError, "generator"),
+])
+def test_random_keys_rejects_bad_input(kwargs, err, words):
+    with pytest.raises(err, match=words):
+        S.random_keys(3, **kwargs)
+    with pytest.raises(ValueError, match="shape"):
+        S.random_keys(-1, d=3)
+
+
+def test_unit_sphere_overlap_has_variance_exactly_one_over_d_k():
+    # E[(k_i·k_j)^2] = k_jᵀ E[k_i k_iᵀ] k_j = 1/d_k for unit keys (isotropy); checked to 4 standard errors
+    for d in (4, 16, 64):
+        K = S.random_keys(200_000, 2, d=d, kind="sphere", generator=torch.Generator().manual_seed(d),
+                          dtype=torch.float64)
+        sq = (K[:, 0] * K[:, 1]).sum(-1).square()
+        assert abs(sq.mean().item() - 1 / d) < 4 * sq.std().item() / math.sqrt(len(sq))
