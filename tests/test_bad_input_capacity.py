@@ -91,10 +91,14 @@ def rows():
         ("random_associations(device='nope')", lambda: U.random_associations(3, 4, 4, device="nope"), ValueError,
          "device: expected a device name"),
         # probes / designs
-        ("rw_effect('blocking', lr=1.5)", lambda: De.rw_effect("blocking", lr=1.5), ValueError,
-         "lr: expected a number <= 1 for 'blocking'"),
-        ("rw_effect('blocking', lr=1.0) at the bound", lambda: math.isfinite(De.rw_effect("blocking", lr=1.0)),
-         "ok", ""),
+        ("rw_effect('blocking', lr=1.5, compound='sum')", lambda: De.rw_effect("blocking", lr=1.5, compound="sum"),
+         ValueError, "lr: expected a number <= 1 for 'blocking'"),
+        ("rw_effect('blocking', lr=1.0, compound='sum') at the bound",
+         lambda: math.isfinite(De.rw_effect("blocking", lr=1.0, compound="sum")), "ok", ""),
+        ("rw_effect('blocking', lr=2.5) (unit compounds)", lambda: De.rw_effect("blocking", lr=2.5), ValueError,
+         "lr: expected a number <= 2 for 'blocking'"),
+        ("rw_effect('blocking', lr=1.5) is stable for unit compounds",
+         lambda: abs(De.rw_effect("blocking", lr=1.5)) < 1.0, "ok", ""),
     ]
 
 

@@ -386,7 +386,7 @@ def unlearning_methods(out: Path, *, quick: bool, progress: bool) -> dict[str, A
 
 
 @experiment("conditioning_probes", "08_conditioning_in_trained_models",
-            "in-context conditioning designs on hand-built memories: delta (RW) vs Hebbian")
+            "in-context conditioning designs on hand-built memories (unit compound keys): delta (RW) vs Hebbian")
 def conditioning_probes(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     from ..designs import DESIGNS, rw_effect
     from ..probes import circuit_effects
@@ -404,10 +404,11 @@ def conditioning_probes(out: Path, *, quick: bool, progress: bool) -> dict[str, 
         ax.bar((x + shift).tolist(), mean.tolist(), width=0.38, yerr=half.tolist(), capsize=2,
                color=COLORS[rule], label=f"{rule} memory (95 % interval)")
         numbers[f"effect_{rule}"] = [_r(m, 3) for m in mean.tolist()]
-    ax.plot(x.tolist(), [rw_effect(d) for d in DESIGNS], "k_", ms=18, mew=2, label="Rescorla–Wagner, orthonormal keys")
+    ax.plot(x.tolist(), [rw_effect(d) for d in DESIGNS], "k_", ms=18, mew=2,
+            label="Rescorla–Wagner, orthonormal keys, unit compounds")
     ax.set_xticks(x.tolist(), [d.replace(" ", "\n") for d in DESIGNS])
     ax.axhline(0, color="#999999", lw=0.8)
-    labels(ax, "In context, the delta memory shows the designs; the Hebbian one does not",
+    labels(ax, "In context, the delta memory shows every design; the Hebbian one acquisition and overshadowing",
            "design (against its control)", "effect on the outcome's strength")
     return {"figures": [_save(fig, out, "08_conditioning_probes")], **numbers}
 
