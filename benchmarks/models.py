@@ -10,7 +10,8 @@ into a temporary folder) in child processes, alternating with this tree's, so th
 load: the table then gives REF's steps per second, this tree's and their ratio (medians of ``--repeats``).
 
 ``--profile NAME`` prints the shares of one step's phases (drawing the batch, forward, backward, clipping
-and the optimizer step) and the operations that dominate it (``torch.profiler``, self CPU time).
+and the optimizer step) and the operations that dominate it (``torch.profiler``, self CPU time), for the
+``pavlovlab`` this process imports (set ``PYTHONPATH`` to choose a checkout).
 
     python benchmarks/models.py                                  # this tree, every configuration
     python benchmarks/models.py --against main --repeats 3       # before/after ratios in one run
