@@ -8,6 +8,10 @@ The attention of every block is one of the package's forms, chosen by name:
 - ``"softmax"``: :func:`pavlovlab.softmax_attention`, the standard Transformer.
 
 Heads are a leading dimension ``(N, H, T, d_head)``: one call serves all heads, no loop over heads.
+Inside a block the forms run unchecked (:mod:`pavlovlab.attention_literal`'s parallel forms and
+:func:`pavlovlab.attention.delta_chunk_kernel`): their inputs are valid by construction, and a tiny
+model's training step is made of many small operations, so the public functions' checks would
+cost a noticeable share of it. The numbers are those of the public functions.
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ._checks import check_choice, check_device, check_int, check_real
-from .attention import FEATURE_MAPS, delta_chunk_kernel, linear_attention, softmax_attention
+from . import attention_literal as literal
+from ._checks import check_choice, check_device, check_int, check_output, check_real
+from .attention import FEATURE_MAPS, delta_chunk_kernel
 from .tasks import IGNORE, RecallBatch, associative_recall, vocab_size
 
 ATTENTIONS = ("linear", "delta", "softmax")
@@ -60,21 +65,27 @@ class Block(nn.Module):
         self.mlp = nn.Sequential(nn.LayerNorm(d_model), nn.Linear(d_model, mlp_ratio * d_model), nn.GELU(),
                                  nn.Linear(mlp_ratio * d_model, d_model)) if mlp else None
 
+    def _phi(self, x: torch.Tensor) -> torch.Tensor:
+        """The feature map φ of linear attention, a named one or a callable (whose output is checked)."""
+        if callable(self.feature_map):
+            return check_output("feature_map", self.feature_map(x), x.shape, x)
+        return FEATURE_MAPS[self.feature_map](x)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         N, T, _ = x.shape
         h = self.ln1(x)
         h2 = torch.cat([h, _shift(h)], dim=-1)
         q, k, v = self.qkv(h2).view(N, T, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)  # (N, H, T, d)
         if self.attention == "softmax":
-            o = softmax_attention(q, k, v, causal=True)
+            o = literal.softmax_parallel(q, k, v, True, None)                  # = softmax_attention(q, k, v)
         else:
             q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)   # unit keys: bounded writes
             if self.attention == "linear":
-                o = linear_attention(q, k, v, feature_map=self.feature_map, mode="parallel")
+                o, _ = literal.linear_parallel(self._phi(q), self._phi(k), v)  # = linear_attention(mode="parallel")
             else:
                 beta = torch.sigmoid(self.beta(h2)).transpose(1, 2)        # (N, H, T), in (0, 1)
                 empty = q.new_zeros(N, self.n_heads, self.d_head, self.d_head)   # S_0: (N, H, d_v, d_k)
-                o, _ = delta_chunk_kernel(q, k, v, beta, empty, chunk_size=64)  # valid by construction: no checks
+                o, _ = delta_chunk_kernel(q, k, v, beta, empty, chunk_size=64)  # = delta_rule_attention
             o = self.out_norm(o)
         x = x + self.out(o.transpose(1, 2).reshape(N, T, -1))
         return x + self.mlp(x) if self.mlp is not None else x
@@ -225,7 +236,8 @@ def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int
         call = f"{getattr(task, '__name__', 'task')}({', '.join(f'{k}={v!r}' for k, v in task_kwargs.items())})"
         raise ValueError(f"vocab_size: the model's vocab_size = {vocab} is too small for the task {call}, whose "
                          f"token ids go up to {int(held_out.tokens.max())} (see tasks.vocab_size(n_keys, n_values))")
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    # foreach: one multi-tensor update for all parameters (the default on GPUs, the same numbers on the CPU)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, foreach=True)
     schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / (warmup + 1)) *
                                                  (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps))))
     history: dict[str, Any] = {"step": [], "loss": [], "accuracy": []}
@@ -237,7 +249,7 @@ def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int
         loss = _loss(model(batch.tokens), batch)
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=True)
         opt.step()
         schedule.step()
         running, count = running + loss.item(), count + 1
