@@ -35,7 +35,16 @@ from typing import NamedTuple
 import torch
 from tqdm.auto import tqdm
 
-from ._checks import check_choice, check_int, check_lengths, check_numbers, check_real
+from ._checks import (
+    check_choice,
+    check_device,
+    check_float_dtype,
+    check_int,
+    check_lengths,
+    check_numbers,
+    check_real,
+    check_tensor,
+)
 from .hebbian import outer_product_memory
 from .retrieval import (
     MEMORIES,
@@ -82,7 +91,10 @@ def store_and_recall(keys: torch.Tensor, values: torch.Tensor) -> RecallMetrics:
 
 
 def _check_ns(ns: Sequence[int] | torch.Tensor) -> torch.Tensor:
-    ns_t = torch.as_tensor(ns) if not isinstance(ns, torch.Tensor) else ns.cpu()
+    try:
+        ns_t = torch.as_tensor(ns) if not isinstance(ns, torch.Tensor) else ns.cpu()
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"ns: expected a non-empty 1-D sequence of integers, got {type(ns).__name__} {ns!r}") from None
     if ns_t.dim() != 1 or ns_t.numel() == 0 or ns_t.is_floating_point() or ns_t.dtype == torch.bool:
         raise ValueError(f"ns: expected a non-empty 1-D sequence of integers, got {ns!r}")
     if bool((ns_t < 1).any()):
@@ -129,6 +141,8 @@ def _recall_chunks(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind
     d_k = check_int("d_k", d_k, low=1)
     trials = check_int("trials", trials, low=1)
     kind = check_choice("kind", kind, KINDS)
+    dtype = check_float_dtype("dtype", dtype)
+    device = check_device("device", device)
     ns_t = _check_ns(ns)
     N = int(ns_t[-1])
     chunk = _chunk(N, dtype)
@@ -286,7 +300,10 @@ def capacity_sweep(d_ks: Sequence[int], *, points: int = 24, max_ratio: float = 
     and key sizes differ, and padding every dimension to the largest one would multiply the work by
     ``len(d_ks)``. Everything inside (trials, n, items) is vectorised.
     """
-    if isinstance(d_ks, int) or len(d_ks) == 0:
+    if isinstance(d_ks, (str, bytes)) or not hasattr(d_ks, "__len__"):
+        raise TypeError(f"d_ks: expected a non-empty sequence of key dimensions such as [16, 32], "
+                        f"got {type(d_ks).__name__} {d_ks!r}")
+    if len(d_ks) == 0:
         raise ValueError(f"d_ks: expected a non-empty sequence of key dimensions, got {d_ks!r}")
     d_ks = [check_int(f"d_ks[{i}]", d, low=1) for i, d in enumerate(d_ks)]
     out = CapacitySweep(d_ks, [], [])
@@ -425,6 +442,14 @@ def local_slopes(scaling: CapacityScaling) -> tuple[torch.Tensor, torch.Tensor]:
     """
     if not isinstance(scaling, CapacityScaling):
         raise TypeError(f"scaling: expected a CapacityScaling, got {type(scaling).__name__}")
+    check_lengths(**{"scaling.d_ks": scaling.d_ks, "scaling.mean": scaling.mean, "scaling.sem": scaling.sem})
+    check_tensor("scaling.mean", scaling.mean)
+    check_tensor("scaling.sem", scaling.sem)
+    if bool((scaling.sem < 0).any()):
+        raise ValueError(f"scaling.sem: expected standard errors >= 0, got {scaling.sem.tolist()}")
+    d_ks = [check_int(f"scaling.d_ks[{i}]", d, low=1) for i, d in enumerate(scaling.d_ks)]
+    if len(set(d_ks)) < len(d_ks):
+        raise ValueError(f"scaling.d_ks: expected distinct key dimensions (a slope needs two), got {d_ks}")
     m, s = scaling.mean.double(), scaling.sem.double()
     if bool((m <= 0).any()):
         raise ValueError(f"scaling: expected positive mean capacities for a log-log slope, got {m.tolist()}")

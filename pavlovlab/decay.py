@@ -15,12 +15,12 @@ itself is :func:`pavlovlab.attention.scalar_gated_linear_attention`; this module
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import torch
 
 from ._checks import check_device, check_float_dtype, check_int, check_real, check_real_tensor, check_tensor
-from .attention import delta_rule_attention, linear_attention, scalar_gated_linear_attention
+from .attention import BETA_MAX, delta_rule_attention, linear_attention, scalar_gated_linear_attention
 from .sampling import random_keys
 
 
@@ -211,8 +211,13 @@ def recall_by_age(n_pairs: int, *, d_k: int = 64, d_v: int = 64, gammas: Sequenc
     check_int("d_k", d_k, low=1)
     check_int("d_v", d_v, low=1)
     check_int("n_trials", n_trials, low=1)
+    for name, seq in (("gammas", gammas), ("betas", betas)):
+        if isinstance(seq, (str, bytes)) or not isinstance(seq, Iterable):
+            raise TypeError(f"{name}: expected a sequence of numbers such as (0.9,), got {type(seq).__name__}")
     gammas = [float(_as_gamma(g, "gammas", high_open=True)) for g in gammas]
-    betas = [check_real("betas", b, low=0.0, low_open=True) for b in betas]
+    betas = [check_real("betas", b, low=0.0, low_open=True, high=BETA_MAX) for b in betas]
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
     k = random_keys(n_trials, n_pairs, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
     v = random_keys(n_trials, n_pairs, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
     k, v = k.to(device=device, dtype=dtype), v.to(device=device, dtype=dtype)

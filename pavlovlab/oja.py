@@ -221,6 +221,9 @@ def memory_fixed_point(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
     if values.shape[-2] > values.shape[-1]:
         raise ValueError(f"values: expected at most d_v = {values.shape[-1]} values (full rank), "
                          f"got {values.shape[-2]}")
+    if values.numel() and int(torch.linalg.matrix_rank(values).min()) < values.shape[-2]:
+        raise ValueError(f"values: expected {values.shape[-2]} linearly independent values (full rank), "
+                         f"got rank {int(torch.linalg.matrix_rank(values).min())}")
     V, K = values.mT, keys.mT                                             # (..., d_v, n), (..., d_k, n)
     gram = V.mT @ V                                                       # (..., n, n)
     inside = V @ torch.linalg.solve(gram, V.mT @ S)                       # P S

@@ -167,6 +167,7 @@ def one_hop(n: int, d_k: int, *, d_v: int | None = None, trials: int = 200, gene
     if n < 2:
         raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
     dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
     perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)              # π: (T, n)
     K = random_keys(T, n, d=d_k, kind="sphere", generator=generator, device=device, dtype=dtype)
     V = random_keys(T, n, d=d_v, kind="sphere", generator=generator, device=device, dtype=dtype)
@@ -469,6 +470,8 @@ def shape_difference(a: Numbers, b: Numbers) -> ShapeDifference:
     ``df = se⁴ / ((s_a²/n_a)²/(n_a−1) + (s_b²/n_b)²/(n_b−1))``, rounded down for the t quantile (conservative);
     interval ``diff ± t_{0.975}(⌊df⌋) · se``. Needs at least 2 seeds per shape.
     """
+    check_numbers("a", a)
+    check_numbers("b", b)
     a, b = _as_array(a).ravel(), _as_array(b).ravel()
     if a.size < 2 or b.size < 2:
         raise ValueError(f"a, b: expected at least 2 seeds each, got {a.size} and {b.size}")

@@ -280,6 +280,10 @@ def probe_cues(keys: torch.Tensor, *, overlap: float = 0.7, generator: torch.Gen
     if keys.shape[-2] < 2 or keys.shape[-1] < 2:
         raise ValueError(f"keys: expected at least 2 keys of at least 2 dims, got shape {tuple(keys.shape)}")
     overlap = check_real("overlap", overlap, low=-1.0, high=1.0)
+    norms = keys.detach().norm(dim=-1)
+    if bool(((norms - 1).abs() > 1e-3).any()):
+        raise ValueError(f"keys: expected unit keys (norm 1 along the last dim), got norms from "
+                         f"{norms.min().item():.4g} to {norms.max().item():.4g}")
     k0, k1 = keys[..., 0, :], keys[..., 1, :]
     fresh = random_keys(*keys.shape[:-2], 2, d=keys.shape[-1], kind="sphere", generator=generator,
                         dtype=torch.float64).to(keys)
@@ -301,6 +305,8 @@ def cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor) -> to
     check_same_kind(S=S, cues=cues, value=value)
     check_dim("cues", cues.shape[-1], S.shape[-1], "key dimension d_k (last dim of S)")
     check_dim("value", value.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
+    if bool(((value * value).sum(-1) == 0).any()):
+        raise ValueError("value: expected a non-zero value vector (the response is divided by ‖v‖²), got a zero one")
     reads = cues @ S.mT                                                   # (..., m, d_v)
     return (reads * value[..., None, :]).sum(-1) / (value * value).sum(-1, keepdim=True)
 
@@ -321,6 +327,10 @@ def generalisation_after_unlearning(n: int = 16, d_k: int = 64, d_v: int = 64, *
     check_int("d_k", d_k, low=2)
     if n - 1 >= d_k:
         raise ValueError(f"n: protecting the other n − 1 keys needs n − 1 < d_k; got n = {n}, d_k = {d_k}")
+    overlap = check_real("overlap", overlap, low=-1.0, high=1.0)
+    if abs(overlap) == 1:
+        raise ValueError(f"overlap: expected a number strictly between -1 and 1 (with |overlap| = 1 bell 1 is "
+                         f"±bell 0, and editing bell 0 while protecting bell 1 is impossible), got {overlap}")
     keys, values = random_associations(n, d_k, d_v, batch_shape=(n_trials,), overlap=overlap, generator=generator,
                                        device=device, dtype=dtype)
     cues = probe_cues(keys, overlap=overlap, generator=generator)
