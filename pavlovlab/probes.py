@@ -34,6 +34,22 @@ from .models import TinyTransformer
 from .statistics import Effect, summarize
 from .tasks import associative_recall
 
+
+def _check_model(model: object) -> TinyTransformer:
+    if not isinstance(model, TinyTransformer):
+        raise TypeError(f"model: expected a pavlovlab.models.TinyTransformer, got {type(model).__name__}")
+    return model
+
+
+def _check_effects(name: str, results: object, *required: str) -> Mapping[str, torch.Tensor]:
+    if not isinstance(results, Mapping):
+        raise TypeError(f"{name}: expected {{design: effects (seeds, N)}}, got {type(results).__name__}")
+    for d in required:
+        if d not in results:
+            raise ValueError(f"{name}: expected effects for {d!r}, got designs {sorted(results)}")
+        check_tensor(f"{name}[{d!r}]", results[d], rank=2)
+    return results
+
 _AGREES = {"effect": {"effect"}, "none": {"none", "small"}, "size only": {"effect", "small", "none"}}
 
 
@@ -84,6 +100,8 @@ def readout_norm(model: TinyTransformer, weights: torch.Tensor, layer: int = 0) 
     (the norm over all heads' read-outs together), computed by the model's own forward pass on
     ``weights`` (N, T, V) (see :func:`model_logits`). Softmax blocks have no such normalisation.
     """
+    _check_model(model)
+    check_tensor("weights", weights, rank=3)
     check_int("layer", layer, low=0)
     if layer >= len(model.blocks):
         raise ValueError(f"layer: expected < n_layers = {len(model.blocks)}, got {layer}")
@@ -226,6 +244,7 @@ def relative_effects(results: Mapping[str, torch.Tensor], design: str) -> Effect
     t-interval of the r_s (so the scale's own uncertainty is in it), with one seed the sequence-level
     interval of ``effect / mean(acquisition)``.
     """
+    _check_effects("results", results, design, "acquisition")
     x, acq = results[design].double(), results["acquisition"].double()
     if x.shape[0] != acq.shape[0]:
         raise ValueError(f"results: expected as many seeds for {design!r} as for acquisition, got "
@@ -294,6 +313,9 @@ def separation_verdicts(responses: Mapping[str, Mapping[str, torch.Tensor]],
     attention's above it; otherwise it is **inconclusive** (``holds`` None).
     """
     tau = check_real("threshold", threshold, low=0.0, low_open=True)
+    for name, given in (("responses", responses), ("norms", norms), ("designs", designs)):
+        if not isinstance(given, Mapping):
+            raise TypeError(f"{name}: expected a mapping, got {type(given).__name__}")
     rows = []
     for d, where in designs.items():
         check_choice("designs", where, ("response", "norm"))
@@ -394,8 +416,10 @@ def recall_against_load(model: TinyTransformer, ns: Sequence[int], *, n: int = 2
     """
     from tqdm.auto import tqdm
 
-    V = model.config["vocab_size"]
+    V = _check_model(model).config["vocab_size"]
     n_keys = V // 2
+    if isinstance(ns, (str, bytes)) or not isinstance(ns, Sequence) or not ns:
+        raise TypeError(f"ns: expected a non-empty sequence of numbers of pairs, got {ns!r}")
     ns = [check_int("ns", x, low=1, high=n_keys) for x in ns]
     N = check_int("n", n, low=1)
     device = next(model.parameters()).device

@@ -40,8 +40,10 @@ layer's queries, as in a linear Transformer), whose noise compounds (:func:`raw_
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
+from importlib import resources
 from typing import NamedTuple
 
 import numpy as np
@@ -491,6 +493,21 @@ def budget_shapes(budget: int) -> list[tuple[int, int]]:
     return [(L, budget // L) for L in range(1, budget + 1) if budget % L == 0]
 
 
+def cached_shape_runs(hops: int) -> dict:
+    """The fuller depth-vs-width training runs that notebook 05 shows, shipped with the package.
+
+    ``benchmarks/depth_width.py --save pavlovlab/data/depth_width_{hops}hop.json`` made them (the command and
+    its arguments are in the file's ``"setup"``); ``"runs"`` holds one record per shape: ``"shape"``,
+    ``"step"`` (the evaluation steps) and ``"accuracy"`` (seeds × steps, held-out accuracy). A cache, clearly
+    labelled as such where it is shown: re-run the command to check it. ``hops``: 1 or 2.
+    """
+    hops = check_int("hops", hops, low=1)
+    source = resources.files("pavlovlab") / "data" / f"depth_width_{hops}hop.json"
+    if not source.is_file():
+        raise ValueError(f"hops: expected 1 or 2 (the cached runs shipped in pavlovlab/data), got {hops}")
+    return json.loads(source.read_text(encoding="utf-8"))
+
+
 __all__ = [
     "COMBINE",
     "HopSample",
@@ -498,6 +515,7 @@ __all__ = [
     "ShapeDifference",
     "StackResult",
     "budget_shapes",
+    "cached_shape_runs",
     "chain_error",
     "crosstalk_variance",
     "hop_error_theory",

@@ -204,6 +204,12 @@ def rows():
         ("loss_threshold at t = 0, −1, 1: √(1/2), 1, 0",
          lambda: math.isclose(St.loss_threshold(0), math.sqrt(0.5)) and St.loss_threshold(-1) == 1.0
          and St.loss_threshold(1) == 0.0, "ok", ""),
+        ("cached_shape_runs(3)", lambda: St.cached_shape_runs(3), ValueError, "hops: expected 1 or 2"),
+        ("cached_shape_runs('1')", lambda: St.cached_shape_runs("1"), TypeError, "hops: expected an integer"),
+        ("cached_shape_runs(1): one record per shape, accuracies in [0, 1]",
+         lambda: all(0 <= a <= 1 for r in St.cached_shape_runs(1)["runs"] for row in r["accuracy"] for a in row)
+         and len({r["shape"] for r in St.cached_shape_runs(1)["runs"]}) == len(St.cached_shape_runs(1)["runs"]),
+         "ok", ""),
         ("one_hop(n=1)", lambda: St.one_hop(1, 8), ValueError, "n: expected at least 2 stored associations"),
         ("one_hop(n=3.0)", lambda: St.one_hop(3.0, 8), TypeError, "n: expected an integer"),
         ("one_hop(d_k=0)", lambda: St.one_hop(3, 0), ValueError, "d_k: expected an integer >= 1"),
