@@ -21,6 +21,7 @@ import math
 import numbers
 import warnings
 from collections.abc import Iterable, Sequence
+from typing import Literal, overload
 
 import torch
 
@@ -59,6 +60,10 @@ def warn_nonfinite(where: str, x: torch.Tensor, cause: str) -> torch.Tensor:
     return x
 
 
+@overload
+def check_float_dtype(name: str, dtype: object, *, allow_none: Literal[False]) -> torch.dtype: ...
+@overload
+def check_float_dtype(name: str, dtype: object, *, allow_none: bool = True) -> torch.dtype | None: ...
 def check_float_dtype(name: str, dtype: object, *, allow_none: bool = True) -> torch.dtype | None:
     """The one floating-point dtype check of the package.
 
@@ -205,4 +210,4 @@ def check_choice(name: str, value: object, choices: Iterable[str]) -> str:
     choices = list(choices)
     if value not in choices:
         raise ValueError(f"{name}: expected one of {choices}, got {value!r}")
-    return value  # type: ignore[return-value]
+    return value

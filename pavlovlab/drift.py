@@ -17,7 +17,7 @@ which is where the Oja-type rules show their bias.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -99,10 +99,11 @@ def _present(probes: torch.Tensor, targets: torch.Tensor, idx: torch.Tensor) -> 
     return keys, values
 
 
-def _finish(probes, targets, active, idx, drift_times, device, dtype) -> DriftStream:
+def _finish(probes: torch.Tensor, targets: torch.Tensor, active: torch.Tensor, idx: torch.Tensor,
+            drift_times: torch.Tensor, device: torch.device | str | None, dtype: torch.dtype) -> DriftStream:
     keys, values = _present(probes, targets, idx)
-    move = dict(device=device, dtype=dtype)
-    return DriftStream(keys.to(**move), values.to(**move), probes.to(**move), targets.to(**move),
+    keys, values, probes, targets = (x.to(device=device, dtype=dtype) for x in (keys, values, probes, targets))
+    return DriftStream(keys, values, probes, targets,
                        active.to(device=device), drift_times.to(device=device))
 
 
@@ -253,21 +254,21 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
         raise TypeError(f"rules: expected a non-empty sequence of rule names, got {rules!r}")
     rules = tuple(resolve_rule(r, "rules") for r in rules)
     updates = [RULES[r] for r in rules]                                  # resolved once, not per write
-    rates = [lr] * len(rules) if isinstance(lr, (int, float)) and not isinstance(lr, bool) else list(lr)
+    rates = list(lr) if isinstance(lr, Iterable) else [lr] * len(rules)
     if len(rates) != len(rules):
         raise ValueError(f"lr: expected one learning rate or {len(rules)} (one per rule), got {len(rates)}")
     keys, values, probes = stream.keys, stream.values, stream.probes
     check_tensor("stream.keys", keys, min_rank=2)
-    like = dict(dtype=keys.dtype, device=keys.device)
-    eta = torch.tensor([check_real("lr", r, low=0.0) for r in rates], **like)
+    eta = keys.new_tensor([check_real("lr", r, low=0.0) for r in rates])
     R, T = len(rules), keys.shape[-2]
     lead = keys.shape[:-2]
     d_k, d_v = keys.shape[-1], values.shape[-1]
     shape = (R,) + (1,) * len(lead) + (1, 1)
     eta = eta.view(shape)
-    S = torch.zeros(R, *lead, d_v, d_k, **like)
+    S = keys.new_zeros(R, *lead, d_v, d_k)
     targets, active = stream.targets, stream.active.to(keys.dtype)
-    cosine, gain, error, norm, history = [], [], [], [], []
+    history: list[torch.Tensor] = []  # the memories kept since the last measurement
+    cosine, gain, error, norm = [], [], [], []
 
     def measure(start: int) -> None:
         """The metrics of the memories kept since ``start``, in one batched pass (no tiny matmuls per step)."""
@@ -349,5 +350,5 @@ def key_reuse_task(n_keys: int = 16, d_k: int = 32, d_v: int = 32, rewrites: int
     k = torch.gather(keys, -2, write_idx[..., None].expand(*write_idx.shape, d_k))
     q = torch.gather(keys, -2, query_idx[..., None].expand(*query_idx.shape, d_k))
     latest = torch.gather(table[..., -1, :, :], -2, query_idx[..., None].expand(*query_idx.shape, d_v))
-    move = dict(device=device, dtype=dtype)
-    return k.to(**move), v.to(**move), q.to(**move), latest.to(**move)
+    k, v, q, latest = (x.to(device=device, dtype=dtype) for x in (k, v, q, latest))
+    return k, v, q, latest

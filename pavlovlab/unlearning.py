@@ -63,7 +63,7 @@ def random_associations(n: int, d_k: int, d_v: int, *, batch_shape: tuple[int, .
     return keys.to(device=device, dtype=dtype), values.to(device=device, dtype=dtype)
 
 
-def _check_read(S: object, keys: object, values: object) -> None:
+def _check_read(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> None:
     """Check a memory S (..., d_v, d_k) and the pairs keys (..., n, d_k), values (..., n, d_v) read from it."""
     _pairs(keys, values)
     check_tensor("S", S, min_rank=2)
@@ -71,7 +71,7 @@ def _check_read(S: object, keys: object, values: object) -> None:
     check_dim("values", values.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
 
 
-def _check_memory_and_key(S: object, k: object) -> None:
+def _check_memory_and_key(S: torch.Tensor, k: torch.Tensor) -> None:
     """Check a memory S (..., d_v, d_k) and a non-zero key k (..., d_k) to unlearn."""
     check_tensor("S", S, min_rank=2)
     check_tensor("k", k, min_rank=1)
