@@ -8,7 +8,7 @@ files with them (new and changed files written, files the generator no longer ma
 and ``--check`` only lists the differences (exit 1 if any).
 
     python tools/student_copies.py --write     # what `make student` runs
-    python tools/student_copies.py --check     # what tests/test_student_committed.py asserts
+    python tools/student_copies.py --check     # what tests/repo/test_student_committed.py asserts
 """
 
 from __future__ import annotations

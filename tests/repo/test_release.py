@@ -14,7 +14,7 @@ import pytest
 
 import pavlovlab
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 VERSION = pavlovlab.__version__
 TAG = f"v{VERSION}"
 FOOTER = ("*Text and figures: [CC BY 4.0](../LICENSE-CONTENT) · code: [MIT](../LICENSE) · "
@@ -77,6 +77,7 @@ def test_notebook_footer_names_the_licences(path):
     assert last_md.rstrip().endswith(FOOTER), f"{path.name}: the last markdown cell does not end with the footer"
 
 
+@pytest.mark.slow
 def test_doctor_prints_the_version():
     res = subprocess.run([sys.executable, "-m", "pavlovlab", "doctor"], cwd=ROOT, capture_output=True, text=True,
                          timeout=300)
