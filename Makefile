@@ -1,18 +1,23 @@
-# The course's entry points. `make lab` opens the course; `make test` runs every check.
+# The course's entry points. `make lab` opens the learner copies (student/); `make lab-instructor` the full course
+# (course/, with solutions); `make test` runs every check.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 # JupyterLab refuses to run as root (containers, cloud VMs) unless told: add the flag only for root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
+# `make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu` takes torch's pinned version from that index first
+# (on Linux, PyPI's wheel is the CUDA build, about 4 GB); requirements.txt's pin is then already satisfied.
+TORCH_PIN  := $(shell grep -m1 '^torch==' requirements.txt)
 NOTEBOOKS  := $(wildcard course/[0-9]*.ipynb) $(wildcard student/[0-9]*.ipynb)
 
-.PHONY: setup dev-setup lab test lint book normalize student bench clean
+.PHONY: setup dev-setup lab lab-instructor test lint book normalize student launch-cells release bench clean
 
 setup: $(VENV)/.installed  ## what the course needs: the pinned requirements and the package
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --quiet "$(TORCH_PIN)" --index-url $(TORCH_INDEX))
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
@@ -23,7 +28,10 @@ $(VENV)/.dev-installed: $(VENV)/.installed docs/requirements.txt deploy/requirem
 	$(BIN)/python -m pip install --quiet -r docs/requirements.txt -r deploy/requirements-hub.txt
 	touch $@
 
-lab: setup  ## set up, then open the course in JupyterLab
+lab: setup  ## set up, then open the learner copies (student/: exercises without their solutions) in JupyterLab
+	$(BIN)/jupyter lab $(ALLOW_ROOT) student/00_start_here.ipynb
+
+lab-instructor: setup  ## set up, then open the full course (course/: solutions folded in) in JupyterLab
 	$(BIN)/jupyter lab $(ALLOW_ROOT) course/00_start_here.ipynb
 
 test: dev-setup  ## set up, then run the package tests, the book build and nbval over every notebook
@@ -42,8 +50,18 @@ normalize: setup  ## strip per-run noise (timestamps, widget state, version chur
 student: setup  ## regenerate the committed learner copies in student/ from course/
 	$(BIN)/python tools/student_copies.py --write
 
-bench: dev-setup  ## speed and memory measurements, printed as tables of ratios
-	for b in benchmarks/*.py; do $(BIN)/python $$b || exit 1; done
+launch-cells: setup  ## Colab/Binder badges and the Colab install cell atop every notebook, from the release setting
+	$(BIN)/python tools/launch_links.py cells course/[0-9]*.ipynb
+	$(BIN)/python tools/normalize_notebooks.py course/[0-9]*.ipynb
+	$(BIN)/python tools/student_copies.py --write
+
+release:  ## make release VERSION=X.Y.Z: bump the version, re-point every launch link, commit, tag and branch
+	$(BIN)/python tools/release.py $(VERSION)
+
+bench: dev-setup  ## speed and memory measurements, printed as tables of ratios (notebooks at one and two threads)
+	for b in benchmarks/*.py; do \
+	  case $$b in */notebooks.py) args="--threads 1 2";; *) args="";; esac; \
+	  $(BIN)/python $$b $$args || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache _build

@@ -22,9 +22,14 @@ import pavlovlab  # noqa: E402
 project = "pavlovlab"
 author = "the pavlovlab contributors"
 copyright = f"2025-2026, {author}. Text and figures CC BY 4.0, code MIT"
+sys.path.insert(0, str(ROOT / "tools"))
+import launch_links  # noqa: E402
+
 version = release = pavlovlab.__version__
-RELEASE_TAG = f"v{release}"
-"""The git tag every launch link points at (README: how to re-point the links at a new release)."""
+LAUNCH_REF = launch_links.launch_ref(ROOT)
+"""The git ref of the book's launch menu and repository links: the one release setting (pyproject.toml)."""
+HUB_URL = os.environ.get("PAVLOVLAB_HUB_URL", "")
+"""A JupyterHub for the launch menu (e.g. the workshop's, with nbgitpuller): set it when building the book."""
 
 extensions = [
     "myst_nb",
@@ -33,7 +38,7 @@ extensions = [
     "sphinx-mathjax-offline",  # MathJax 3 copied into _static/mathjax: typeset offline
 ]
 root_doc = "index"
-exclude_patterns = ["README.md", "_build", "**/.ipynb_checkpoints", "student/**"]
+exclude_patterns = ["README.md", "_build", "**/.ipynb_checkpoints", "student/**", "_alt_text.json"]
 
 # Notebooks: render what is stored, run nothing.
 nb_execution_mode = "off"
@@ -55,16 +60,24 @@ html_theme = "sphinx_book_theme"
 html_title = f"pavlovlab {release}: Transformer attention as Pavlovian conditioning"
 html_theme_options = {
     "repository_url": "https://github.com/pavlovlab/pavlovlab",
-    "repository_branch": RELEASE_TAG,
+    "repository_branch": LAUNCH_REF,
     "path_to_docs": "",
     "use_repository_button": True,
     "use_download_button": True,
-    "launch_buttons": {"binderhub_url": "https://mybinder.org", "notebook_interface": "jupyterlab"},
+    # the theme's own launch menu: Binder and Colab always, a JupyterHub (nbgitpuller) when one is named
+    "launch_buttons": {"binderhub_url": "https://mybinder.org", "colab_url": "https://colab.research.google.com",
+                       "notebook_interface": "jupyterlab", **({"jupyterhub_url": HUB_URL} if HUB_URL else {})},
     "home_page_in_toc": True,
+    "navbar_persistent": [],
     "show_toc_level": 2,
 }
 html_static_path = ["_static"]
 html_css_files = ["pavlovlab.css"]
+html_js_files = ["pavlovlab-search.js"]  # search snippets without the theme's buttons
+html_favicon = "_static/favicon.svg"
+# One search control per page: the theme's search button in the page header (also on phones); not a second
+# search field in the left sidebar or the top bar.
+html_sidebars = {"**": ["navbar-logo.html", "icon-links.html", "sbt-sidebar-nav.html"]}
 
 WIDGET_REPR = re.compile(r"^\s*(VBox|HBox|Box|IntSlider|FloatSlider|Dropdown|Checkbox|Output)\(")
 WIDGET_NOTE = ("Interactive widget (sliders or menus): it runs in JupyterLab, not in this static page. "
@@ -80,6 +93,23 @@ def _widget_notes(app, doctree, docname) -> None:
             para = nodes.paragraph("", WIDGET_NOTE, nodes.literal("make lab", "make lab"), nodes.Text("."))
             note = nodes.note("", para, classes=["pavlovlab-widget-fallback"])
             block.replace_self(note)
+
+
+def _figure_alt_texts(app, doctree, docname) -> None:
+    """Give each stored figure its one-sentence alt text: ``_alt_text.json`` (written by tools/build_book.py from
+    the ``# alt:`` lines of the cells) maps the PNG's sha256, which myst-nb uses as the image's file name."""
+    import json
+
+    from docutils import nodes
+
+    table_path = Path(app.srcdir) / "_alt_text.json"
+    if not table_path.is_file():
+        return
+    table = json.loads(table_path.read_text(encoding="utf-8"))
+    for image in doctree.findall(nodes.image):
+        alt = table.get(Path(image.get("uri", "")).stem)
+        if alt:
+            image["alt"] = alt
 
 
 def _docstring_or_literal(app, what, name, obj, options, lines) -> None:
@@ -107,4 +137,5 @@ def _docstring_or_literal(app, what, name, obj, options, lines) -> None:
 
 def setup(app):
     app.connect("doctree-resolved", _widget_notes)
+    app.connect("doctree-resolved", _figure_alt_texts)
     app.connect("autodoc-process-docstring", _docstring_or_literal)

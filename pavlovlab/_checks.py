@@ -13,14 +13,27 @@ what was expected and what was given.
    very long runs), the function returns what it computed and warns once per call with a
    :class:`NonFiniteWarning` (a RuntimeWarning) naming the function and the cause (:func:`warn_nonfinite`).
    Turn it into an error with ``warnings.simplefilter("error", NonFiniteWarning)``.
+
+**Accepted by contract** (documented here once, tested in ``tests/test_bad_input_contract.py``):
+
+- a *number* argument (``check_real``) takes a Python number, a NumPy scalar (``np.float32(0.5)``) or a
+  one-element tensor without gradient (``torch.tensor(2.0)``), converted with ``float``; a tensor that
+  requires grad is refused (converting it would cut the gradient silently);
+- an *integer* argument (``check_int``) takes a Python or NumPy integer (``np.int64(4)``), never a bool or
+  a float, not even ``4.0``;
+- a *dtype* (``check_float_dtype``) takes a torch dtype or its name as torch spells it (``"float32"``,
+  ``"torch.float64"``, ``"double"``);
+- a *device* (``check_device``) takes a ``torch.device``, its name (``"cpu"``, ``"cuda:0"``) or None;
+- a *shape* (``check_shape``) takes a tuple, a list or a ``torch.Size`` of such integers, never a bare int.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import os
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Sized
 from typing import Literal, overload
 
 import torch
@@ -149,8 +162,12 @@ def broadcast_lead(**shapes: Sequence[int]) -> torch.Size:
 def check_real(name: str, value: object, *, low: float | None = None, high: float | None = None,
                low_open: bool = False) -> float:
     """Require a finite real number within [low, high] (or (low, high] when ``low_open``)."""
-    if isinstance(value, torch.Tensor) and value.numel() == 1 and not value.requires_grad:
-        value = value.item()  # a 0-d tensor is a number here
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1 or value.requires_grad:
+            raise TypeError(f"{name}: expected a real number (a one-element tensor without gradient is accepted), "
+                            f"got a tensor of shape {tuple(value.shape)}"
+                            f"{' that requires grad' if value.requires_grad else ''}")
+        value = value.item()  # a one-element tensor is a number here (accepted by contract)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
     value = float(value)
@@ -211,3 +228,78 @@ def check_choice(name: str, value: object, choices: Iterable[str]) -> str:
     if value not in choices:
         raise ValueError(f"{name}: expected one of {choices}, got {value!r}")
     return value
+
+
+def check_device(name: str, device: object) -> torch.device | None:
+    """A device argument as a ``torch.device`` (None stays None): a ``torch.device`` or its name.
+
+    Refuses a name torch does not know (``'gpu0'``, ``'tpu'``) and a CUDA device on a machine without one,
+    before anything is allocated."""
+    if device is None:
+        return None
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"{name}: expected a torch.device, a device name such as 'cpu' or 'cuda', or None, "
+                        f"got {type(device).__name__}")
+    try:
+        dev = torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"{name}: expected a device name such as 'cpu', 'cuda' or 'cuda:0', got {device!r}") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"{name}: expected an available device, got {device!r} but this machine has no CUDA device "
+                         "(use 'cpu' or pavlovlab.default_device())")
+    return dev
+
+
+def check_shape(name: str, shape: object, *, low: int = 1) -> tuple[int, ...]:
+    """A shape (a tuple, list or ``torch.Size`` of integers >= ``low``, 1 by default) as a tuple of ints."""
+    if isinstance(shape, (str, bytes)) or not isinstance(shape, (Sequence, torch.Size)):
+        raise TypeError(f"{name}: expected a tuple of sizes such as (3,) or (), got {type(shape).__name__} "
+                        f"{shape!r}")
+    return tuple(check_int(f"{name}[{i}]", s, low=low) for i, s in enumerate(shape))
+
+
+def check_lengths(**sequences: Sized) -> int:
+    """Require sequences (lists, arrays, tensors) of one length; return it. Names the one that differs."""
+    items = list(sequences.items())
+    first_name, first = items[0]
+    for name, seq in items[1:]:
+        if len(seq) != len(first):
+            raise ValueError(f"{name}: expected the length of {first_name}, {len(first)}, got {len(seq)}")
+    return len(first)
+
+
+def _memory_bytes(device: torch.device) -> int | None:
+    """The total memory of ``device`` in bytes (None where it cannot be known)."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).total_memory
+    if device.type == "cpu":
+        try:
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            return None
+    return None
+
+
+def _bytes(n: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB", "TB", "PB"):
+        if n < 1000 or unit == "PB":
+            return f"{n:.3g} {unit}"
+        n /= 1000
+    return f"{n:.3g} PB"  # pragma: no cover
+
+
+def check_fits(name: str, shape: Sequence[int], dtype: torch.dtype | None, device: torch.device | str | None,
+               what: str) -> None:
+    """Refuse, before allocating, a tensor of ``shape`` that cannot fit in the memory of ``device``.
+
+    ``what`` says where the size comes from (``"d_value × d_key"``); the message gives the size in bytes
+    and the memory available, e.g. ``S: d_value × d_key = 1e+12 float32 entries (4 TB) do not fit in the
+    135 GB of cpu memory``."""
+    dtype = dtype or torch.get_default_dtype()
+    dev = torch.device("cpu") if device is None else torch.device(device)
+    entries = math.prod(int(s) for s in shape)
+    need = entries * torch.empty((), dtype=dtype).element_size()
+    have = _memory_bytes(dev)
+    if have is not None and need > have:
+        raise ValueError(f"{name}: {what} = {entries:.4g} {str(dtype).removeprefix('torch.')} entries "
+                         f"({_bytes(need)}) do not fit in the {_bytes(have)} of {dev.type} memory")

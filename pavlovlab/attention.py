@@ -78,15 +78,15 @@ def _check_qkv(q: object, k: object, v: object, *, same_length: bool = True) -> 
     return broadcast_lead(q=q.shape[:-2], k=k.shape[:-2], v=v.shape[:-2])
 
 
-def _check_values(where: str, cause: str, out: Tensor, **inputs: Tensor) -> None:
+def _check_values(where: str, cause: str | Callable[[], str], out: Tensor, **inputs: Tensor) -> None:
     """The non-finite policy for the inputs and the result at the cost of one reduction: if the sums of all of
     them are finite, every entry is. Otherwise a non-finite input raises naming it, and a non-finite result of
-    finite inputs warns (``cause`` says why it can happen)."""
+    finite inputs warns (``cause`` says why it can happen; a callable is asked only then)."""
     if all_finite(torch.stack([x.detach().sum() for x in (*inputs.values(), out)])):
         return
     for name, x in inputs.items():
         check_finite(name, x)
-    warn_nonfinite(where, out, cause)
+    warn_nonfinite(where, out, cause() if callable(cause) else cause)
 
 
 def _check_state(name: str, state: object, shape: tuple[int, ...], like: torch.Tensor,
@@ -143,8 +143,14 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, caus
     q: (..., T_q, d_k), k: (..., T, d_k), v: (..., T, d_v) -> (..., T_q, d_v). ``scale`` defaults to
     ``1/√d_k``. Causal attention needs ``T_q = T``. Cost O(T² d): every query scores every key.
     """
+    if all(isinstance(x, torch.Tensor) and x.dim() >= 2 for x in (q, k)) and k.shape[-2] == 0 < q.shape[-2]:
+        raise ValueError(f"k: expected at least one key for {q.shape[-2]} queries (a softmax over zero keys is "
+                         f"undefined), got shape {tuple(k.shape)}")
     _check_qkv(q, k, v, same_length=causal)
     scale = None if scale is None else check_real("scale", scale, low=0.0, low_open=True)
+    if scale is None and q.shape[-1] == 0:
+        raise ValueError("q: expected a key dimension d_k >= 1 for the default scale 1/√d_k, got shape "
+                         f"{tuple(q.shape)} (pass scale to attend with d_k = 0)")
     o = literal.softmax_parallel(q, k, v, causal, scale)
     _check_values("softmax_attention", "very large q or k overflow the scores", o, q=q, k=k, v=v)
     return o
@@ -201,7 +207,7 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
     """
     lead = _check_qkv(q, k, v)
     mode = check_choice("mode", mode, LINEAR_MODES)
-    check_int("chunk_size", chunk_size, low=1)
+    chunk_size = check_int("chunk_size", chunk_size, low=1)
     if not isinstance(normalize, bool):
         raise TypeError(f"normalize: expected True or False, got {type(normalize).__name__}")
     if normalize and isinstance(feature_map, str) and feature_map not in POSITIVE_MAPS and feature_map in FEATURE_MAPS:
@@ -236,7 +242,12 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
         o, S = linear_chunk_kernel(fq, fk, w, gamma, S0, chunk_size)
     else:
         o, S = (literal.linear_parallel if mode == "parallel" else literal.linear_recurrent)(fq, fk, w, gamma, S0)
-    _check_values("linear_attention", "very large q, k or v overflow the dtype", o, q=q, k=k, v=v)
+    def cause() -> str:
+        if not (all_finite(fq) and all_finite(fk)):
+            return "the feature map returned NaN/inf values for finite q, k"
+        return "very large q, k or v overflow the dtype"
+
+    _check_values("linear_attention", cause, o, q=q, k=k, v=v)
     if normalize:
         o = o[..., :d_v] / (o[..., d_v:] + EPS)
         S, z = S[..., :d_v, :], S[..., d_v, :]
@@ -344,7 +355,7 @@ def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta
     """
     lead = _check_qkv(q, k, v)
     mode = check_choice("mode", mode, DELTA_MODES)
-    check_int("chunk_size", chunk_size, low=1)
+    chunk_size = check_int("chunk_size", chunk_size, low=1)
     T, d_k, d_v = q.shape[-2], q.shape[-1], v.shape[-1]
     if isinstance(beta, torch.Tensor):
         check_tensor("beta", beta, min_rank=1)
@@ -357,6 +368,11 @@ def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta
     S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
         _check_state("initial_state", initial_state, (d_v, d_k), q, lead).expand(*lead, d_v, d_k)
     x = [t.expand(*lead, *t.shape[-2:]) for t in (q, k, v)] + [beta.expand(*lead, T), S0]
+    if d_k == 0 or d_v == 0:       # an empty memory: every read-out S_t q_t is a sum over nothing
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            check_finite(name, t)
+        o = q.new_zeros(*lead, T, d_v)
+        return (o, S0.clone()) if return_state else o
     if q.dtype in LOW_PRECISION:  # compute in float32, return in the caller's dtype
         x = [t.float() for t in x]
     qx, kx, vx, bx, Sx = x

@@ -29,13 +29,22 @@ keys from :mod:`pavlovlab.sampling`, the slope fits from :mod:`pavlovlab.statist
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence, Sized
 from typing import Any, NamedTuple
 
 import torch
 from tqdm.auto import tqdm
 
-from ._checks import check_choice, check_int, check_numbers, check_real
+from ._checks import (
+    check_choice,
+    check_device,
+    check_float_dtype,
+    check_int,
+    check_lengths,
+    check_numbers,
+    check_real,
+    check_tensor,
+)
 from .hebbian import outer_product_memory
 from .retrieval import (
     MEMORIES,
@@ -82,7 +91,10 @@ def store_and_recall(keys: torch.Tensor, values: torch.Tensor) -> RecallMetrics:
 
 
 def _check_ns(ns: Sequence[int] | torch.Tensor) -> torch.Tensor:
-    ns_t = torch.as_tensor(ns) if not isinstance(ns, torch.Tensor) else ns.cpu()
+    try:
+        ns_t = torch.as_tensor(ns) if not isinstance(ns, torch.Tensor) else ns.cpu()
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"ns: expected a non-empty 1-D sequence of integers, got {type(ns).__name__} {ns!r}") from None
     if ns_t.dim() != 1 or ns_t.numel() == 0 or ns_t.is_floating_point() or ns_t.dtype == torch.bool:
         raise ValueError(f"ns: expected a non-empty 1-D sequence of integers, got {ns!r}")
     if bool((ns_t < 1).any()):
@@ -129,6 +141,8 @@ def _recall_chunks(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind
     d_k = check_int("d_k", d_k, low=1)
     trials = check_int("trials", trials, low=1)
     kind = check_choice("kind", kind, KINDS)
+    dtype = check_float_dtype("dtype", dtype)
+    device = check_device("device", device)
     ns_t = _check_ns(ns)
     N = int(ns_t[-1])
     chunk = _chunk(N, dtype)
@@ -172,6 +186,8 @@ def fidelity_theory(n: int | float | torch.Tensor, d_k: int | float | torch.Tens
     Signal ``v_j`` (norm 1) plus ``n − 1`` crosstalk terms, each of variance ``1/d_k``, nearly orthogonal to it.
     n, d_k: numbers or tensors (broadcast). Returns a float64 tensor (or the dtype of a float tensor input).
     """
+    check_numbers("n", n, low=1.0)
+    check_numbers("d_k", d_k, low=0.0, low_open=True)
     n_t = n if isinstance(n, torch.Tensor) else torch.as_tensor(n, dtype=torch.float64)
     d_t = d_k if isinstance(d_k, torch.Tensor) else torch.as_tensor(d_k, dtype=torch.float64)
     if bool((n_t < 1).any()):
@@ -198,9 +214,8 @@ def worst_case_bound(d_k: int | float | torch.Tensor) -> torch.Tensor:
     The *worst* of n rows crosses earlier, so the capacities of criterion (c) (that worst row's crossing,
     see :func:`pavlovlab.retrieval.adversarial_error_curve`) sit below this curve.
     """
+    check_numbers("d_k", d_k, low=0.0, low_open=True)
     d_t = torch.as_tensor(d_k, dtype=torch.float64)
-    if bool((d_t <= 0).any()):
-        raise ValueError(f"d_k: expected a positive key dimension, got a minimum of {float(d_t.min())}")
     return (math.pi * d_t / 2).sqrt()
 
 
@@ -232,6 +247,10 @@ def capacity_from_fidelity(ns: Sequence[int] | torch.Tensor, fidelity: torch.Ten
         fidelity = fidelity.nanmean(-1)
     ns_t, f = _curve("fidelity", ns, fidelity)
     f = f.reshape(-1, ns_t.numel()).double().mean(0)
+    if not bool(torch.isfinite(f).all()):
+        bad = [int(n) for n, x in zip(ns_t.tolist(), f.tolist(), strict=True) if not torch.isfinite(torch.tensor(x))]
+        raise ValueError(f"fidelity: expected finite mean cosines, got NaN/inf at n = {bad[:5]}"
+                         f"{' …' if len(bad) > 5 else ''} (a NaN is a failed measurement, not a cosine)")
     return _largest_before_failure(ns_t, f >= threshold)
 
 
@@ -248,15 +267,21 @@ class CapacitySweep(NamedTuple):
 
 
 def n_grid(d_k: int, points: int = 24, max_ratio: float = 4.0) -> torch.Tensor:
-    """``points`` distinct numbers of pairs from 1 up to ``max_ratio · d_k``, spaced geometrically.
+    """``points`` distinct numbers of pairs from 1 up to ``top = round(max_ratio · d_k)``, spaced geometrically.
 
     Geometric spacing resolves both scales of the story: the worst-case capacity near ``√d_k`` and the
     average-case capacity near ``d_k``. Neighbours are kept distinct (each at least one more than the last).
+    The grid never passes ``top``: when ``points > top`` it is every n in 1..top (``top`` points, fewer than asked).
     """
     d_k = check_int("d_k", d_k, low=1)
     points = check_int("points", points, low=1)
     max_ratio = check_real("max_ratio", max_ratio, low=0.0, low_open=True)
-    top = max(points, round(max_ratio * d_k))
+    if round(max_ratio * d_k) < 1:
+        raise ValueError(f"max_ratio: expected max_ratio · d_k >= 1 (the grid starts at n = 1), got "
+                         f"{max_ratio:g} · {d_k} = {max_ratio * d_k:g}")
+    top = round(max_ratio * d_k)
+    if points >= top:
+        return torch.arange(1, top + 1)
     geo = torch.logspace(0, math.log10(top), points, dtype=torch.float64).round().long()
     ns = [1]
     for x in geo[1:].tolist():   # a grid of a few dozen numbers, built once
@@ -275,7 +300,10 @@ def capacity_sweep(d_ks: Sequence[int], *, points: int = 24, max_ratio: float = 
     and key sizes differ, and padding every dimension to the largest one would multiply the work by
     ``len(d_ks)``. Everything inside (trials, n, items) is vectorised.
     """
-    if isinstance(d_ks, int) or len(d_ks) == 0:
+    if isinstance(d_ks, (str, bytes)) or not hasattr(d_ks, "__len__"):
+        raise TypeError(f"d_ks: expected a non-empty sequence of key dimensions such as [16, 32], "
+                        f"got {type(d_ks).__name__} {d_ks!r}")
+    if len(d_ks) == 0:
         raise ValueError(f"d_ks: expected a non-empty sequence of key dimensions, got {d_ks!r}")
     d_ks = [check_int(f"d_ks[{i}]", d, low=1) for i, d in enumerate(d_ks)]
     out = CapacitySweep(d_ks, [], [])
@@ -414,6 +442,15 @@ def local_slopes(scaling: CapacityScaling) -> tuple[torch.Tensor, torch.Tensor]:
     """
     if not isinstance(scaling, CapacityScaling):
         raise TypeError(f"scaling: expected a CapacityScaling, got {type(scaling).__name__}")
+    sizes: dict[str, Sized] = {"scaling.d_ks": scaling.d_ks, "scaling.mean": scaling.mean, "scaling.sem": scaling.sem}
+    check_lengths(**sizes)
+    check_tensor("scaling.mean", scaling.mean)
+    check_tensor("scaling.sem", scaling.sem)
+    if bool((scaling.sem < 0).any()):
+        raise ValueError(f"scaling.sem: expected standard errors >= 0, got {scaling.sem.tolist()}")
+    d_ks = [check_int(f"scaling.d_ks[{i}]", d, low=1) for i, d in enumerate(scaling.d_ks)]
+    if len(set(d_ks)) < len(d_ks):
+        raise ValueError(f"scaling.d_ks: expected distinct key dimensions (a slope needs two), got {d_ks}")
     m, s = scaling.mean.double(), scaling.sem.double()
     if bool((m <= 0).any()):
         raise ValueError(f"scaling: expected positive mean capacities for a log-log slope, got {m.tolist()}")
@@ -435,6 +472,8 @@ def scaling_residuals(d_ks: Sequence[int], capacities: Sequence[float] | torch.T
 
     0 means the law fits the trend; the law with the residual slope nearest 0 describes the data best.
     """
+    check_lengths(d_ks=d_ks, capacities=capacities)
+    check_numbers("capacities", capacities, low=0.0, low_open=True)
     caps = torch.as_tensor(capacities, dtype=torch.float64).flatten().tolist()
     return {name: fit_slope(d_ks, [c / f(d) for c, d in zip(caps, d_ks, strict=True)]) for name, f in SCALINGS.items()}
 

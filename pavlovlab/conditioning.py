@@ -30,6 +30,7 @@ from ._checks import (
     check_dim,
     check_float_dtype,
     check_int,
+    check_numbers,
     check_real,
     check_real_tensor,
     check_same_kind,
@@ -75,9 +76,19 @@ def _conditioning(cs: torch.Tensor, us: torch.Tensor, alpha: float | Sequence[fl
     check_real_tensor("us", us)
     a = _alpha(alpha, n_cs, cs)
     beta = check_real("beta", beta, low=0.0)
-    if error and bool((a * beta > 2).any()):  # one CS present: V_{t+1} − λ = (1 − αβ)(V_t − λ) diverges when αβ > 2
-        raise ValueError(f"alpha: expected α·β <= 2 (beyond it each trial overshoots by more than it corrects and V "
-                         f"diverges), got α·β = {float((a * beta).max()):.4g}")
+    if error and T:
+        # The surprise of trial t, e = λ − xᵀV, becomes (1 − β Σ_i α_i x_i²) e after the update: the CSs present
+        # together share it, so each trial overshoots once β Σ_i α_i x_i² > 2 (αβ·(number of CSs present) for
+        # 0/1 presence). In the metric ‖V‖² = Σ_i V_i²/α_i every trial's map is symmetric with eigenvalues 1 and
+        # 1 − β Σ_i α_i x_i², so the bound on every trial keeps V bounded, whatever the order of the trials.
+        with torch.no_grad():
+            load = beta * (a.detach()[..., None, :] * cs * cs).sum(-1)          # (..., trials)
+            worst = float(load.max())
+        if worst > 2:
+            t = int(load.reshape(-1, T).max(0).values.argmax())
+            raise ValueError(f"alpha: expected α·β <= 2 summed over the CSs present together (β·Σ_i α_i x_i² <= 2 "
+                             f"on every trial; beyond it the shared surprise overshoots and V diverges), got "
+                             f"{worst:.4g} on trial {t} (cs[..., {t}, :] = {cs.reshape(-1, T, n_cs)[0, t].tolist()})")
     shapes = {"cs": cs.shape[:-2], "us": us.shape[:-1], "alpha": a.shape[:-1]}
     if V0 is not None:
         check_tensor("V0", V0, min_rank=1)
@@ -110,8 +121,11 @@ def rescorla_wagner(cs: torch.Tensor, us: torch.Tensor, *, alpha: float | Sequen
         us: (..., trials) the US magnitude ``λ`` on each trial (0 when the US is absent).
         alpha: the CS saliences: a float, or one per CS (n_cs,) (a list or a tensor; a tensor may carry
             leading dims (..., n_cs) or (..., 1) that broadcast, e.g. to sweep α).
-        beta: the learning rate set by the US.
+        beta: the learning rate set by the US (a number).
         V0: (..., n_cs) the strengths before trial 1 (default 0).
+
+    Stability: a trial shrinks the surprise by ``1 − β Σ_i α_i x_i²``, so ValueError unless
+    ``β Σ_i α_i x_i² <= 2`` on every trial (αβ·(number of CSs present together) <= 2 for 0/1 presence).
 
     Returns:
         V: (..., trials + 1, n_cs), ``V[..., 0, :]`` before trial 1 and ``V[..., t, :]`` after trial t.
@@ -411,12 +425,18 @@ def blocking_theory(n_pretrain: torch.Tensor | Sequence[int] | int, *, n_compoun
     trial, and the light ends with half of what was left: ``V_light = λ (1 − a)^n (1 − (1 − 2a)^m) / 2``.
     Blocking therefore grows *exponentially* with the pretraining length, at the rate ``−log(1 − a)``.
 
-    n_pretrain: (P,) or a number → (P,) or () float64.
+    n_pretrain: (P,) or a number (lengths >= 0) → (P,) or () float64. Needs ``αβ <= 1`` (two CSs on the compound
+    trials, see :func:`rescorla_wagner`).
     """
-    check_real("alpha", alpha, low=0.0)
-    check_real("beta", beta, low=0.0)
+    alpha = check_real("alpha", alpha, low=0.0)
+    beta = check_real("beta", beta, low=0.0)
+    lam = check_real("lam", lam, low=0.0)
     m = _n(n_compound, "n_compound")
+    check_numbers("n_pretrain", n_pretrain, low=0.0)
     a = alpha * beta
+    if 2 * a > 2:  # the compound trials present two CSs: Rescorla–Wagner's bound is 2αβ <= 2
+        raise ValueError(f"alpha: expected α·β <= 1 (the compound trials present two CSs, and Rescorla–Wagner needs "
+                         f"α·β·(number of CSs present) <= 2), got α·β = {a:.4g}")
     n = torch.as_tensor(n_pretrain, dtype=torch.float64)
     return lam * (1 - a) ** n * (1 - (1 - 2 * a) ** m) / 2
 

@@ -15,12 +15,12 @@ itself is :func:`pavlovlab.attention.scalar_gated_linear_attention`; this module
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import torch
 
-from ._checks import check_float_dtype, check_int, check_real, check_real_tensor, check_tensor
-from .attention import delta_rule_attention, linear_attention, scalar_gated_linear_attention
+from ._checks import check_device, check_float_dtype, check_int, check_real, check_real_tensor, check_tensor
+from .attention import BETA_MAX, delta_rule_attention, linear_attention, scalar_gated_linear_attention
 from .sampling import random_keys
 
 
@@ -49,6 +49,7 @@ def retnet_decays(n_heads: int, *, first: int = 5, device: torch.device | str | 
     check_int("n_heads", n_heads, low=1)
     check_int("first", first, low=1)
     dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
     h = torch.arange(n_heads, dtype=torch.float64)
     gammas = (1.0 - 2.0 ** (-first - h)).to(device=device, dtype=dtype)
     if bool((gammas >= 1).any()):  # 1 − 2^−m rounds to 1 ("never forget") once m exceeds the mantissa
@@ -119,6 +120,8 @@ def recall_vs_lag(gamma: float | torch.Tensor, max_lag: int, *, d_k: int = 64, d
     check_int("d_k", d_k, low=2 if orthogonal else 1)
     check_int("d_v", d_v, low=1)
     check_int("n_trials", n_trials, low=1)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
     g = _as_gamma(gamma)
     decay = g.to(device=device, dtype=dtype)[..., None].expand(*g.shape, n_trials)
     return _first_pair_recall(
@@ -156,6 +159,9 @@ def measured_half_life(strength: torch.Tensor, *, level: float = 0.5) -> torch.T
     Returns (...) lags as floats; ``inf`` where the curve never falls that low.
     """
     check_tensor("strength", strength, min_rank=1)
+    if strength.shape[-1] < 2:
+        raise ValueError(f"strength: expected a curve over at least 2 lags (..., L >= 2) to interpolate, got shape "
+                         f"{tuple(strength.shape)}")
     level = check_real("level", level)
     below = strength < level
     found = below.any(-1)
@@ -181,6 +187,8 @@ def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int
     check_int("d_k", d_k, low=1)
     check_int("d_v", d_v, low=1)
     check_int("n_trials", n_trials, low=1)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
     gates = g.to(device=device, dtype=dtype)[..., None, :]
     return _first_pair_recall(lambda q, k, v: scalar_gated_linear_attention(q, k, v, gates), (), n_trials, g.shape[-1],
                               d_k, d_v, orthogonal=False, generator=generator, device=device, dtype=dtype)
@@ -203,8 +211,13 @@ def recall_by_age(n_pairs: int, *, d_k: int = 64, d_v: int = 64, gammas: Sequenc
     check_int("d_k", d_k, low=1)
     check_int("d_v", d_v, low=1)
     check_int("n_trials", n_trials, low=1)
+    for name, seq in (("gammas", gammas), ("betas", betas)):
+        if isinstance(seq, (str, bytes)) or not isinstance(seq, Iterable):
+            raise TypeError(f"{name}: expected a sequence of numbers such as (0.9,), got {type(seq).__name__}")
     gammas = [float(_as_gamma(g, "gammas", high_open=True)) for g in gammas]
-    betas = [check_real("betas", b, low=0.0, low_open=True) for b in betas]
+    betas = [check_real("betas", b, low=0.0, low_open=True, high=BETA_MAX) for b in betas]
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
     k = random_keys(n_trials, n_pairs, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
     v = random_keys(n_trials, n_pairs, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
     k, v = k.to(device=device, dtype=dtype), v.to(device=device, dtype=dtype)

@@ -15,11 +15,15 @@ the recall vocabulary, so it is a second outcome that never follows the food cue
 design's trials sit, in order, at random slots among filler pairs (other keys, other values), so that
 every sequence has ``n_pairs`` pairs like the training contexts.
 
-**Compounds** (AB) are one cue position whose input embedding is the *sum* of the cues' embeddings
-(Rescorla–Wagner's additive stimulus ``x_A = x_B = 1``). Adjacent tokens "A B o" would not do: the
-models' token shift lets the outcome's write see only the token just before it, so A would be
-invisible to it by construction. Sequences are therefore given as *token weights* ``(N, T, V)``
-(one-hot for single tokens, two ones for a compound) and fed through the model's embedding table.
+**Compounds** (AB) are one cue position whose input embedding is the *sum* of the cues' embeddings.
+Adjacent tokens "A B o" would not do: the models' token shift lets the outcome's write see only the
+token just before it, so A would be invisible to it by construction. Sequences are therefore given as
+*token weights* ``(N, T, V)`` (one-hot for single tokens, two ones for a compound) and fed through the
+model's embedding table. The summed embedding then passes the block's LayerNorm, and linear and delta
+blocks L2-normalise q and k: **a compound's key has unit norm**, close to ``(k_A + k_B)/‖k_A + k_B‖``
+(``(k_A + k_B)/√2`` for orthogonal cue keys), not Rescorla–Wagner's additive ``x_A = x_B = 1``. The
+hand-built memories and :func:`rw_effect` use this *unit* compound by default (``compound="unit"``,
+each cue of a two-cue compound at intensity ``1/√2``); ``compound="sum"`` gives the additive one.
 
 **Design and control.** Each design comes with a control sequence that uses the same tokens, the same
 fillers at the same slots and the same number of pairings with ``o``; only the variable that the
@@ -41,6 +45,7 @@ overexpectation        A→o ×m, B→o ×m, AB→o ×m          A→o ×m, B→
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -49,6 +54,7 @@ import torch.nn.functional as F
 
 from ._checks import check_choice, check_int, check_real
 from .conditioning import rescorla_wagner
+from .memory import AssociativeMemory
 
 DESIGNS = ("acquisition", "extinction", "blocking", "overshadowing", "conditioned inhibition", "overexpectation")
 """The conditioning designs, in the order the notebook shows them."""
@@ -71,16 +77,41 @@ _SPECS: dict[str, tuple[Any, Any, str, bool]] = {
                         lambda m: [("A", "o")] * m + [("B", "o")] * m + [("AC", "o")] * m, "A", False),
 }
 
+_EFFECT, _SIZE, _NONE = "effect", "size only", "none"
 PREDICTIONS: dict[str, dict[str, str]] = {
-    d: {"delta": "effect", "linear": "effect" if d == "acquisition" else "none",
-        "softmax": "effect" if d == "acquisition" else "none"} for d in DESIGNS}
-"""What the theory predicts per design and attention (``"effect"``: the RW phenomenon; ``"none"``).
+    "acquisition": {"delta": _EFFECT, "linear": _EFFECT, "softmax": _EFFECT},
+    "extinction": {"delta": _EFFECT, "linear": _NONE, "softmax": _NONE},
+    "blocking": {"delta": _SIZE, "linear": _NONE, "softmax": _NONE},
+    "overshadowing": {"delta": _SIZE, "linear": _SIZE, "softmax": _EFFECT},
+    "conditioned inhibition": {"delta": _EFFECT, "linear": _NONE, "softmax": _NONE},
+    "overexpectation": {"delta": _SIZE, "linear": _NONE, "softmax": _NONE},
+}
+"""What each attention predicts for the model's response (the centred logit), derived for the encoding
+the models use: unit compound keys and, in linear and delta blocks, a LayerNorm on each head's read-out.
 
-Delta (Rescorla–Wagner) attention shows every phenomenon; linear (Hebbian) attention only
-acquisition: its state is an order-blind sum of writes, with the same number of ``o`` pairings in
-design and control. Softmax attention is no conditioning learner at all; as a normalised kernel
-smoother without a prediction error it is predicted to behave like the Hebbian sum.
+With orthonormal cue keys and one-hot outcomes (:func:`predicted_effect`):
+
+- ``"effect"``: the design changes the *direction* of the head's read-out ``S q`` (another outcome
+  enters it): the phenomenon survives the per-head normalisation.
+- ``"size only"``: the design changes only the read-out's *size* (the strength of ``o``): the
+  normalisation hides it when keys do not interfere; with crosstalk a weaker signal has a smaller
+  cosine with ``o``, so a positive effect of unpredicted size remains. The size itself is measured
+  before the normalisation (:func:`readout_norm`).
+- ``"none"``: neither size nor direction changes: the Hebbian sum is order-blind and blind to what was
+  predicted (extinction, blocking, conditioned inhibition, overexpectation give exactly 0); softmax
+  attention is order-blind and has no prediction error.
+
+Overshadowing is "size only" for *both* rules: the test query A meets the unit compound key at cosine
+``1/√2``, so every rule that reads ``S q`` reads A at ``1/√2`` of its strength after AB→o trials
+(Hebbian: +0.29 of acquisition). For softmax the lower match moves attention to the fillers, which
+changes the read-out's direction: an effect by similarity, without a prediction error.
 """
+
+SEPARATING: dict[str, str] = {"extinction": "response", "blocking": "norm", "conditioned inhibition": "response",
+                              "overexpectation": "norm"}
+"""The designs whose prediction differs between DeltaNet and linear attention, with the read-out where the
+difference is derived: the response for the designs that change the read-out's direction, the read-out's
+norm before the per-head LayerNorm for those that change only its size (see :data:`PREDICTIONS`)."""
 
 
 def trials(design: str, m: int = 2) -> dict[str, Any]:
@@ -164,19 +195,34 @@ def make_probes(design: str, n: int, *, m: int = 2, n_pairs: int = 8, n_keys: in
                       spec["design_higher"])
 
 
-def rw_effect(design: str, *, m: int = 2, lr: float = 0.5) -> float:
+COMPOUNDS = ("unit", "sum")
+"""How a compound cue's key is formed: ``"unit"``, the normalised sum of its cues' keys (the models'
+encoding); ``"sum"``, the plain sum (Rescorla–Wagner's additive compound, each cue at intensity 1)."""
+
+
+def rw_effect(design: str, *, m: int = 2, lr: float = 0.5, compound: str = "unit") -> float:
     """Rescorla–Wagner's prediction of a design's effect (signed as :func:`pavlovlab.probes.effects`).
 
-    Runs :func:`pavlovlab.conditioning.rescorla_wagner` on the trial lists with one CS per cue letter
-    (a compound is both CSs present, x = 1 each), λ = 1 on ``o`` trials and 0 on ``n`` trials, α = ``lr``;
-    the response is the summed strength of the test cues. It is what the delta memory gives with
-    orthonormal keys (the fillers then do not interfere).
+    Runs :func:`pavlovlab.conditioning.rescorla_wagner` on the trial lists with one CS per cue letter,
+    λ = 1 on ``o`` trials and 0 on ``n`` trials, α = ``lr``; a compound of c cues presents each at
+    intensity ``x = 1/√c`` (``compound="unit"``: a unit-norm compound, as the models encode it) or
+    ``x = 1`` (``"sum"``: the textbook's additive compound). The response is the test cues' summed
+    strength. It is what the delta memory gives with orthonormal keys (the fillers then do not interfere).
+    At m = 2, α = 0.5: blocking 0.281 (sum: 0.375), conditioned inhibition 0.266 (0.438),
+    overexpectation 0.281 (0.375), overshadowing 0.220 (0.250).
     """
     spec = trials(design, m)
     lr = check_real("lr", lr, low=0.0, low_open=True)
+    unit = check_choice("compound", compound, COMPOUNDS) == "unit"
+    # Rescorla–Wagner's bound: α·Σ x_i² <= 2 on every trial; a unit compound has Σ x_i² = 1, a summed one c.
+    together = 1 if unit else max(len(cues) for arm in ("design", "control") for cues, _ in spec[arm])
+    if lr * together > 2:
+        raise ValueError(f"lr: expected a number <= {2 / together:g} for {design!r}, whose trials present up to "
+                         f"{together} cues together (Rescorla–Wagner needs α·(cues present) <= 2), got {lr:g}")
     out = []
     for arm in ("design", "control"):
-        cs = torch.tensor([[float(c in cues) for c in CUES] for cues, _ in spec[arm]], dtype=torch.float64)
+        cs = torch.tensor([[float(c in cues) / (math.sqrt(len(cues)) if unit else 1.0) for c in CUES]
+                           for cues, _ in spec[arm]], dtype=torch.float64)
         us = torch.tensor([1.0 if o == "o" else 0.0 for _, o in spec[arm]], dtype=torch.float64)
         V = rescorla_wagner(cs, us, alpha=lr)[-1]
         out.append(float(sum(V[CUES.index(c)] for c in spec["test"])))
@@ -184,9 +230,59 @@ def rw_effect(design: str, *, m: int = 2, lr: float = 0.5) -> float:
     return diff if spec["design_higher"] else -diff
 
 
+READOUTS = ("strength", "direction", "norm")
+"""What is read from a memory's output ``r = S q``: its component on ``o`` (``"strength"``), its cosine with
+``o`` (``"direction"``: what a normalisation of the read-out keeps) or its norm ``‖r‖`` (``"norm"``: what the
+normalisation discards)."""
+
+
+def predicted_effect(design: str, *, rule: str = "delta", m: int = 2, lr: float = 0.5, compound: str = "unit",
+                     readout: str = "strength") -> float:
+    """A design's effect on a memory with orthonormal cue keys and one-hot outcomes (no fillers, no crosstalk).
+
+    The cues A, B, C, X are the standard basis of R⁴, a compound the (unit-normalised, with
+    ``compound="unit"``) sum of its cues; ``o`` and ``n`` the basis of R². The trials are written in order
+    with ``rule`` (``"hebbian"``: ``S += lr v kᵀ``, ``"delta"``: ``S += lr (v − S k) kᵀ``) and the test
+    cue reads ``r = S q``. Returns, for ``readout`` ``"strength"`` and ``"direction"``, the signed effect
+    of :func:`pavlovlab.probes.effects` on ``r_o`` or ``r_o/‖r‖`` (0 where r = 0); for ``"norm"``, the ratio
+    ``‖r_design‖ / ‖r_control‖`` (nan where the control reads nothing).
+    For the Hebbian rule with unit compounds every strength effect is 0 except overshadowing,
+    ``m·lr·(1 − 1/√2)``; for the delta rule the strengths are :func:`rw_effect`'s.
+    """
+    spec = trials(design, m)
+    rule = check_choice("rule", rule, ("hebbian", "delta"))
+    lr = check_real("lr", lr, low=0.0, low_open=True)
+    unit = check_choice("compound", compound, COMPOUNDS) == "unit"
+    readout = check_choice("readout", readout, READOUTS)
+    reads = []
+    for arm in ("design", "control"):
+        k = torch.tensor([[float(c in cues) / (math.sqrt(len(cues)) if unit else 1.0) for c in CUES]
+                          for cues, _ in spec[arm]], dtype=torch.float64)               # (trials, 4)
+        v = torch.tensor([[1.0, 0.0] if o == "o" else [0.0, 1.0] for _, o in spec[arm]], dtype=torch.float64)
+        mem = AssociativeMemory(len(CUES), 2, rule=rule, lr=lr, dtype=torch.float64)
+        mem.write(k, v)
+        q = torch.tensor([float(c in spec["test"]) for c in CUES], dtype=torch.float64)
+        reads.append(mem.read(q))
+    if readout == "norm":
+        den = float(reads[1].norm())
+        return float(reads[0].norm()) / den if den > 0 else math.nan
+
+    def respond(r: torch.Tensor) -> float:
+        if readout == "strength":
+            return float(r[0])
+        norm = float(r.norm())
+        return float(r[0]) / norm if norm > 0 else 0.0
+
+    diff = respond(reads[0]) - respond(reads[1])
+    return diff if spec["design_higher"] else -diff
+
+
 def describe(batch: ProbeBatch, i: int = 0, arm: str = "design") -> str:
     """Sequence ``i`` of a batch as text: cues by letter (fillers as ``k<id>``), outcomes ``o``, ``n``
     (fillers' values as ``v<id>``), a compound as ``A+B``, the test query as ``A ?``."""
+    if not isinstance(batch, ProbeBatch):
+        raise TypeError(f"batch: expected a ProbeBatch from make_probes, got {type(batch).__name__}")
+    check_int("i", i, low=0, high=batch.design.shape[0] - 1)
     x = {"design": batch.design, "control": batch.control}[check_choice("arm", arm, ("design", "control"))][i]
     K = batch.n_keys
     letters = {int(j): c for j, c in zip(batch.cues[i].tolist(), CUES, strict=True)}
@@ -203,4 +299,5 @@ def describe(batch: ProbeBatch, i: int = 0, arm: str = "design") -> str:
     return "  ".join([*words, cue(x[-1]) + " ?"])
 
 
-__all__ = ["CUES", "DESIGNS", "PREDICTIONS", "ProbeBatch", "describe", "make_probes", "rw_effect", "trials"]
+__all__ = ["COMPOUNDS", "CUES", "DESIGNS", "PREDICTIONS", "READOUTS", "SEPARATING", "ProbeBatch", "describe",
+           "make_probes", "predicted_effect", "rw_effect", "trials"]

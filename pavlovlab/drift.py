@@ -16,14 +16,25 @@ which is where the Oja-type rules show their bias.
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Iterable, Sequence
+import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
-from ._checks import check_choice, check_int, check_real, check_tensor, warn_nonfinite
-from .memory import RULES, resolve_rule, step
+from ._checks import (
+    check_choice,
+    check_device,
+    check_int,
+    check_real,
+    check_shape,
+    check_tensor,
+    warn_nonfinite,
+)
+from .memory import RULES, check_lr, resolve_rule, step
 from .sampling import random_keys
 
 __all__ = ["DriftStream", "Tracking", "arrival_stream", "key_reuse_task", "recovery_steps", "redraw_stream",
@@ -79,9 +90,7 @@ def _check_common(n_keys: int, d_k: int, d_v: int, steps: int, batch_shape: Sequ
     check_int("d_k", d_k, low=1)
     check_int("d_v", d_v, low=1)
     check_int("steps", steps, low=1)
-    for b in batch_shape:
-        check_int("batch_shape", b, low=1)
-    return torch.Size(batch_shape)
+    return torch.Size(check_shape("batch_shape", batch_shape))
 
 
 def _shuffled_order(n: int, steps: int, batch: torch.Size, generator: torch.Generator | None) -> torch.Tensor:
@@ -101,6 +110,7 @@ def _present(probes: torch.Tensor, targets: torch.Tensor, idx: torch.Tensor) -> 
 
 def _finish(probes: torch.Tensor, targets: torch.Tensor, active: torch.Tensor, idx: torch.Tensor,
             drift_times: torch.Tensor, device: torch.device | str | None, dtype: torch.dtype) -> DriftStream:
+    device = check_device("device", device)
     keys, values = _present(probes, targets, idx)
     keys, values, probes, targets = (x.to(device=device, dtype=dtype) for x in (keys, values, probes, targets))
     return DriftStream(keys, values, probes, targets,
@@ -228,6 +238,27 @@ def scale_values(stream: DriftStream, scales: torch.Tensor | Sequence[float]) ->
                        stream.drift_times)
 
 
+def _check_stream(stream: DriftStream) -> None:
+    """The shapes of a DriftStream made by hand: keys (..., T, d_k), values (..., T, d_v), probes (..., n, d_k),
+    targets (..., T, n, d_v), active (..., T, n), all on one device."""
+    check_tensor("stream.keys", stream.keys, min_rank=2)
+    check_tensor("stream.values", stream.values, min_rank=2)
+    check_tensor("stream.probes", stream.probes, min_rank=2)
+    check_tensor("stream.targets", stream.targets, min_rank=3)
+    T, d_k = stream.keys.shape[-2:]
+    n, d_v = stream.probes.shape[-2], stream.targets.shape[-1]
+    want = {"stream.values": (T, d_v), "stream.probes": (n, d_k), "stream.targets": (T, n, d_v),
+            "stream.active": (T, n)}
+    for name, shape in want.items():
+        x = getattr(stream, name.removeprefix("stream."))
+        if tuple(x.shape[-len(shape):]) != shape:
+            raise ValueError(f"{name}: expected trailing dims {shape} (T, n, d_k, d_v from keys, probes and "
+                             f"targets), got shape {tuple(x.shape)}")
+        if x.device != stream.keys.device:
+            raise ValueError(f"{name}: expected device {stream.keys.device} (the device of stream.keys), "
+                             f"got {x.device}")
+
+
 def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_subspace"),
           lr: float | Sequence[float] = 0.5, *, progress: bool = False) -> Tracking:
     """Run several learning rules side by side on the same stream and measure how well each tracks it.
@@ -254,12 +285,21 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
         raise TypeError(f"rules: expected a non-empty sequence of rule names, got {rules!r}")
     rules = tuple(resolve_rule(r, "rules") for r in rules)
     updates = [RULES[r] for r in rules]                                  # resolved once, not per write
-    rates = list(lr) if isinstance(lr, Iterable) else [lr] * len(rules)
+    single = isinstance(lr, numbers.Real) or (isinstance(lr, torch.Tensor) and lr.numel() == 1)
+    rates: list[Any]                                                        # numbers, checked below
+    if single:
+        rates = [lr] * len(rules)
+    elif isinstance(lr, (Sequence, torch.Tensor)) and not isinstance(lr, str):
+        rates = list(lr)
+    else:
+        raise TypeError(f"lr: expected a number or one number per rule ({len(rules)}), got {type(lr).__name__}")
     if len(rates) != len(rules):
         raise ValueError(f"lr: expected one learning rate or {len(rules)} (one per rule), got {len(rates)}")
+    checked = [check_lr("lr" if single else f"lr[{i}]", r, rule)
+               for i, (r, rule) in enumerate(zip(rates, rules, strict=True))]
+    _check_stream(stream)
     keys, values, probes = stream.keys, stream.values, stream.probes
-    check_tensor("stream.keys", keys, min_rank=2)
-    eta = keys.new_tensor([check_real("lr", r, low=0.0) for r in rates])
+    eta = torch.tensor(checked, dtype=keys.dtype, device=keys.device)
     R, T = len(rules), keys.shape[-2]
     lead = keys.shape[:-2]
     d_k, d_v = keys.shape[-1], values.shape[-1]
@@ -291,7 +331,7 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
         steps = tqdm(steps, desc="tracking", leave=False)
     for t in steps:  # the recurrence: each write depends on the memory the last one left
         k_t, v_t = keys[..., t, :], values[..., t, :]
-        S = torch.stack([step(S[i], k_t, v_t, u, lr=eta[i]) for i, u in enumerate(updates)])   # a few rules
+        S = torch.stack([step(S[i], k_t, v_t, u, lr=checked[i]) for i, u in enumerate(updates)])   # a few rules
 
         history.append(S)
         if len(history) == _CHUNK:
@@ -306,13 +346,24 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
 def recovery_steps(cosine: torch.Tensor, drift_times: torch.Tensor, *, threshold: float = 0.95) -> torch.Tensor:
     """Steps after each drift until the tracking cosine first reaches ``threshold``.
 
-    cosine: (..., T); drift_times: (n_drifts,). Looks from each drift up to the next one (or the
-    end); returns (..., n_drifts) as floats, ``inf`` where the threshold is never reached.
+    cosine: (..., T); drift_times: (n_drifts,) increasing whole numbers in [0, T), a tensor or a list. Looks
+    from each drift up to the next one (or the end); returns (..., n_drifts) as floats, ``inf`` where the
+    threshold is never reached.
     """
     check_tensor("cosine", cosine, min_rank=1)
     check_real("threshold", threshold)
     T = cosine.shape[-1]
-    times = [int(t) for t in drift_times.tolist()]
+    d = torch.as_tensor(drift_times) if not isinstance(drift_times, torch.Tensor) else drift_times
+    if d.is_floating_point() or d.dtype == torch.bool or d.dim() != 1:
+        raise TypeError(f"drift_times: expected whole numbers (n_drifts,) such as stream.drift_times, got dtype "
+                        f"{d.dtype} of shape {tuple(d.shape)}")
+    times = [int(t) for t in d.tolist()]
+    if any(t < 0 or t >= T for t in times):
+        raise ValueError(f"drift_times: expected times in [0, T = {T}) (T: the last dim of cosine), got {times}")
+    if any(b <= a for a, b in itertools.pairwise(times)):
+        raise ValueError(f"drift_times: expected increasing times, got {times}")
+    if not times:                                                   # no drift: nothing to recover from
+        return cosine.new_zeros(*cosine.shape[:-1], 0)
     ends = [*times[1:], T]
     out = []
     for start, end in zip(times, ends, strict=True):  # a handful of drifts: one masked search each

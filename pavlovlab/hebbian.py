@@ -45,6 +45,10 @@ def outer_product_memory(keys: torch.Tensor, values: torch.Tensor,
         return values.mT @ keys
     if isinstance(repeats, torch.Tensor):
         check_real_tensor("repeats", repeats, low=0.0)
+        n = keys.shape[-2]
+        if repeats.dim() and repeats.shape[-1] not in (1, n):
+            raise ValueError(f"repeats: expected a number or a tensor broadcasting to (n,) = ({n},), got shape "
+                             f"{tuple(repeats.shape)}")
         r = repeats.to(device=keys.device, dtype=keys.dtype)
     else:
         r = torch.tensor(check_real("repeats", repeats, low=0.0), device=keys.device, dtype=keys.dtype)

@@ -13,12 +13,15 @@ import torch
 
 from ._checks import (
     check_choice,
+    check_device,
     check_dim,
+    check_fits,
     check_float_dtype,
     check_int,
     check_output,
     check_real,
     check_real_tensor,
+    check_shape,
     check_tensor,
     warn_nonfinite,
 )
@@ -26,15 +29,42 @@ from ._checks import (
 Rule = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 
-def hebbian_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """Hebb's rule, "fire together, wire together": ``ΔS = v kᵀ``. S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v)."""
+def _check_pair(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
+    """The sizes a rule needs: k (..., d_k) and v (..., d_v) against S (..., d_v, d_k)."""
     check_dim("k", k.shape[-1], S.shape[-1], "key dimension d_k (last dim of S)")
     check_dim("v", v.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
+
+
+BOUNDED_RULES = ("delta", "oja_subspace", "oja_clamped")
+"""The rules whose memory stays bounded only for ``lr <= 2`` (unit keys for the delta rule, unit values for
+the Oja forms): the bound is checked on ``lr``; beyond unit vectors a divergence warns (NonFiniteWarning)."""
+
+
+def check_lr(name: str, lr: float | torch.Tensor, rule: str) -> float | torch.Tensor:
+    """A learning rate η >= 0 for ``rule`` (a number, or a tensor of rates), with η <= 2 for
+    :data:`BOUNDED_RULES`; returns it (a number as a float)."""
+    high = 2.0 if rule in BOUNDED_RULES else None
+    if isinstance(lr, torch.Tensor) and (lr.numel() != 1 or lr.requires_grad):
+        check_real_tensor(name, lr, low=0.0)
+        worst = float(lr.detach().max()) if lr.numel() else 0.0
+    else:
+        lr = check_real(name, lr, low=0.0)
+        worst = lr
+    if high is not None and worst > high:
+        raise ValueError(f"{name}: expected a number <= 2 for the {rule} rule (beyond it each write overshoots: "
+                         f"the factor 1 − lr·‖k‖² leaves [−1, 1] for unit keys), got {worst:g}")
+    return lr
+
+
+def hebbian_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Hebb's rule, "fire together, wire together": ``ΔS = v kᵀ``. S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v)."""
+    _check_pair(S, k, v)
     return v[..., :, None] * k[..., None, :]
 
 
 def delta_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """The delta rule (Rescorla–Wagner, Widrow–Hoff): write the prediction error, ``ΔS = (v − S k) kᵀ``."""
+    _check_pair(S, k, v)
     error = v - (S @ k[..., :, None])[..., 0]
     return error[..., :, None] * k[..., None, :]
 
@@ -57,6 +87,7 @@ def oja_subspace_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> to
     Stable while ``lr · ‖v‖² < 2`` (the delta rule's condition with the roles of k and v swapped).
     S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v) -> ΔS (..., d_v, d_k).
     """
+    _check_pair(S, k, v)
     Stv = (v[..., :, None] * S).sum(-2)                       # Sᵀ v: (..., d_k)
     return v[..., :, None] * (k - Stv)[..., None, :]
 
@@ -70,6 +101,7 @@ def oja_clamped_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tor
     often ``S kᵢ = vᵢ / Σⱼ vⱼ∘vⱼ`` elementwise, so every output unit is rescaled by its own energy
     and the norm bound grows as 1/min |v_a|. S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v).
     """
+    _check_pair(S, k, v)
     return v[..., :, None] * k[..., None, :] - (v * v)[..., :, None] * S
 
 
@@ -96,12 +128,26 @@ def step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: str | Rule, *,
         S: (..., d_v, d_k) the memory; k: (..., d_k); v: (..., d_v).
         rule: a name of :data:`RULES` or a callable ``(S, k, v) -> ΔS`` (the output of a callable that
             is not one of :data:`RULES` is checked against S's shape, dtype and device).
-        lr: η, a float or a tensor broadcasting against S.
-        decay: γ, likewise (1 keeps everything).
+        lr: η >= 0, a float or a tensor broadcasting against S (finite: checked).
+        decay: γ in [0, 1], likewise (1 keeps everything).
     Returns:
         the new S, same shape.
     """
-    update = RULES[resolve_rule(rule)] if isinstance(rule, str) else rule
+    if not isinstance(rule, str) and not callable(rule):
+        raise TypeError(f"rule: expected a name of memory.RULES or a callable (S, k, v) -> ΔS, got "
+                        f"{type(rule).__name__} {rule!r} (lr and decay are keyword arguments: step(S, k, v, rule, "
+                        "lr=…))")
+    for name, x, high in (("lr", lr, None), ("decay", decay, 1.0)):
+        if isinstance(x, torch.Tensor):
+            check_real_tensor(name, x, low=0.0, high=high)
+        else:
+            check_real(name, x, low=0.0, high=high)
+    return _step(S, k, v, RULES[resolve_rule(rule)] if isinstance(rule, str) else rule, lr, decay)
+
+
+def _step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, update: Rule, lr: float | torch.Tensor,
+          decay: float | torch.Tensor) -> torch.Tensor:
+    """:func:`step` on arguments already checked (a recurrence checks its rates once, not at every write)."""
     dS = update(S, k, v)
     if update not in _RULE_FUNCTIONS:
         dS = check_output("rule", dS, S.shape, S)
@@ -121,7 +167,9 @@ class AssociativeMemory:
       distorted, ``S k = 1/v`` for one pair);
     - or any callable ``(S, k, v) -> ΔS``.
 
-    A read is ``S q``. Example::
+    ``lr`` must be <= 2 for the delta and Oja rules (the bound on unit keys/values, :data:`BOUNDED_RULES`); a
+    memory of ``batch × d_value × d_key`` entries that cannot fit in the device's memory is refused before
+    anything is allocated. A read is ``S q``. Example::
 
         mem = AssociativeMemory(8, 4)
         mem.write(k, v)          # k: (8,), v: (4,)  or a sequence k: (T, 8), v: (T, 4)
@@ -138,10 +186,12 @@ class AssociativeMemory:
         else:
             self.rule_name = resolve_rule(rule)
             self.rule = RULES[self.rule_name]
-        self.lr = check_real("lr", lr, low=0.0)
+        self.lr = check_lr("lr", lr, self.rule_name)
         self.decay = check_real("decay", decay, low=0.0, high=1.0)
         dtype = check_float_dtype("dtype", dtype, allow_none=False)
-        self.batch_shape = torch.Size(batch_shape)
+        self.batch_shape = torch.Size(check_shape("batch_shape", batch_shape))
+        device = check_device("device", device)
+        check_fits("S", (*self.batch_shape, d_value, d_key), dtype, device, "batch × d_value × d_key")
         self.S = torch.zeros(*self.batch_shape, d_value, d_key, device=device, dtype=dtype)
 
     def __repr__(self) -> str:
@@ -168,10 +218,15 @@ class AssociativeMemory:
     def _lr(self, lr: float | torch.Tensor | None, T: int) -> torch.Tensor | float:
         if lr is None:
             return self.lr
-        if isinstance(lr, torch.Tensor):
-            check_real_tensor("lr", lr, low=0.0)
-            return lr.to(self.S).expand(*self.batch_shape, T)
-        return check_real("lr", lr, low=0.0)
+        if isinstance(lr, torch.Tensor) and lr.numel() != 1:
+            want = (*self.batch_shape, T)
+            fits = lr.dim() <= len(want) and all(a in (1, b) for a, b in zip(lr.shape[::-1], want[::-1], strict=False))
+            if not fits:
+                raise ValueError(f"lr: expected a tensor broadcasting to (*batch_shape, T) = {want}, got shape "
+                                 f"{tuple(lr.shape)}")
+            check_lr("lr", lr, self.rule_name)
+            return lr.to(self.S).expand(*want)
+        return check_lr("lr", lr, self.rule_name)
 
     def write(self, k: torch.Tensor, v: torch.Tensor, *, lr: float | torch.Tensor | None = None) -> None:
         """Store one pair (k: (*batch, d_key), v: (*batch, d_value)) or a sequence of pairs
@@ -204,7 +259,7 @@ class AssociativeMemory:
         reads = []
         for t in range(T):  # the recurrence itself: each write depends on the state left by the last
             r = rate[..., t, None, None] if isinstance(rate, torch.Tensor) else rate
-            self.S = step(self.S, k[..., t, :], v[..., t, :], self.rule, lr=r, decay=self.decay)
+            self.S = _step(self.S, k[..., t, :], v[..., t, :], self.rule, r, self.decay)
             if q is not None:
                 reads.append((self.S @ q[..., t, :, None])[..., 0])
         warn_nonfinite(f"AssociativeMemory(rule={self.rule_name!r})", self.S, "the memory diverged: unnormalised keys "

@@ -8,6 +8,10 @@ The attention of every block is one of the package's forms, chosen by name:
 - ``"softmax"``: :func:`pavlovlab.softmax_attention`, the standard Transformer.
 
 Heads are a leading dimension ``(N, H, T, d_head)``: one call serves all heads, no loop over heads.
+Inside a block the forms run unchecked (:mod:`pavlovlab.attention_literal`'s parallel forms and
+:func:`pavlovlab.attention_kernels.delta_chunk_kernel`): their inputs are valid by construction, and a tiny
+model's training step is made of many small operations, so the public functions' checks would
+cost a noticeable share of it. The numbers are those of the public functions.
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ._checks import check_choice, check_int, check_real
-from .attention import FEATURE_MAPS, linear_attention, softmax_attention
+from . import attention_literal as literal
+from ._checks import check_choice, check_device, check_int, check_output, check_real
+from .attention import FEATURE_MAPS
 from .attention_kernels import delta_chunk_kernel
 from .tasks import IGNORE, RecallBatch, associative_recall, vocab_size
 
@@ -46,6 +51,11 @@ class Block(nn.Module):
     def __init__(self, d_model: int, n_heads: int, d_head: int, attention: str, mlp: bool, mlp_ratio: int,
                  feature_map: str) -> None:
         super().__init__()
+        for name, value in (("d_model", d_model), ("n_heads", n_heads), ("d_head", d_head), ("mlp_ratio", mlp_ratio)):
+            check_int(name, value, low=1)
+        check_choice("attention", attention, ATTENTIONS)
+        if not callable(feature_map):
+            check_choice("feature_map", feature_map, FEATURE_MAPS)
         self.n_heads, self.d_head, self.attention, self.feature_map = n_heads, d_head, attention, feature_map
         inner = n_heads * d_head
         self.ln1 = nn.LayerNorm(d_model)
@@ -56,22 +66,28 @@ class Block(nn.Module):
         self.mlp = nn.Sequential(nn.LayerNorm(d_model), nn.Linear(d_model, mlp_ratio * d_model), nn.GELU(),
                                  nn.Linear(mlp_ratio * d_model, d_model)) if mlp else None
 
+    def _phi(self, x: torch.Tensor) -> torch.Tensor:
+        """The feature map φ of linear attention, a named one or a callable (whose output is checked)."""
+        if callable(self.feature_map):
+            return check_output("feature_map", self.feature_map(x), x.shape, x)
+        return FEATURE_MAPS[self.feature_map](x)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         N, T, _ = x.shape
         h = self.ln1(x)
         h2 = torch.cat([h, _shift(h)], dim=-1)
         q, k, v = self.qkv(h2).view(N, T, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)  # (N, H, T, d)
         if self.attention == "softmax":
-            o = softmax_attention(q, k, v, causal=True)
+            o = literal.softmax_parallel(q, k, v, True, None)                  # = softmax_attention(q, k, v)
         else:
             q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)   # unit keys: bounded writes
             if self.attention == "linear":
-                o = linear_attention(q, k, v, feature_map=self.feature_map, mode="parallel")
+                o, _ = literal.linear_parallel(self._phi(q), self._phi(k), v)  # = linear_attention(mode="parallel")
             else:
                 assert self.beta is not None                               # a delta block has its β projection
                 beta = torch.sigmoid(self.beta(h2)).transpose(1, 2)        # (N, H, T), in (0, 1)
                 empty = q.new_zeros(N, self.n_heads, self.d_head, self.d_head)   # S_0: (N, H, d_v, d_k)
-                o, _ = delta_chunk_kernel(q, k, v, beta, empty, chunk_size=64)  # valid by construction: no checks
+                o, _ = delta_chunk_kernel(q, k, v, beta, empty, chunk_size=64)  # = delta_rule_attention
             assert self.out_norm is not None                               # every block but softmax's has one
             o = self.out_norm(o)
         x = x + self.out(o.transpose(1, 2).reshape(N, T, -1))
@@ -143,6 +159,8 @@ class TinyTransformer(nn.Module):
 
 def count_parameters(model: nn.Module) -> int:
     """Number of trainable parameters."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
@@ -152,12 +170,18 @@ def _loss(logits: torch.Tensor, batch: RecallBatch) -> torch.Tensor:
 
 @torch.no_grad()
 def evaluate(model: nn.Module, batch: RecallBatch) -> float:
-    """Accuracy on the answer positions: the fraction of queries whose argmax token is the right value."""
+    """Accuracy on the answer positions: the fraction of queries whose argmax token is the right value
+    (ValueError for a batch without answer positions: the accuracy of nothing is undefined)."""
+    if not isinstance(batch, RecallBatch):
+        raise TypeError(f"batch: expected a tasks.RecallBatch, got {type(batch).__name__}")
     was_training = model.training
     model.eval()
     logits = model(batch.tokens)
     model.train(was_training)
     mask = batch.answer_mask
+    if not bool(mask.any()):
+        raise ValueError("batch: expected at least one answer position (a target other than IGNORE = "
+                         f"{IGNORE}), got none in targets of shape {tuple(batch.targets.shape)}")
     return (logits.argmax(dim=-1)[mask] == batch.targets[mask]).float().mean().item()
 
 
@@ -193,18 +217,30 @@ def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int
     if not isinstance(task_kwargs, Mapping):
         raise TypeError("task_kwargs: expected a dict of associative_recall keywords, "
                         f"got {type(task_kwargs).__name__}")
+    taken = sorted({"n_samples", "generator", "device"} & set(task_kwargs))
+    if taken:
+        raise TypeError(f"task_kwargs: expected the task's own keywords only; train_recall passes n_samples, "
+                        f"generator and device itself, got {taken} (use the seed and device arguments)")
     if task is None:
         task = associative_recall
     elif not callable(task):
         raise TypeError(f"task: expected a batch generator such as tasks.pointer_chasing, got {type(task).__name__}")
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model: expected a torch.nn.Module such as TinyTransformer, got {type(model).__name__}")
     from tqdm.auto import tqdm
 
-    device = next(model.parameters()).device if device is None else torch.device(device)
+    device = next(model.parameters()).device if device is None else check_device("device", device)
     model.to(device).train()
     train_gen = torch.Generator().manual_seed(seed)
     held_out = task(eval_size, **task_kwargs, generator=torch.Generator().manual_seed(10_000 + seed),
                                   device=device)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    vocab = getattr(model, "config", {}).get("vocab_size")
+    if vocab is not None and int(held_out.tokens.max()) >= vocab:
+        call = f"{getattr(task, '__name__', 'task')}({', '.join(f'{k}={v!r}' for k, v in task_kwargs.items())})"
+        raise ValueError(f"vocab_size: the model's vocab_size = {vocab} is too small for the task {call}, whose "
+                         f"token ids go up to {int(held_out.tokens.max())} (see tasks.vocab_size(n_keys, n_values))")
+    # foreach: one multi-tensor update for all parameters (the default on GPUs, the same numbers on the CPU)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, foreach=True)
     schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / (warmup + 1)) *
                                                  (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps))))
     history: dict[str, Any] = {"step": [], "loss": [], "accuracy": []}
@@ -216,7 +252,7 @@ def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int
         loss = _loss(model(batch.tokens), batch)
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=True)
         opt.step()
         schedule.step()
         running, count = running + loss.item(), count + 1
@@ -267,6 +303,10 @@ def steps_to_threshold(history: Mapping[str, Any], threshold: float) -> int | No
     """The first evaluated training step whose held-out accuracy reaches ``threshold`` (None if never):
     the speed of learning, reported apart from the final accuracy."""
     check_real("threshold", threshold, low=0.0, high=1.0)
+    if not isinstance(history, Mapping) or not {"step", "accuracy"} <= set(history):
+        keys = f" with keys {sorted(history)}" if isinstance(history, Mapping) else ""
+        raise TypeError("history: expected the dict train_recall returns (with 'step' and 'accuracy' lists), got "
+                        f"{type(history).__name__}{keys}")
     return next((s for s, a in zip(history["step"], history["accuracy"], strict=True) if a >= threshold), None)
 
 
@@ -278,6 +318,9 @@ def train_configs(configs: Mapping[str, Mapping[str, Any]], *, vocab_size: int, 
     initialised and trained with the same seed. Returns ``{name: [history per seed]}``; each history
     also records ``"parameters"``. Runs one after the other (each run is a whole training).
     """
+    if not isinstance(configs, Mapping) or not all(isinstance(c, Mapping) for c in configs.values()):
+        raise TypeError("configs: expected a dict {name: TinyTransformer keywords} such as depth_width_configs(), "
+                        f"got {type(configs).__name__} {str(configs)[:60]}")
     from tqdm.auto import tqdm
 
     runs = [(name, seed) for name in configs for seed in seeds]

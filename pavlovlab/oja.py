@@ -16,7 +16,20 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from ._checks import check_choice, check_int, check_real, check_same_kind, check_tensor, warn_nonfinite
+from ._checks import (
+    broadcast_lead,
+    check_choice,
+    check_device,
+    check_dim,
+    check_float_dtype,
+    check_int,
+    check_numbers,
+    check_real,
+    check_same_kind,
+    check_shape,
+    check_tensor,
+    warn_nonfinite,
+)
 from .sampling import random_keys
 
 __all__ = ["alignment", "data_cloud", "hebbian_unit", "memory_fixed_point", "oja_pca", "oja_subspace",
@@ -34,7 +47,13 @@ def data_cloud(n: int = 2000, d: int = 2, *, scales: Sequence[float] | None = No
     """
     check_int("n", n, low=2)
     check_int("d", d, low=1)
-    batch = torch.Size(batch_shape)
+    batch = torch.Size(check_shape("batch_shape", batch_shape))
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
+    if scales is not None:
+        if isinstance(scales, (str, bytes)):
+            raise TypeError(f"scales: expected {d} numbers (one standard deviation per dim), got the string {scales!r}")
+        check_numbers("scales", scales, low=0.0)
     s = torch.tensor([2.0 * 0.5 ** i for i in range(d)] if scales is None else list(scales), dtype=torch.float64)
     if s.shape != (d,):
         raise ValueError(f"scales: expected {d} standard deviations (one per dim d), got {s.numel()}")
@@ -55,6 +74,8 @@ def principal_components(x: torch.Tensor, k: int = 1) -> tuple[torch.Tensor, tor
     check_int("k", k, low=1)
     if k > x.shape[-1]:
         raise ValueError(f"k: expected at most d = {x.shape[-1]} components, got {k}")
+    if x.shape[-2] == 0:
+        raise ValueError(f"x: expected at least one sample (..., n >= 1, d), got shape {tuple(x.shape)}")
     C = x.mT @ x / x.shape[-2]
     vals, vecs = torch.linalg.eigh(C)
     return vals.flip(-1)[..., :k], vecs.flip(-1)[..., :k]
@@ -64,6 +85,9 @@ def alignment(w: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
     """|cos| of the angle between w and u (sign does not matter for a direction). w, u: (..., d) -> (...)."""
     check_tensor("w", w)
     check_tensor("u", u)
+    check_same_kind(w=w, u=u)
+    check_dim("u", u.shape[-1], w.shape[-1], "the dimension d of w (last dim)")
+    broadcast_lead(w=w.shape[:-1], u=u.shape[:-1])
     return torch.nn.functional.cosine_similarity(w, u, dim=-1).abs()
 
 
@@ -202,6 +226,9 @@ def memory_fixed_point(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
     if values.shape[-2] > values.shape[-1]:
         raise ValueError(f"values: expected at most d_v = {values.shape[-1]} values (full rank), "
                          f"got {values.shape[-2]}")
+    if values.numel() and int(torch.linalg.matrix_rank(values).min()) < values.shape[-2]:
+        raise ValueError(f"values: expected {values.shape[-2]} linearly independent values (full rank), "
+                         f"got rank {int(torch.linalg.matrix_rank(values).min())}")
     V, K = values.mT, keys.mT                                             # (..., d_v, n), (..., d_k, n)
     gram = V.mT @ V                                                       # (..., n, n)
     inside = V @ torch.linalg.solve(gram, V.mT @ S)                       # P S

@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from ._checks import check_choice, check_real, check_tensor
+from ._checks import check_choice, check_dim, check_int, check_real, check_same_kind, check_tensor
 
 MEMORIES = ("hebbian", "delta", "softmax")
 """Memories compared by :func:`readout_weights`: the Hebbian sum (linear attention), the delta rule
@@ -65,6 +65,22 @@ def readout_weights(keys: torch.Tensor, values: torch.Tensor, rule: str = "hebbi
     return G, U
 
 
+def _check_curve_inputs(weights: object, written: object, **others: object) -> None:
+    """weights (..., N, N) from :func:`readout_weights`, written (..., N, d_v) and the targets (..., N, d_v)
+    or the codebook (M, d_v) of the same kind."""
+    weights = check_tensor("weights", weights, min_rank=2)
+    written = check_tensor("written", written, min_rank=2)
+    N = weights.shape[-1]
+    if weights.shape[-2] != N or written.shape[-2] != N:
+        raise ValueError(f"weights, written: expected (..., N, N) and (..., N, d_v), got {tuple(weights.shape)} and "
+                         f"{tuple(written.shape)}")
+    for name, x in others.items():
+        x = check_tensor(name, x, min_rank=2)
+        check_same_kind(written=written, **{name: x})
+        check_dim(name, x.shape[-1], written.shape[-1], "d_v (last dim of written)")
+    check_same_kind(weights=weights, written=written)
+
+
 def min_cosine_curve(weights: torch.Tensor, written: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """The worst stored item's cosine after every number of writes: ``min_{j≤n} cos(r_j(n), v_j)``, n = 1..N.
 
@@ -75,6 +91,7 @@ def min_cosine_curve(weights: torch.Tensor, written: torch.Tensor, targets: torc
     weights: (..., N, N); written: (..., N, d_v); targets: (..., N, d_v). Returns (..., N) (entry n−1
     for n writes).
     """
+    _check_curve_inputs(weights, written, targets=targets)
     A, W, V = weights, written, targets
     N = A.shape[-1]
     H = W @ W.mT                                                          # (..., N, N)
@@ -98,6 +115,12 @@ def decoding_curve(weights: torch.Tensor, written: torch.Tensor, labels: torch.T
 
     weights: (..., N, N); written: (..., N, d_v); labels: (..., N) long in [0, M). Returns (..., N) bool.
     """
+    _check_curve_inputs(weights, written, codebook=codebook)
+    if not isinstance(labels, torch.Tensor) or labels.dtype != torch.long or labels.shape[-1:] != weights.shape[-1:]:
+        got = getattr(labels, "dtype", type(labels).__name__)
+        raise TypeError(f"labels: expected a long tensor (..., N = {weights.shape[-1]}), got {got} of shape "
+                        f"{tuple(getattr(labels, 'shape', ()))}")
+    check_int("block", block, low=1)
     A = weights
     N, M = A.shape[-1], codebook.shape[0]
     E = written @ codebook.mT                                              # (..., N_i, M): c_m · w_i

@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from ._checks import check_choice, check_float_dtype, check_int
+from ._checks import check_choice, check_device, check_fits, check_float_dtype, check_int
 
 KINDS = ("gaussian", "sphere", "orthogonal", "binary")
 """Key/value distributions: i.i.d. N(0, 1/d) entries; uniform on the unit sphere; orthonormal frames
@@ -41,6 +41,10 @@ def random_keys(*shape: int, d: int, kind: str = "gaussian", generator: torch.Ge
     dtype = torch.get_default_dtype() if dtype is None else check_float_dtype("dtype", dtype)
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    device = check_device("device", device)
+    check_fits("shape", (*shape, d), torch.float64 if kind == "orthogonal" else dtype, None, "(*shape, d)")
+    if device is not None:
+        check_fits("shape", (*shape, d), dtype, device, "(*shape, d)")
     work = torch.float64 if dtype == torch.float64 else torch.float32
     if kind == "binary":
         x = torch.randint(0, 2, (*shape, d), generator=generator, dtype=torch.int8).to(work).mul_(2 / math.sqrt(d))

@@ -18,14 +18,20 @@ other n − 1 pairs (notebooks 02 and 04). Heads are combined by
   larger average score).
 
 Theory (derived in notebook 05, see :func:`hop_error_theory`). The read-out of one head is
-``r = v_j + g_m v_m + c``: the right value, each competitor m weighted by its key overlap g_m, and the
-crosstalk c of the other pairs, whose components have variance ``σ² = (n−1)/(d_k d_v)`` (notebook 04).
-The right item loses to m when ``D_m = (v_j − v_m)·r < 0``; this gives the single-head error
-p(n, d_k). A chain of L hops is right only if every hop is: ``1 − (1 − p)^L ≈ L·p`` — linear in depth.
-Averaging H heads divides σ² by H, so ``log p`` falls about linearly in H — exponential in width.
-The paper's bound (arXiv:2508.08289) has the same shape: by Chebyshev one head fails with probability
-at most about the crosstalk variance ``(n−1)/d_k``, a hop only when all H heads fail, so
-``r* ≲ L·(n/d_k)^H`` (:func:`paper_bound`; vacuous once n − 1 ≥ d_k).
+``r = v_j + c``: the right value plus the crosstalk ``c = Σ_{i≠x} (k_i·k_x) v_{π(i)}`` of the other pairs,
+whose components have variance ``σ² = (n−1)/(d_k d_v)`` (notebook 04). The clean-up is the **nearest stored
+value** (the argmax of ``v_m·r`` over the codebook of n unit values). The right item loses to m when
+``D_m = (v_j − v_m)·r < 0``; this gives the single-head error p(n, d_k) (a Gaussian approximation). A chain
+of L hops is right only if every hop is: ``1 − (1 − p)^L ≈ L·p``, linear in depth *because* every layer of
+the simulation draws its own codes (independent hops): a consequence of the set-up, not a test of it.
+Averaging H heads divides σ² by H, so ``log p`` falls about linearly in H.
+
+What can be *derived* with one inequality (:func:`hop_failure_bound`): the hop loses to m only if
+``‖c‖ ≥ √((1 − t_m)/2)`` (Cauchy–Schwarz; ``t_m = v_j·v_m``), and ``E[‖c‖² | values] = (n−1)/d_k``, so by
+Markov's inequality a hop fails with probability at most ``2(n−1)/(d_k(1 − t_max))`` — twice the paper's
+per-head figure for near-orthogonal values, no bound at all when two values nearly coincide, and no fall
+with H (the averaged crosstalk has the same norm). The paper's ``L·((n−1)/d_k)^H`` (:func:`paper_bound`)
+is not derived for this clean-up.
 
 Two more experiments: :func:`raw_chain`, a stack WITHOUT clean-up (raw read-outs are the next
 layer's queries, as in a linear Transformer), whose noise compounds (:func:`raw_noise_theory`); and
@@ -34,15 +40,18 @@ layer's queries, as in a linear Transformer), whose noise compounds (:func:`raw_
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
+from importlib import resources
 from typing import NamedTuple
 
 import numpy as np
 import torch
 
-from ._checks import check_choice, check_float_dtype, check_int, check_numbers
+from ._checks import check_choice, check_device, check_float_dtype, check_int, check_numbers, warn_nonfinite
 from .sampling import random_keys
+from .statistics import t_quantile
 
 Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
 """A number or an array of numbers (broadcast together; a float comes back for scalar inputs)."""
@@ -102,6 +111,7 @@ def chain_error(L: int, H: int, n: int, d_k: int, *, d_v: int | None = None, com
         raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
     combine = check_choice("combine", combine, COMBINE)
     dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
     T = trials
     current = torch.arange(n).expand(T, n).to(device)                   # true = decoded item of each chain
     truth = current.clone()
@@ -128,6 +138,46 @@ def chain_error(L: int, H: int, n: int, d_k: int, *, d_v: int | None = None, com
         wrong_by_depth.append((current != truth).double().mean())
     by_depth = torch.stack(wrong_by_depth).cpu()
     return StackResult(float(by_depth[-1]), by_depth, head_wrong / L, hop_wrong / L, T * n)
+
+
+class HopSample(NamedTuple):
+    """What :func:`one_hop` measures for every chain (tensors of shape (trials, n)).
+
+    failed: the nearest-value clean-up picked a wrong item.
+    crosstalk_norm: ‖c‖ = ‖r − v_j‖, the norm of the crosstalk in the read-out r (v_j the right value).
+    t_max: the largest cosine ``v_j·v_m`` of the right value with another stored value (the closest competitor).
+    """
+
+    failed: torch.Tensor
+    crosstalk_norm: torch.Tensor
+    t_max: torch.Tensor
+
+
+def one_hop(n: int, d_k: int, *, d_v: int | None = None, trials: int = 200, generator: torch.Generator | None = None,
+            device: torch.device | str | None = None, dtype: torch.dtype = torch.float32) -> HopSample:
+    """One hop of one head, looked at closely: the read-out's crosstalk norm and the codebook's closest pair.
+
+    ``trials`` memories ``S = Σ_i v_π(i) k_iᵀ`` (random unit codes, as in :func:`chain_error`), each read
+    with every one of its n keys: ``r = S k_x = v_j + c`` (j = π(x)), cleaned up to the nearest stored value
+    (``argmax_m v_m·r``). Vectorised over trials and chains.
+
+    Returns:
+        :class:`HopSample` (failed, crosstalk_norm, t_max), each (trials, n).
+    """
+    n, d_k, T = _int("n", n), _int("d_k", d_k), _int("trials", trials)
+    d_v = d_k if d_v is None else _int("d_v", d_v)
+    if n < 2:
+        raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
+    perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)              # π: (T, n)
+    K = random_keys(T, n, d=d_k, kind="sphere", generator=generator, device=device, dtype=dtype)
+    V = random_keys(T, n, d=d_v, kind="sphere", generator=generator, device=device, dtype=dtype)
+    right = V.gather(1, perm[..., None].expand(T, n, d_v))                                 # v_π(x) for chain x
+    r = K @ (right.mT @ K).mT                                                              # S k_x: (T, chain, d_v)
+    failed = (r @ V.mT).argmax(-1) != perm
+    cosines = (right @ V.mT).scatter(-1, perm[..., None], -2.0)                            # the right value itself out
+    return HopSample(failed.cpu(), (r - right).norm(dim=-1).cpu(), cosines.amax(-1).cpu())
 
 
 def _as_array(x: Numbers) -> np.ndarray:
@@ -168,12 +218,19 @@ def hop_error_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Nu
         D_m = (v_j − v_m)·r = (1 − t)(1 − g + A) − √(1 − t²) X_m,      A = v_j·c,  A, X_m ~ N(0, σ²)
 
     so ``P(D_m < 0 | A) = E_{t,g} Φ(−√((1−t)/(1+t)) (1 − g + A)/σ)`` and, with A shared by all
-    competitors and the X_m independent, ``p = 1 − E_A[(1 − P(D_m < 0 | A))^(n−1)]``. t and g follow the
-    exact overlap law of unit vectors; A and X are treated as Gaussian (sums of many crosstalk terms).
+    competitors, ``p = 1 − E_A[(1 − P(D_m < 0 | A))^(n−1)]``. Two approximations: A and X are treated as
+    Gaussian (sums of many crosstalk terms), and the competitors are treated as **independent given the
+    answer** (given A). They are not: all X_m are projections of the same crosstalk c, so the events
+    "m beats j" are positively correlated and fewer distinct failures occur than independence predicts; the
+    theory overestimates large errors (n = 24, d_k = d_v = 16: 0.279 against 0.252 measured).
+    t and g follow the exact overlap law of unit vectors.
     H averaged heads are approximated as one head with overlaps in H·d dimensions and variances ÷ H
     (good for H ≲ 3; it underestimates the tiny errors of wider layers). With ``H = 1`` this is the
     single-head error p(n, d_k). Needs d_k, d_v ≥ 4. Arguments broadcast; a float for scalar inputs.
     """
+    for name, x in (("n", n), ("d_k", d_k), ("d_v", d_k if d_v is None else d_v), ("H", H)):
+        check_numbers(name, x)
+    check_int("points", points, low=1)
     n_, dk = _as_array(n), _as_array(d_k)
     dv = dk if d_v is None else _as_array(d_v)
     H_ = _as_array(H)
@@ -203,8 +260,11 @@ def stack_error_theory(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Nu
 
     rule ``"average"``: ``p_hop = hop_error_theory(n, d_k, d_v, H)`` (averaged heads);
     rule ``"all_fail"``: ``p_hop = p^H`` with ``p`` the single-head error (``p_head`` if given, else
-    ``hop_error_theory(n, d_k, d_v)``): a hop fails only when every head fails, the paper's form
-    ``L · p^H``. Arguments broadcast.
+    ``hop_error_theory(n, d_k, d_v)``): the probability that all H independent heads fail *each on its
+    own*, the paper's form ``L · p^H``. It is the hop error of a rule under which one right head suffices
+    (an oracle that takes the answer of any head that is right). For averaged heads it describes no event:
+    the average can be wrong while some heads are right (one confidently wrong head outweighs them) and
+    right while every head is wrong (their errors point at different items). Arguments broadcast.
     """
     rule = check_choice("rule", rule, THEORY_RULES)
     check_numbers("L", L, low=0)
@@ -221,22 +281,82 @@ def stack_error_theory(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Nu
 
 
 def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, *, cap: bool = True) -> float | np.ndarray:
-    """The paper's scaling ``r* ≲ L · ((n−1)/d_k)^H``, derived in three steps (notebook 05 §1):
+    """The paper's expression ``L · ((n−1)/d_k)^H`` (arXiv:2508.08289), as it is argued:
 
-    1. one head: its read-out is the signal (norm 1) plus crosstalk of total variance ``(n−1)/d_k``
-       (notebook 04); by Chebyshev's inequality the crosstalk outweighs the signal with probability at
-       most ``Var/1² = (n−1)/d_k``;
-    2. a hop fails only when all H (independent) heads fail: ``((n−1)/d_k)^H``;
+    1. one head: its read-out is the signal (norm 1) plus crosstalk of power ``E‖c‖² = (n−1)/d_k``;
+       "by Chebyshev the crosstalk outweighs the signal with probability at most ``(n−1)/d_k``";
+    2. "a hop fails only when all H (independent) heads fail": ``((n−1)/d_k)^H``;
     3. the chain fails when any of its L hops does; the union bound adds the L hop risks.
 
-    A probability bound is vacuous once it reaches 1, i.e. as soon as ``n − 1 ≥ d_k`` for any L, H.
-    ``cap=True`` caps it at 1 (a probability); ``cap=False`` returns the raw product (to show where it is vacuous).
+    Step 3 is sound. Steps 1 and 2 are **not** a derivation for the nearest-value clean-up of
+    :func:`chain_error`: the hop loses to competitor m as soon as ``‖c‖ ≥ √((1 − t_m)/2)`` (≈ 0.71, not 1,
+    for near-orthogonal values; ``t_m = v_j·v_m``), so Markov's inequality gives ``2(n−1)/(d_k(1 − t_max))``
+    per hop (:func:`hop_failure_bound`), and for averaged heads the averaged crosstalk has the same power
+    ``(n−1)/d_k`` (no factor per head), while "all heads fail" is neither necessary nor sufficient for an
+    averaged hop to fail (see :func:`stack_error_theory`). So this expression is a *bound* only where a
+    measurement puts it above the error (with ``d_v = d_k`` it lies far above every error we measured); it
+    is not one in general (``n = 3, d_k = 64, d_v = 2``: 0.031, measured about 0.045).
+
+    It is vacuous (≥ 1) once ``n − 1 ≥ d_k``, for any L, H. ``cap=True`` caps it at 1; ``cap=False`` returns
+    the raw product (to show where it is vacuous).
     """
     for name, x, low in (("L", L, 0), ("H", H, 1), ("n", n, 1), ("d_k", d_k, 1)):
         check_numbers(name, x, low=low)
     L, H, n, d_k = (_as_array(x) for x in (L, H, n, d_k))
     raw = L * ((n - 1) / d_k) ** H
     return _out(np.minimum(1.0, raw) if cap else raw, L, H, n, d_k)
+
+
+def loss_threshold(t: Numbers) -> float | np.ndarray:
+    """The smallest crosstalk norm with which competitor m can beat the right value j: ``√((1 − t)/2)``.
+
+    With ``r = v_j + c`` and unit values of cosine ``t = v_j·v_m``, m wins the nearest-value clean-up iff
+    ``(v_m − v_j)·c > 1 − t``; by Cauchy–Schwarz ``(v_m − v_j)·c ≤ ‖v_m − v_j‖ ‖c‖ = √(2(1 − t)) ‖c‖``, so a
+    loss needs ``‖c‖ > √((1 − t)/2)``, reached when c points along ``v_m − v_j``. ≈ 0.71 for ``t = 0``.
+    """
+    check_numbers("t", t, low=-1, high=1)
+    return _out(np.sqrt((1 - _as_array(t)) / 2), t)
+
+
+def hop_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1, *,
+                      t_max: Numbers | None = None) -> float | np.ndarray:
+    """A derived upper bound on the error of one hop with the nearest-value clean-up of :func:`chain_error`.
+
+    Averaging H heads' scores is one clean-up with the concatenated codes ``ũ_m = (v_m^1, ..., v_m^H)/√H``
+    (unit norm) and crosstalk ``c̃ = (c^1, ..., c^H)/√H``. Given all values, the key overlaps have mean 0 and
+    are uncorrelated, so ``E[‖c̃‖² | values] = (n−1)/d_k`` for every H. A loss needs
+    ``‖c̃‖² ≥ (1 − t_max)/2`` (:func:`loss_threshold`; ``t_max`` the largest cosine ``ũ_j·ũ_m`` of the right
+    value with a competitor), so by Markov's inequality ``P(X ≥ a) ≤ E X / a`` for ``X ≥ 0``:
+
+        P(hop fails | values) ≤ 2(n−1) / (d_k (1 − t_max))                     (``t_max`` given)
+
+    Without the codebook, split on ``t_max < τ``: the overlap of the concatenated codes is the mean of H
+    independent overlaps of unit vectors in d_v dimensions, each sub-Gaussian with variance proxy 1/d_v
+    (its moment generating function is below ``exp(λ²/(2 d_v))`` term by term), so
+    ``P(t_max ≥ τ) ≤ (n−1) exp(−H d_v τ²/2)`` (union over the n − 1 competitors) and
+
+        P(hop fails) ≤ min_τ [ (n−1) exp(−H d_v τ²/2) + 2(n−1) / (d_k (1 − τ)) ]   (τ on a grid in [0, 1)).
+
+    Both are capped at 1. Every τ gives a valid bound, so the grid minimum is one. The bound is never below
+    ``2(n−1)/d_k``, whatever H: one inequality on the norm of the crosstalk cannot see the averaging along
+    each decision direction (that needs the tails, :func:`hop_error_theory`). A chain of L hops fails with
+    probability at most L times it (the union bound).
+    Arguments broadcast; a float for scalar inputs.
+    """
+    for name, x in (("n", n), ("d_k", d_k), ("d_v", d_k if d_v is None else d_v), ("H", H)):
+        check_numbers(name, x, low=1)
+    n_, dk, H_ = _as_array(n), _as_array(d_k), _as_array(H)
+    dv = dk if d_v is None else _as_array(d_v)
+    if t_max is not None:
+        check_numbers("t_max", t_max, low=-1, high=1)
+        t = _as_array(t_max)
+        with np.errstate(divide="ignore"):
+            bound = np.where(t < 1, 2 * (n_ - 1) / (dk * np.maximum(1 - t, 1e-300)), np.inf)
+        return _out(np.minimum(1.0, bound), n, d_k, H, t_max)
+    tau = np.linspace(0.0, 0.999, 1000)
+    n_, dk, dv, H_ = (x[..., None] for x in np.broadcast_arrays(n_, dk, dv, H_))
+    bound = ((n_ - 1) * np.exp(-H_ * dv * tau ** 2 / 2) + 2 * (n_ - 1) / (dk * (1 - tau))).min(-1)
+    return _out(np.minimum(1.0, bound), n, d_k, H)
 
 
 class RawChainResult(NamedTuple):
@@ -272,6 +392,7 @@ def raw_chain(L: int, n: int, d: int, *, trials: int = 200, generator: torch.Gen
     if n < 2:
         raise ValueError(f"n: expected at least 2 stored associations, got {n}")
     dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
     codes = random_keys(T, n, d=d, kind="sphere", generator=generator, device=device, dtype=dtype)   # C_0
     r, truth = codes, torch.arange(n).expand(T, n).to(device)                   # (T, chain, d), (T, chain)
     errors, noise = [], []
@@ -294,8 +415,13 @@ def raw_noise_theory(L: Numbers, n: Numbers, d: Numbers) -> float | np.ndarray:
     and the noise it receives is made of stored codes, which the layer retrieves like signal (gain 1):
     ``1 + ρ_ℓ = (1 + λ)(1 + ρ_{ℓ−1})``. So ρ grows like L·λ while L·λ ≪ 1, then compounds.
     """
-    L, n, d = _as_array(L), _as_array(n), _as_array(d)
-    return _out((1 + (n - 1) / d) ** L - 1, L, n, d)
+    for name, x, low in (("L", L, 0), ("n", n, 1), ("d", d, 1)):
+        check_numbers(name, x, low=low)
+    L_, n_, d_ = _as_array(L), _as_array(n), _as_array(d)
+    with np.errstate(over="ignore"):
+        rho = (1 + (n_ - 1) / d_) ** L_ - 1
+    warn_nonfinite("raw_noise_theory", torch.as_tensor(rho), "(1 + (n − 1)/d)^L overflows float64")
+    return _out(rho, L, n, d)
 
 
 def same_task_budget(hops: int, width: int, n: int, *, trials: int = 100, min_head: int = 4,
@@ -314,8 +440,13 @@ def same_task_budget(hops: int, width: int, n: int, *, trials: int = 100, min_he
     uncapped :func:`paper_bound`).
     """
     hops, width, n = _int("hops", hops), _int("width", width), _int("n", n)
+    min_head = check_int("min_head", min_head, low=1)
+    shapes = [h for h in range(1, width + 1) if width % h == 0 and width // h >= max(4, min_head)]
+    if not shapes:
+        raise ValueError(f"width: expected a width with at least one way to cut it into heads of d_k >= "
+                         f"{max(4, min_head)} (max(4, min_head)), got width = {width}")
     rows = []
-    for H in [h for h in range(1, width + 1) if width % h == 0 and width // h >= max(4, min_head)]:
+    for H in shapes:
         d_k = width // H
         r = chain_error(hops, H, n, d_k, trials=trials, generator=generator, device=device)
         rows.append({"L": hops, "H": H, "d_k": d_k, "entries": H * d_k * d_k, "measured": r.error,
@@ -325,23 +456,76 @@ def same_task_budget(hops: int, width: int, n: int, *, trials: int = 100, min_he
     return rows
 
 
+class ShapeDifference(NamedTuple):
+    """Difference of two shapes' mean final accuracies, with its 95 % Welch interval (seeds are the replicates)."""
+
+    diff: float
+    lo: float
+    hi: float
+    df: float
+
+
+def shape_difference(a: Numbers, b: Numbers) -> ShapeDifference:
+    """Mean of ``a`` minus mean of ``b`` (per-seed accuracies of two shapes), with a 95 % Welch interval.
+
+    ``se = √(s_a²/n_a + s_b²/n_b)`` (sample variances, ddof 1); Welch–Satterthwaite degrees of freedom
+    ``df = se⁴ / ((s_a²/n_a)²/(n_a−1) + (s_b²/n_b)²/(n_b−1))``, rounded down for the t quantile (conservative);
+    interval ``diff ± t_{0.975}(⌊df⌋) · se``. Needs at least 2 seeds per shape.
+    """
+    check_numbers("a", a)
+    check_numbers("b", b)
+    a, b = _as_array(a).ravel(), _as_array(b).ravel()
+    if a.size < 2 or b.size < 2:
+        raise ValueError(f"a, b: expected at least 2 seeds each, got {a.size} and {b.size}")
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    se = math.sqrt(va + vb)
+    diff = float(a.mean() - b.mean())
+    if se == 0:
+        return ShapeDifference(diff, diff, diff, math.inf)
+    df = se ** 4 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
+    half = t_quantile(max(1, math.floor(df + 1e-9))) * se   # 2.0 may come out as 1.999…
+    return ShapeDifference(diff, diff - half, diff + half, float(df))
+
+
 def budget_shapes(budget: int) -> list[tuple[int, int]]:
     """All (L, H) with ``L · H = budget`` (the same number of heads, hence of parameters), shallow first."""
     budget = _int("budget", budget)
     return [(L, budget // L) for L in range(1, budget + 1) if budget % L == 0]
 
 
+def cached_shape_runs(hops: int) -> dict:
+    """The fuller depth-vs-width training runs that notebook 05 shows, shipped with the package.
+
+    ``benchmarks/depth_width.py --save pavlovlab/data/depth_width_{hops}hop.json`` made them (the command and
+    its arguments are in the file's ``"setup"``); ``"runs"`` holds one record per shape: ``"shape"``,
+    ``"step"`` (the evaluation steps) and ``"accuracy"`` (seeds × steps, held-out accuracy). A cache, clearly
+    labelled as such where it is shown: re-run the command to check it. ``hops``: 1 or 2.
+    """
+    hops = check_int("hops", hops, low=1)
+    source = resources.files("pavlovlab") / "data" / f"depth_width_{hops}hop.json"
+    if not source.is_file():
+        raise ValueError(f"hops: expected 1 or 2 (the cached runs shipped in pavlovlab/data), got {hops}")
+    return json.loads(source.read_text(encoding="utf-8"))
+
+
 __all__ = [
     "COMBINE",
+    "HopSample",
     "RawChainResult",
+    "ShapeDifference",
     "StackResult",
     "budget_shapes",
+    "cached_shape_runs",
     "chain_error",
     "crosstalk_variance",
     "hop_error_theory",
+    "hop_failure_bound",
+    "loss_threshold",
+    "one_hop",
     "paper_bound",
     "raw_chain",
     "raw_noise_theory",
     "same_task_budget",
+    "shape_difference",
     "stack_error_theory",
 ]

@@ -19,15 +19,23 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._checks import check_dim, check_int, check_tensor
+from ._checks import check_dim, check_int, check_numbers, check_tensor
 
 Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
 
 
-def _as_float64(x: Numbers) -> torch.Tensor:
-    """Numbers (a tensor on any device, an array, a sequence) as a flat float64 CPU tensor."""
+def _as_float64(x: Numbers, name: str = "x") -> torch.Tensor:
+    """Numbers (a tensor on any device, an array, a sequence) as a flat float64 CPU tensor; ValueError/TypeError
+    naming ``name`` for entries that are not finite numbers."""
+    check_numbers(name, x)
     x = x.detach().cpu() if isinstance(x, torch.Tensor) else np.asarray(x, dtype=np.float64)
     return torch.as_tensor(x, dtype=torch.float64).flatten()
+
+
+def _distinct(name: str, lx: torch.Tensor) -> None:
+    if lx.numel() and bool((lx == lx[0]).all()):
+        raise ValueError(f"{name}: expected at least two distinct values to fit a slope, got {lx.numel()} times "
+                         f"{float(lx[0]):g}")
 
 
 def _centred_slope(lx: torch.Tensor, ly: torch.Tensor) -> torch.Tensor:
@@ -43,7 +51,7 @@ def fit_slope(x: Numbers, y: Numbers, *, drop_nonpositive: bool = False) -> floa
 
     >>> fit_slope([1, 2, 4], [3, 6, 12])   # 1.0
     """
-    lx, ly = _as_float64(x), _as_float64(y)
+    lx, ly = _as_float64(x, "x"), _as_float64(y, "y")
     if lx.numel() != ly.numel():
         raise ValueError(f"x, y: expected two sequences of the same length >= 2, got {lx.numel()} and {ly.numel()}")
     if drop_nonpositive:
@@ -55,18 +63,20 @@ def fit_slope(x: Numbers, y: Numbers, *, drop_nonpositive: bool = False) -> floa
         raise ValueError(f"x, y: expected two sequences of the same length >= 2, got {lx.numel()} and {ly.numel()}")
     if bool((lx <= 0).any()) or bool((ly <= 0).any()):
         raise ValueError("x, y: expected positive numbers for a log-log fit")
+    _distinct("x", lx)
     lx, ly = lx.log(), ly.log()
     return float(_centred_slope(lx - lx.mean(), ly))
 
 
 def fit_log_slope(x: Numbers, y: Numbers) -> tuple[float, float]:
     """Fit ``log y = a + b·x``; returns ``(b, r²)``. Points with y ≤ 0 are left out; exponential decay has b < 0."""
-    x64, y64 = _as_float64(x), _as_float64(y)
+    x64, y64 = _as_float64(x, "x"), _as_float64(y, "y")
     check_dim("y", y64.numel(), x64.numel(), "number of points (the length of x)")
     keep = y64 > 0
     if int(keep.sum()) < 2:
         raise ValueError(f"y: expected at least two positive values to fit, got {int(keep.sum())}")
     lx, ly = x64[keep], y64[keep].log()
+    _distinct("x", lx)
     cx = lx - lx.mean()
     b = _centred_slope(cx, ly)
     resid = (ly - ly.mean()) - b * cx
@@ -86,6 +96,9 @@ def slope_through_origin(x: torch.Tensor, y: torch.Tensor) -> tuple[float, float
     check_dim("y", y.shape[-1], x.shape[-1], "number of points P (the length of x)")
     if y.shape[0] < 2:
         raise ValueError(f"y: expected at least 2 rows (independent measurements), got {y.shape[0]}")
+    if not bool((x != 0).any()):
+        raise ValueError("x: expected at least one non-zero value (a line through the origin needs Σ x² > 0), "
+                         f"got {x.numel()} zeros")
     x64, y64 = x.detach().double().cpu(), y.detach().double().cpu()
     slopes = (y64 * x64).sum(-1) / (x64 * x64).sum()
     return slopes.mean().item(), (slopes.std() / slopes.numel() ** 0.5).item()
@@ -155,6 +168,9 @@ def summarize(x: torch.Tensor) -> Effect:
     check_tensor("x", x, rank=2)
     x = x.double()
     S, N = x.shape
+    if N < 1 or (S < 2 and N < 2):
+        raise ValueError(f"x: expected at least 2 seeds or 2 sequences (an interval needs a spread), got shape "
+                         f"{tuple(x.shape)}")
     means = x.mean(-1)
     if S >= 2:
         half = t_quantile(S - 1) * means.std() / math.sqrt(S)

@@ -24,11 +24,13 @@ from typing import NamedTuple
 import torch
 
 from ._checks import (
+    check_device,
     check_dim,
     check_float_dtype,
     check_int,
     check_real,
     check_same_kind,
+    check_shape,
     check_tensor,
 )
 from .hebbian import _pairs, outer_product_memory, recall_cosine
@@ -50,6 +52,8 @@ def random_associations(n: int, d_k: int, d_v: int, *, batch_shape: tuple[int, .
     check_int("d_v", d_v, low=1)
     overlap = check_real("overlap", overlap, low=-1.0, high=1.0)
     dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    batch_shape = check_shape("batch_shape", batch_shape)
+    device = check_device("device", device)
     if overlap != 0.0 and n < 2:
         raise ValueError(f"n: expected at least 2 associations when overlap is set, got {n}")
     keys = random_keys(*batch_shape, n, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
@@ -67,6 +71,7 @@ def _check_read(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> No
     """Check a memory S (..., d_v, d_k) and the pairs keys (..., n, d_k), values (..., n, d_v) read from it."""
     _pairs(keys, values)
     check_tensor("S", S, min_rank=2)
+    check_same_kind(S=S, keys=keys, values=values)
     check_dim("keys", keys.shape[-1], S.shape[-1], "key dimension d_k (last dim of S)")
     check_dim("values", values.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
 
@@ -95,6 +100,26 @@ def unlearn_hebbian(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, times:
     return S - times * v[..., :, None] * k[..., None, :]
 
 
+def _check_protect(protect: object, k: torch.Tensor) -> None:
+    """Protected keys (..., m, d_k): a tensor like k, fewer than d_k, linearly independent (else the projection
+    that keeps them untouched does not exist); names two rows that are the same key."""
+    protect = check_tensor("protect", protect, min_rank=2)
+    check_same_kind(k=k, protect=protect)
+    check_dim("protect", protect.shape[-1], k.shape[-1], "key dimension d_k (last dim of k)")
+    m = protect.shape[-2]
+    if m >= k.shape[-1] or m == 0:
+        return  # said in the body (no direction left), or nothing to protect
+    P = torch.nn.functional.normalize(protect.detach().double(), dim=-1)
+    cos = (P @ P.mT).abs().reshape(-1, m, m).amax(0) - 2 * torch.eye(m, dtype=torch.float64)   # (m, m), diag out
+    if float(cos.max()) > 1 - 1e-9:
+        i, j = sorted(divmod(int(cos.argmax()), m))
+        raise ValueError(f"protect: rows {i} and {j} are the same key (up to sign and scale): protect each key once")
+    rank = torch.linalg.matrix_rank(protect.detach().double())
+    if bool((rank < m).any()):
+        raise ValueError(f"protect: expected linearly independent keys, got {m} keys spanning only "
+                         f"{int(rank.min())} dimensions")
+
+
 def unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None = None, *, beta: float | None = None,
                   protect: torch.Tensor | None = None) -> torch.Tensor:
     """A targeted delta update: ``S + β (v_new − S k) uᵀ`` so that the key ``k`` now reads ``v_new``.
@@ -118,6 +143,8 @@ def unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None =
         check_tensor("v_new", v_new, min_rank=1)
         check_same_kind(S=S, v_new=v_new)
         check_dim("v_new", v_new.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
+    if protect is not None:
+        _check_protect(protect, k)
     error = v_new - (S @ k[..., :, None])[..., 0]                       # what we want − what it predicts
     if protect is None:
         u = k / (k * k).sum(-1, keepdim=True)
@@ -190,6 +217,10 @@ def unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch
     check_same_kind(S_before=S_before, S_after=S_after)
     if S_before.shape[-2:] != S_after.shape[-2:]:
         raise ValueError(f"S_after: expected the shape of S_before {tuple(S_before.shape)}, got {tuple(S_after.shape)}")
+    if v_new is not None:
+        check_tensor("v_new", v_new, min_rank=1)
+        check_same_kind(S_before=S_before, v_new=v_new)
+        check_dim("v_new", v_new.shape[-1], S_before.shape[-2], "value dimension d_v (dim -2 of S_before)")
     k = keys[..., target, :]
     want = S_before.new_zeros(S_before.shape[-2]) if v_new is None else v_new
     before = ((S_before @ k[..., :, None])[..., 0] - want).norm(dim=-1)
@@ -249,6 +280,10 @@ def probe_cues(keys: torch.Tensor, *, overlap: float = 0.7, generator: torch.Gen
     if keys.shape[-2] < 2 or keys.shape[-1] < 2:
         raise ValueError(f"keys: expected at least 2 keys of at least 2 dims, got shape {tuple(keys.shape)}")
     overlap = check_real("overlap", overlap, low=-1.0, high=1.0)
+    norms = keys.detach().norm(dim=-1)
+    if bool(((norms - 1).abs() > 1e-3).any()):
+        raise ValueError(f"keys: expected unit keys (norm 1 along the last dim), got norms from "
+                         f"{norms.min().item():.4g} to {norms.max().item():.4g}")
     k0, k1 = keys[..., 0, :], keys[..., 1, :]
     fresh = random_keys(*keys.shape[:-2], 2, d=keys.shape[-1], kind="sphere", generator=generator,
                         dtype=torch.float64).to(keys)
@@ -270,6 +305,8 @@ def cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor) -> to
     check_same_kind(S=S, cues=cues, value=value)
     check_dim("cues", cues.shape[-1], S.shape[-1], "key dimension d_k (last dim of S)")
     check_dim("value", value.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
+    if bool(((value * value).sum(-1) == 0).any()):
+        raise ValueError("value: expected a non-zero value vector (the response is divided by ‖v‖²), got a zero one")
     reads = cues @ S.mT                                                   # (..., m, d_v)
     return (reads * value[..., None, :]).sum(-1) / (value * value).sum(-1, keepdim=True)
 
@@ -290,6 +327,10 @@ def generalisation_after_unlearning(n: int = 16, d_k: int = 64, d_v: int = 64, *
     check_int("d_k", d_k, low=2)
     if n - 1 >= d_k:
         raise ValueError(f"n: protecting the other n − 1 keys needs n − 1 < d_k; got n = {n}, d_k = {d_k}")
+    overlap = check_real("overlap", overlap, low=-1.0, high=1.0)
+    if abs(overlap) == 1:
+        raise ValueError(f"overlap: expected a number strictly between -1 and 1 (with |overlap| = 1 bell 1 is "
+                         f"±bell 0, and editing bell 0 while protecting bell 1 is impossible), got {overlap}")
     keys, values = random_associations(n, d_k, d_v, batch_shape=(n_trials,), overlap=overlap, generator=generator,
                                        device=device, dtype=dtype)
     cues = probe_cues(keys, overlap=overlap, generator=generator)

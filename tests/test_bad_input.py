@@ -215,7 +215,8 @@ def _drift_oja():
     return [
         ("oja_subspace k > d", lambda: O.oja_subspace(x, k=5), ValueError, "k: expected at most d = 3"),
         ("oja_pca lr = 5 diverges", lambda: O.oja_pca(x, lr=5.0), "warn", "oja_pca"),
-        ("track lr = 3 diverges", lambda: Dr.track(stream, ("delta",), lr=3.0), "warn", "track"),
+        ("track lr = 3 is past the delta rule's bound", lambda: Dr.track(stream, ("delta",), lr=3.0), ValueError,
+         "lr: expected a number <= 2 for the delta rule"),
         ("key_reuse_task rewrites = 0", lambda: Dr.key_reuse_task(rewrites=0), ValueError,
          "rewrites: expected an integer >= 1"),
         ("track rule typo", lambda: Dr.track(stream, ("hebb",)), ValueError, "rules: expected one of"),

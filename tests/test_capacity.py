@@ -38,6 +38,8 @@ def test_recall_sweep_gram_shortcut_matches_store_and_recall_for_every_prefix():
 
 
 def test_recall_sweep_same_numbers_on_every_device(device):
+    if device.type == "cpu":
+        pytest.skip("the reference is the CPU run itself (the CPU cosines are checked against the theory below)")
     a = C.recall_sweep(8, [1, 4, 9, 20], trials=5, generator=torch.Generator().manual_seed(3), device=device)
     b = C.recall_sweep(8, [1, 4, 9, 20], trials=5, generator=torch.Generator().manual_seed(3))
     assert a.cosine.shape == (5, 4, 20) and a.cosine.device.type == device.type
@@ -127,7 +129,7 @@ def test_bad_inputs_are_rejected_clearly(call, err, words):
 def test_n_grid():
     for d in [1, 16, 256]:
         ns = C.n_grid(d, points=24, max_ratio=4.0)
-        assert len(ns) == 24 and ns[0] == 1 and ns[-1] == max(24, 4 * d)
+        assert len(ns) == min(24, 4 * d) and ns[0] == 1 and ns[-1] == 4 * d   # never past max_ratio · d_k
         assert (ns[1:] > ns[:-1]).all()
 
 

@@ -60,8 +60,8 @@ def test_seeded_and_vectorised():
 
 def test_rw_effect_hand_computed_values():
     assert designs.rw_effect("acquisition", m=2, lr=0.5) == pytest.approx(0.75)   # 0.5 + 0.5·0.5
-    assert designs.rw_effect("overshadowing", m=1, lr=0.25) == pytest.approx(0.0)  # one trial: A gets α either way
-    assert designs.rw_effect("overshadowing", m=2, lr=0.25) == pytest.approx(0.4375 - 0.375)
+    assert designs.rw_effect("overshadowing", m=1, lr=0.25, compound="sum") == pytest.approx(0.0)  # A gets α
+    assert designs.rw_effect("overshadowing", m=2, lr=0.25, compound="sum") == pytest.approx(0.4375 - 0.375)
 
 
 def test_describe_names_the_roles():

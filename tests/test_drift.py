@@ -47,6 +47,8 @@ def test_redraw_stream_shapes_and_meaning(gen, device, dtype):
 
 
 def test_streams_same_numbers_on_every_device(device):
+    if device.type == "cpu":
+        pytest.skip("the reference is the CPU run itself (test_redraw_stream_shapes_and_meaning checks its values)")
     a = make(torch.Generator().manual_seed(3), steps=100)
     b = make(torch.Generator().manual_seed(3), device, steps=100)
     assert torch.equal(a.values, b.values.cpu()) and torch.equal(a.keys, b.keys.cpu())

@@ -7,14 +7,22 @@ import pytest
 import torch
 
 from pavlovlab.conditioning import hebbian_conditioning, rescorla_wagner
-from pavlovlab.teach.exercises import conditioning as E
+from pavlovlab.teach.exercises import conditioning
+
+E = conditioning.session()
+"""A learner's session; a fresh one before every test (:func:`_fresh_session`)."""
+
+
+def _new_session():
+    global E
+    E = conditioning.session()
 
 
 @pytest.fixture(autouse=True)
-def _fresh_attempts():
-    for e in E.BOOK:
-        e.attempts = 0
-    yield
+def _fresh_session():
+    _new_session()
+
+
 
 
 def good_update(V, x, lam, alpha=0.3, beta=1.0):
@@ -44,13 +52,15 @@ def test_rw_update_checker(capsys):
     assert "✅" in capsys.readouterr().out
     assert E.check_rw_update(in_place_update) is True  # copies are passed: in-place is fine
     capsys.readouterr()
-    E.BOOK.get(1).attempts = 0                                            # a learner's first attempt
+    _new_session()                                            # a learner's first attempt
     assert E.check_rw_update(hebbian_update) is False
     out = capsys.readouterr().out
     assert "❌" in out and "Hint" in out and "already predicts" in out   # fails at once, on the telling case
     assert "lam - " not in out and "expected [" not in out                # no formula, no numbers yet
     assert E.check_rw_update(hebbian_update) is False
-    assert "expected [" in capsys.readouterr().out                        # numbers from the 2nd attempt
+    assert "expected [" not in capsys.readouterr().out                    # the same answer again: no numbers
+    assert E.check_rw_update(lambda V, x, lam, alpha=0.3, beta=1.0: V + alpha * lam * x) is False
+    assert "expected [" in capsys.readouterr().out                        # numbers from a 2nd, different attempt
     assert E.check_rw_update(stub) is False
     assert "not yet implemented" in capsys.readouterr().out
 
@@ -99,11 +109,13 @@ def test_blocking_sweep_checker_judges_the_curve(capsys):
     heb = torch.tensor([hebbian_conditioning(torch.cat([torch.tensor([[1.0, 0.0]]).repeat(int(n), 1),
                         torch.tensor([[1.0, 1.0]]).repeat(30, 1)]), torch.ones(int(n) + 30), alpha=0.2)[-1, 1].item()
                         for n in n_pre])
-    E.BOOK.get(3).attempts = 0
+    _new_session()
     assert E.check_blocking_sweep(n_pre, heb, 0.2, 30) is False
     first = capsys.readouterr().out
     assert "❌" in first and "expected" not in first
     assert E.check_blocking_sweep(n_pre, heb, 0.2, 30) is False
+    assert "expected" not in capsys.readouterr().out                      # the same answer again
+    assert E.check_blocking_sweep(n_pre, heb * 0.5, 0.2, 30) is False
     assert "expected" in capsys.readouterr().out
     # too few lengths, lengths that miss the control, mismatched shapes, NaN
     for n, v in ((torch.tensor([30]), good[-1:]), (torch.arange(5, 31, 5), good[:6]),

@@ -6,7 +6,20 @@ import math
 import pytest
 import torch
 
-from pavlovlab.teach.exercises import forgetting as ex
+from pavlovlab.teach.exercises import forgetting
+
+ex = forgetting.session()
+"""A learner's session; a fresh one before every test (:func:`_fresh_session`)."""
+
+
+def _new_session():
+    global ex
+    ex = forgetting.session()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_session():
+    _new_session()
 
 
 def stub(*args):
@@ -34,7 +47,7 @@ def unlearn_ok(S, k):
 
 # --- typical mistakes -----------------------------------------------------------------------------
 
-def half_life_window(gamma):  # the effective window 1/(1 − γ), not the half-life
+def half_life_window(gamma, max_lag=120):  # the effective window 1/(1 − γ), not the half-life
     return 1 / (1 - gamma)
 
 
@@ -98,7 +111,7 @@ def measured_by_literal_loop(gamma, trials=150, d=48, max_lag=120):
     for t in range(max_lag + 1):
         S = gamma * S + v[:, t, :, None] * k[:, t, None, :]
         strength.append(((S @ k[:, 0, :, None])[..., 0] * v[:, 0]).sum(-1).mean().item())
-    first = next(t for t, s in enumerate(strength) if s < 0.5)
+    first = next((t for t, s in enumerate(strength) if s < 0.5), math.inf)  # inf: never within the window
     return first                                    # the first whole lag below one half (no interpolation)
 
 
@@ -107,10 +120,12 @@ def test_measured_half_life_judged_on_its_result(capsys):
     assert "✅" in capsys.readouterr().out
     assert not ex.check_measured_half_life(half_life_window)         # the effective window, not the half-life
     assert "too late" in capsys.readouterr().out
-    assert not ex.check_measured_half_life(lambda gamma: math.inf)
+    assert not ex.check_measured_half_life(lambda gamma, max_lag=120: math.inf)
     assert "never fell" in capsys.readouterr().out
-    assert not ex.check_measured_half_life(lambda gamma: 0.5 * half_life_ok(gamma))
+    assert not ex.check_measured_half_life(lambda gamma, max_lag=120: 0.5 * half_life_ok(gamma))
     assert "too early" in capsys.readouterr().out
+    assert not ex.check_measured_half_life(lambda gamma, max_lag=120: half_life_ok(gamma))   # the formula itself
+    assert "computing the formula" in capsys.readouterr().out
     assert not ex.check_measured_half_life(stub)
     assert "not yet implemented" in capsys.readouterr().out
     # the band is narrower than the classic confusion: 1/(1 − γ) is 46-48 % off at the checked γ

@@ -3,11 +3,24 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
-from pavlovlab import designs, probes
-from pavlovlab.statistics import summarize
-from pavlovlab.teach.exercises import probes as ex
+from pavlovlab import designs, probes, statistics
+from pavlovlab.teach.exercises import probes as probe_exercises
+
+ex = probe_exercises.session()
+"""A learner's session; a fresh one before every test (:func:`_fresh_session`)."""
+
+
+def _new_session():
+    global ex
+    ex = probe_exercises.session()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_session():
+    _new_session()
 
 
 def _crosstalk_loop(keys: torch.Tensor) -> torch.Tensor:
@@ -33,20 +46,32 @@ def test_crosstalk_checker(capsys):
 def _sweep(rule: str, n: int, rates=(0.1, 0.2, 0.4, 0.6, 0.8)):
     rows = []
     for lr in rates:
-        e = summarize(probes.circuit_effects("blocking", rule=rule, lr=lr, n=n)[None])
+        e = statistics.summarize(probes.circuit_effects("blocking", rule=rule, lr=lr, n=n)[None])
         rows.append((lr, e.mean, e.hi - e.mean))
     return rows
 
 
+def _measures(rule_used=None, n=200, rates=(0.1, 0.2, 0.4, 0.6, 0.8)):
+    """A learner's blocking_sweep(rule): measures the memory it is given (or always ``rule_used``)."""
+    def blocking_sweep(rule="delta"):
+        return _sweep(rule_used or rule, n, rates)
+    return blocking_sweep
+
+
 def test_blocking_sweep_checker(capsys):
-    assert ex.check_blocking_sweep(_sweep("delta", 200))
-    assert not ex.check_blocking_sweep(_sweep("hebbian", 200))                  # the wrong memory
-    assert not ex.check_blocking_sweep(_sweep("delta", 200, rates=(0.2, 0.4, 0.6)))   # too few rates
-    assert not ex.check_blocking_sweep(_sweep("delta", 200, rates=(0.4, 0.5, 0.6, 0.7)))  # too narrow a range
-    assert not ex.check_blocking_sweep(_sweep("delta", 8, rates=(0.1, 0.2, 0.4, 0.8)))    # intervals too wide
-    # RW's own numbers with a tight interval pass; shifted by 0.1 they fail: the judge looks at the theory
+    assert ex.check_blocking_sweep(_measures())
+    assert not ex.check_blocking_sweep(_measures("hebbian"))                      # the wrong memory
+    assert not ex.check_blocking_sweep(_measures(rates=(0.2, 0.4, 0.6)))           # too few rates
+    assert not ex.check_blocking_sweep(_measures(rates=(0.4, 0.5, 0.6, 0.7)))      # too narrow a range
+    assert not ex.check_blocking_sweep(_measures(n=8, rates=(0.1, 0.2, 0.4, 0.8)))  # intervals too wide
+    assert not ex.check_blocking_sweep(_measures("delta"))                        # probes delta whatever the rule
+    capsys.readouterr()
+    # RW's own numbers with a tight interval: right for the delta memory, but not a measurement
     exact = [(lr, designs.rw_effect("blocking", lr=lr), 0.01) for lr in (0.1, 0.2, 0.4, 0.8)]
-    assert ex.check_blocking_sweep(exact)
-    assert not ex.check_blocking_sweep([(lr, m + 0.1, hw) for lr, m, hw in exact])
-    assert not ex.check_blocking_sweep([(0.1, float("nan"), 0.01)] * 4)
+    assert not ex.check_blocking_sweep(lambda rule="delta": exact)
+    assert "return a prediction" in capsys.readouterr().out
+    assert not ex.check_blocking_sweep(lambda rule="delta": [(lr, m + 0.1, hw) for lr, m, hw in exact])
+    assert not ex.check_blocking_sweep(lambda rule="delta": [(0.1, float("nan"), 0.01)] * 4)
+    assert not ex.check_blocking_sweep(lambda: exact)
+    assert "rule" in capsys.readouterr().out
     capsys.readouterr()

@@ -19,8 +19,8 @@ def _broken(*args, **kwargs):
 def test_delta_write(capsys):
     assert rules.check_delta_write(lambda S, k, v, beta: S + beta * torch.outer(v - S @ k, k))
     assert "✅" in capsys.readouterr().out
-    assert rules.check_delta_write(lambda S, k, v, beta: (S + beta * torch.outer(v - S @ k, k)).float())  # float32 ok
-    assert "✅" in capsys.readouterr().out
+    assert not rules.check_delta_write(lambda S, k, v, beta: (S + beta * torch.outer(v - S @ k, k)).float())
+    assert "less precise" in capsys.readouterr().out                     # float32 for float64 inputs: named
     assert not rules.check_delta_write(lambda S, k, v, beta: S + beta * torch.outer(v, k))   # Hebbian: no error
     out = capsys.readouterr().out
     assert "❌" in out and "Hint" in out
@@ -81,14 +81,16 @@ def _literal_recovery(beta, n_keys=6, period=120, seeds=3):
 def test_recovery_measurement_judged_on_its_result(capsys):
     assert rules.check_recovery_time(_literal_recovery)        # a different stream, order and key count
     assert "✅" in capsys.readouterr().out
-    assert not rules.check_recovery_time(lambda beta: math.inf)                   # a memory that never recovers
+    assert not rules.check_recovery_time(lambda beta, n_keys=8: math.inf)  # a memory that never recovers
     assert "never recovered" in capsys.readouterr().out
-    assert not rules.check_recovery_time(lambda beta: 0.0)                        # a search that ignores "never"
+    assert not rules.check_recovery_time(lambda beta, n_keys=8: 0.0)  # a search that ignores "never"
     assert "do not shrink" in capsys.readouterr().out
-    assert not rules.check_recovery_time(lambda beta: 10.0 / beta ** 0.1)         # shrinks, but far too slowly
+    assert not rules.check_recovery_time(lambda beta, n_keys=8: 10.0 / beta ** 0.1)  # shrinks, but far too slowly
     assert "recovery(0.2) / recovery(1)" in capsys.readouterr().out
     assert not rules.check_recovery_time(_stub)
     assert "not yet implemented" in capsys.readouterr().out
-    assert not rules.check_recovery_time(lambda beta: [1.0, 2.0])
+    assert not rules.check_recovery_time(lambda beta, n_keys=8: [1.0, 2.0])
     assert "❌" in capsys.readouterr().out
+    assert not rules.check_recovery_time(lambda beta: 5.0)
+    assert "should take beta and n_keys" in capsys.readouterr().out
     assert rules.RECOVERY_RATIO_BAND[0] <= (6 * 8 + 1) / (2 * 8 - 1) and rules.RECOVERY_RATIO_BAND[1] >= (6 * 3 + 1) / 2

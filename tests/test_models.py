@@ -158,3 +158,57 @@ def test_delta_block_uses_the_unchecked_chunk_form_with_the_same_numbers(monkeyp
             if hasattr(attention, name):
                 monkeypatch.setattr(attention, name, refuse)
     torch.testing.assert_close(model(tokens), expected)
+
+
+def _per_head_block(block, x):
+    """Block.forward written out literally: one head at a time, one token at a time (float64 reference)."""
+    import torch.nn.functional as F
+
+    N, T, D = x.shape
+    H, d = block.n_heads, block.d_head
+    h = F.layer_norm(x, (D,), block.ln1.weight, block.ln1.bias)
+    h2 = torch.cat([h, torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)], dim=-1)   # [x_t, x_{t-1}]
+    outputs = []
+    for j in range(H):
+        q, k, v = (h2 @ block.qkv.weight[(part * H + j) * d:(part * H + j + 1) * d].T for part in range(3))
+        if block.attention == "softmax":
+            scores = (q @ k.mT) / d ** 0.5
+            scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+            outputs.append(scores.softmax(-1) @ v)
+            continue
+        q, k = q / q.norm(dim=-1, keepdim=True), k / k.norm(dim=-1, keepdim=True)
+        S, o = torch.zeros(N, d, d, dtype=x.dtype), []
+        for t in range(T):
+            vt, kt = v[:, t, :, None], k[:, t, None, :]
+            if block.attention == "linear":
+                S = S + vt * kt                                                   # Hebb: S += v kᵀ
+            else:
+                beta = torch.sigmoid(h2[:, t] @ block.beta.weight[j] + block.beta.bias[j])[:, None, None]
+                S = S + beta * (vt - S @ kt.mT) * kt                              # RW: S += β (v − S k) kᵀ
+            o.append((S @ q[:, t, :, None])[..., 0])
+        outputs.append(F.layer_norm(torch.stack(o, dim=1), (d,), block.out_norm.weight, block.out_norm.bias))
+    x = x + torch.cat(outputs, dim=-1) @ block.out.weight.T
+    return x + block.mlp(x)
+
+
+@pytest.mark.parametrize("attention", ATTENTIONS)
+def test_block_matches_a_per_head_per_token_computation(attention):
+    """Outputs and gradients of the model equal a head-by-head, token-by-token computation (float64)."""
+    import torch.nn.functional as F
+
+    model = TinyTransformer(vocab_size(6, 6), d_model=12, n_layers=2, n_heads=3, d_head=4, attention=attention,
+                            seed=0).double()
+    tokens = associative_recall(3, n_pairs=4, n_queries=3, n_keys=6, n_values=6,
+                                generator=torch.Generator().manual_seed(2)).tokens
+    weights = torch.randn(*tokens.shape, vocab_size(6, 6), generator=torch.Generator().manual_seed(3),
+                          dtype=torch.float64)
+    fast = model(tokens)
+    fast_grads = torch.autograd.grad((fast * weights).sum(), list(model.parameters()))
+    x = model.embed(tokens)
+    for block in model.blocks:
+        x = _per_head_block(block, x)
+    slow = model.readout(F.layer_norm(x, (12,), model.ln_f.weight, model.ln_f.bias))
+    slow_grads = torch.autograd.grad((slow * weights).sum(), list(model.parameters()))
+    torch.testing.assert_close(fast, slow, rtol=1e-10, atol=1e-12)
+    for (name, _), a, b in zip(model.named_parameters(), fast_grads, slow_grads, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-11, msg=lambda m, name=name: f"{name}: {m}")

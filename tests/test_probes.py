@@ -21,8 +21,8 @@ def test_delta_memory_shows_every_phenomenon(design):
 
 
 @pytest.mark.parametrize("design", [d for d in designs.DESIGNS if d != "acquisition"])
-def test_hebbian_memory_shows_none(design):
-    e = summarize(probes.circuit_effects(design, rule="hebbian", n=300)[None])
+def test_hebbian_memory_shows_none_with_additive_compounds(design):
+    e = summarize(probes.circuit_effects(design, rule="hebbian", n=300, compound="sum")[None])
     assert e.lo < 0 < e.hi or abs(e.mean) < 1e-9, (design, e)
     assert abs(e.mean) < 0.03
 
@@ -49,7 +49,7 @@ def _rw_effect(design: str, m: int, lr: float) -> float:
 def test_delta_memory_with_near_orthogonal_keys_matches_rescorla_wagner(design):
     # outcome o is one value, "nothing" another: the o component of the delta memory follows RW with
     # λ = 1 on o trials and 0 on n trials, once keys are near-orthogonal (d_key large).
-    x = probes.circuit_effects(design, rule="delta", n=40, d_key=4096, lr=0.3)
+    x = probes.circuit_effects(design, rule="delta", n=40, d_key=4096, lr=0.3, compound="sum")
     assert x.mean().item() == pytest.approx(_rw_effect(design, 2, 0.3), abs=0.03)
 
 
@@ -61,7 +61,7 @@ def test_verdicts_use_the_acquisition_scale_and_can_fail():
     rows = {r["design"]: r for r in probes.verdicts(res)}
     assert rows["acquisition"]["holds"] is True
     assert rows["blocking"]["observed"] == "effect" and rows["blocking"]["holds"] is False   # linear predicts none
-    assert "FAILS" in verdict_sentence(rows["blocking"])
+    assert "DISAGREES" in verdict_sentence(rows["blocking"])
 
 
 # ------------------------------------------------------------------------- trained models

@@ -157,6 +157,8 @@ def test_theory_shapes_and_paper_bound():
 
 
 def test_device_gives_the_same_numbers(device):
+    if device.type == "cpu":
+        pytest.skip("the reference is the CPU run itself (the CPU numbers are checked against the theory above)")
     a = st.chain_error(3, 2, 16, 16, trials=50, generator=_gen(5))
     b = st.chain_error(3, 2, 16, 16, trials=50, generator=_gen(5), device=device)
     assert torch.allclose(a.error_by_depth, b.error_by_depth, atol=2e-3)

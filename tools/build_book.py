@@ -7,9 +7,11 @@ the licences, CITATION.cff, course/'s notebooks (``[0-9]*.ipynb``: a new noteboo
 alone) and the instructor guide.
 An API page with one section per public module of ``pavlovlab`` is written into the staging folder. A relative
 link to a repository file that is not part of the book (``../deploy/README.md``, ``../pavlovlab/memory.py``)
-becomes a link to that file on GitHub at the release tag; a link to a file that does not exist is kept, so
-that Sphinx reports it. Solution cells (tag ``solution``) are folded on the page (tag ``hide-input``), as they are
-in JupyterLab.
+becomes a link to that file on GitHub at the ref of the release setting (tools/launch_links.py); a link to a
+file that does not exist is kept, so that Sphinx reports it. Solution cells (tag ``solution``) are folded on the
+page (tag ``hide-input``), as they are in JupyterLab; the launch cells (tag ``launch``) are removed (the book's
+launch menu does their work). Each figure's ``# alt:`` line (in the code cell that draws it) becomes its image's
+alt text (:func:`figure_alt_texts`).
 
     python tools/build_book.py                 # what `make book` runs; -W: warnings are errors
     python tools/build_book.py --out DIR --no-warnings-as-errors
@@ -27,6 +29,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import launch_links  # noqa: E402
+
 FILES = ["README.md", "CHANGELOG.md", "LICENSE", "LICENSE-CONTENT", "CITATION.cff"]
 BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
 """README's badge image: in the book, the Binder logo shipped with sphinx-book-theme (the book loads nothing
@@ -80,6 +85,36 @@ def _repoint(text: str, where: Path, staged: set[str], tag: str) -> str:
     return LINK.sub(sub, text)
 
 
+ALT_LINE = re.compile(r"^[ \t]*#[ \t]*alt:[ \t]*(\S.*?)[ \t]*$", flags=re.M)
+"""A figure's alt text in the code cell that draws it: one comment line ``# alt: <one sentence>`` per figure,
+in the order the figures appear in the cell's outputs."""
+ALT_TABLE = "_alt_text.json"
+"""Staged ``{sha256 of the PNG: alt text}``; docs/conf.py gives each image of the book its sentence."""
+
+
+def figure_alt_texts(nb: dict, name: str = "notebook") -> dict[str, str]:
+    """``{sha256 hex of the PNG bytes: alt text}`` for the stored figures of ``nb`` (a notebook as JSON) whose cell
+    has ``# alt:`` lines. Raises ValueError naming the notebook and cell when a cell's count of alt lines is not
+    its count of PNG outputs (a sentence would describe the wrong figure)."""
+    import base64
+    import hashlib
+
+    table = {}
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        alts = ALT_LINE.findall(source)
+        pngs = [o["data"]["image/png"] for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        if alts and len(alts) != len(pngs):
+            raise ValueError(f"{name}: cell {i} has {len(alts)} '# alt:' line(s) but {len(pngs)} stored figure(s); "
+                             "give one line per figure, in the order they are drawn")
+        for alt, png in zip(alts, pngs, strict=False):
+            data = "".join(png) if isinstance(png, list) else png
+            table[hashlib.sha256(base64.b64decode(data)).hexdigest()] = alt
+    return table
+
+
 def _repoint_files(src: Path, staged: set[str], tag: str) -> None:
     for rel in sorted(staged):
         path = src / rel
@@ -91,6 +126,8 @@ def _repoint_files(src: Path, staged: set[str], tag: str) -> None:
                 tags = cell.setdefault("metadata", {}).setdefault("tags", [])
                 if "solution" in tags and "hide-input" not in tags:
                     tags.append("hide-input")  # solutions folded, as in JupyterLab (source_hidden)
+                if launch_links.LAUNCH_TAG in tags and "remove-cell" not in tags:
+                    tags.append("remove-cell")  # badges and the Colab install cell: the book has its launch menu
                 if cell["cell_type"] == "markdown":
                     text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
                     cell["source"] = _repoint(text, ROOT / rel, staged, tag)
@@ -98,8 +135,6 @@ def _repoint_files(src: Path, staged: set[str], tag: str) -> None:
 
 
 def stage(src: Path) -> None:
-    import pavlovlab
-
     if src.exists():
         shutil.rmtree(src)
     shutil.copytree(ROOT / "docs", src, ignore=shutil.ignore_patterns("__pycache__"))
@@ -125,14 +160,21 @@ def stage(src: Path) -> None:
         shutil.copy2(nb, src / "course" / nb.name)
     shutil.copy2(ROOT / "course" / "INSTRUCTOR_GUIDE.md", src / "course" / "INSTRUCTOR_GUIDE.md")
     (src / "api.md").write_text(api_page(), encoding="utf-8")
+    alts: dict[str, str] = {}
+    for nb in sorted((src / "course").glob("[0-9]*.ipynb")):
+        alts.update(figure_alt_texts(json.loads(nb.read_text(encoding="utf-8")), nb.name))
+    (src / ALT_TABLE).write_text(json.dumps(alts, indent=1, sort_keys=True), encoding="utf-8")
     staged = {p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()}
-    _repoint_files(src, staged - {"index.md", "api.md", "conf.py"}, f"v{pavlovlab.__version__}")
+    _repoint_files(src, staged - {"index.md", "api.md", "conf.py", ALT_TABLE}, launch_links.launch_ref(ROOT))
 
 
 def build(out: Path, src: Path, warnings_as_errors: bool = True, quiet: bool = True) -> int:
     """Stage and build; returns Sphinx's exit status (non-zero on any warning when ``warnings_as_errors``)."""
+    import os
+
     from sphinx.cmd.build import build_main
 
+    os.environ["PAVLOVLAB_ROOT"] = str(ROOT)  # docs/conf.py reads the release setting of this checkout
     stage(src)
     args = ["-b", "html", "-j", "1", "-E", str(src), str(out)]
     if warnings_as_errors:

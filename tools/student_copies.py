@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Keep the committed learner copies in ``student/`` in step with ``course/``.
+"""Keep the committed learner copies in ``student/``, and the reference solutions that ``ex.solution(n)``
+prints (``pavlovlab/teach/exercises/solutions.json``), in step with ``course/``.
 
 The copies are what ``pavlovlab student`` writes (solution cells removed, outputs cleared, a
 HOW_TO_USE.md added), normalised like every committed notebook (tools/normalize_notebooks.py).
 They are generated into a fresh temporary folder first; then ``--write`` replaces ``student/``'s
 files with them (new and changed files written, files the generator no longer makes removed),
-and ``--check`` only lists the differences (exit 1 if any).
+and ``--check`` only lists the differences (exit 1 if any). The solutions are the course notebooks' cells
+tagged ``solution``; they are committed with the package (a learner's installation has no course notebooks),
+and written here, never by hand.
 
     python tools/student_copies.py --write     # what `make student` runs
     python tools/student_copies.py --check     # what tests/repo/test_student_committed.py asserts
@@ -24,7 +27,9 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from normalize_notebooks import normalize_text  # noqa: E402
 
-from pavlovlab.teach.student import make_student_copies  # noqa: E402
+from pavlovlab.teach.student import atomic_write, make_student_copies, solutions_json  # noqa: E402
+
+SOLUTIONS = ROOT / "pavlovlab" / "teach" / "exercises" / "solutions.json"
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -62,15 +67,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.student.resolve().is_relative_to(args.course.resolve()):
         parser.error("--student must not be inside --course")
     fresh, missing, changed, stale = differences(args.course, args.student)
+    solutions = solutions_json(args.course)
+    solutions_stale = not SOLUTIONS.is_file() or SOLUTIONS.read_text(encoding="utf-8") != solutions
     if args.check:
+        if solutions_stale:
+            print(f"out of date: {SOLUTIONS}")
         for label, names in (("missing", missing), ("out of date", changed), ("stale", stale)):
             for n in names:
                 print(f"{label}: {args.student / n}")
-        if missing or changed or stale:
-            print("student/ is out of date with course/: run `make student` and commit student/")
+        if missing or changed or stale or solutions_stale:
+            print("student/ or solutions.json is out of date with course/: run `make student` and commit both")
             return 1
         print(f"student/ is up to date ({len(fresh)} files)")
         return 0
+    if solutions_stale:
+        atomic_write(SOLUTIONS, lambda t: t.write_text(solutions, encoding="utf-8"))
+        print(f"wrote    {SOLUTIONS}")
     for n in missing + changed:
         target = args.student / n
         target.parent.mkdir(parents=True, exist_ok=True)

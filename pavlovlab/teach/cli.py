@@ -1,4 +1,4 @@
-"""The ``pavlovlab`` command: ``doctor``, ``student`` and ``reproduce``.
+"""The ``pavlovlab`` command: ``start``, ``doctor``, ``student`` and ``reproduce``.
 
 Each subcommand is a small function taking parsed arguments and returning an exit status, so the
 tests call ``main([...])`` directly.
@@ -7,14 +7,16 @@ tests call ``main([...])`` directly.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib.metadata as md
 import importlib.resources
 import io
 import os
 import platform
 import re
+import shlex
+import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +26,12 @@ COURSE_ENV = "PAVLOVLAB_COURSE"
 """Environment variable naming an installed course folder (e.g. set once on a hub image)."""
 
 WIDGETS_LABEXTENSION = ("@jupyter-widgets", "jupyterlab-manager")
-CI_ONLY = frozenset({"playwright", "jupyter-repo2docker", "hypothesis", "ruff"})
+CPU_TORCH = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+"""The CPU build of torch (about 0.2 GB instead of several GB of CUDA libraries): install it before the package."""
+COURSE_DATA = "_course"
+"""The course inside an installed package: ``pavlovlab/_course/course`` (full notebooks) and ``.../student``
+(learner copies), copied there when the wheel is built (setup.py)."""
+CI_ONLY = frozenset({"playwright", "jupyter-repo2docker", "hypothesis", "ruff", "mypy"})
 """Pinned in requirements.txt for the course's own tests only; learners (and Binder) do not need them."""
 
 
@@ -121,7 +128,8 @@ def check_packages(course: str | Path | None = None) -> list[Check]:
             if got is None and name in CI_ONLY:
                 checks.append(Check(True, name, "not installed (only the course's own tests use it)"))
             elif got is None:
-                checks.append(Check(False, name, f"not installed (pinned {pin}): pip install -r {req}"))
+                first = f"{CPU_TORCH}, then " if name == "torch" else ""
+                checks.append(Check(False, name, f"not installed (pinned {pin}): {first}pip install -r {req}"))
             elif public_version(got) != public_version(pin):
                 checks.append(Check(False, name, f"{got} installed, {pin} pinned: pip install -r {req}"))
             else:
@@ -129,10 +137,11 @@ def check_packages(course: str | Path | None = None) -> list[Check]:
         return checks
     for name, low in package_lower_bounds().items():
         got = installed_version(name)
+        fix = CPU_TORCH if name == "torch" else f"pip install '{name}>={low}'"
         if got is None:
-            checks.append(Check(False, name, f"not installed (need >= {low})"))
+            checks.append(Check(False, name, f"not installed (need >= {low}): {fix}"))
         elif _version_tuple(got) < _version_tuple(low):
-            checks.append(Check(False, name, f"{got} installed, need >= {low}"))
+            checks.append(Check(False, name, f"{got} installed, need >= {low}: {fix}"))
         else:
             checks.append(Check(True, name, f"{got} (>= {low}; no requirements.txt found, lower bounds checked)"))
     return checks
@@ -151,7 +160,8 @@ def check_torch() -> Check:
         what = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU (enough for this course)"
         return Check(ok, "torch device", f"{device} - {what}" + ("" if ok else ": a small matmul gave a wrong result"))
     except Exception as e:
-        return Check(False, "torch device", f"{type(e).__name__}: {e}")
+        return Check(False, "torch device", f"{type(e).__name__}: {e}: reinstall torch's CPU build: "
+                     f"{CPU_TORCH} --force-reinstall")
 
 
 def labextension_dirs() -> list[Path]:
@@ -169,7 +179,8 @@ def check_widgets() -> Check:
     try:
         import jupyterlab_widgets  # noqa: F401
     except ImportError:
-        return Check(False, "jupyterlab widgets", "jupyterlab_widgets not installed: sliders will show as text")
+        return Check(False, "jupyterlab widgets", "jupyterlab_widgets not installed (sliders show as text): "
+                     "pip install 'pavlovlab[lab]'")
     found = [d for d in labextension_dirs() if (d.joinpath(*WIDGETS_LABEXTENSION) / "package.json").is_file()]
     if not found:
         return Check(False, "jupyterlab widgets", "the @jupyter-widgets/jupyterlab-manager extension is missing: "
@@ -189,9 +200,10 @@ def check_matplotlib() -> Check:
         fig.savefig(buf, format="png")
         ok = buf.getvalue()[:4] == b"\x89PNG"
         return Check(ok, "matplotlib backend", f"{matplotlib.get_backend()} (PNG rendering "
-                     f"{'works' if ok else 'FAILED'}; notebooks use the inline backend)")
+                     f"{'works' if ok else 'FAILED: pip install --force-reinstall matplotlib'}; notebooks use the "
+                     "inline backend)")
     except Exception as e:
-        return Check(False, "matplotlib backend", f"{type(e).__name__}: {e}")
+        return Check(False, "matplotlib backend", f"{type(e).__name__}: {e}: pip install --force-reinstall matplotlib")
 
 
 def course_dir(explicit: str | Path | None = None) -> Path:
@@ -199,33 +211,46 @@ def course_dir(explicit: str | Path | None = None) -> Path:
 
     ``explicit`` (``--course``) when given; else ``./course`` when the current folder holds the course
     (a clone, Binder: a ``course/`` with numbered notebooks); else an installed course: the folder named by
-    ``$PAVLOVLAB_COURSE``, the package's data (``pavlovlab/course``) or ``<prefix>/share/pavlovlab/course``.
+    ``$PAVLOVLAB_COURSE``, else the package's data (``pavlovlab/_course/course``, shipped in the wheel).
     When none holds notebooks, ``./course`` (absent: ``student`` then asks for ``--course``).
     """
     if explicit is not None:
         return Path(explicit)
     here = Path.cwd() / "course"
     env = os.environ.get(COURSE_ENV)
-    package_data = Path(str(importlib.resources.files("pavlovlab"))) / "course"
-    installed = Path(sys.prefix) / "share" / "pavlovlab" / "course"
-    for folder in (here, *([Path(env)] if env else []), package_data, installed):
+    package_data = Path(str(importlib.resources.files("pavlovlab"))) / COURSE_DATA / "course"
+    for folder in (here, *([Path(env)] if env else []), package_data):
         if folder.is_dir() and any(folder.glob("[0-9]*.ipynb")):
             return folder
     return here
 
 
 def check_write_access(folder: Path | None = None) -> Check:
-    """A file can be created in ``folder``: by default the course folder (:func:`course_dir`), or the
-    current folder when there is none (the package installed on its own), where learner copies go."""
+    """One byte can be written, read back and removed in ``folder``: by default the course folder
+    (:func:`course_dir`), or the current folder when there is none or it is the course shipped inside the
+    package (installed from the wheel), where learner copies go."""
     if folder is None:
         folder = course_dir()
-        if not folder.is_dir():
-            folder = Path.cwd()
+        shipped = Path(str(importlib.resources.files("pavlovlab"))) / COURSE_DATA
+        if not folder.is_dir() or folder.resolve().is_relative_to(shipped.resolve()):
+            folder = Path.cwd()  # the course shipped in the package is read, never written: copies go here
+    probe = Path(folder) / f".pavlovlab-doctor-{os.getpid()}"
     try:
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".pavlovlab-doctor-"):
-            pass
+        try:
+            with open(probe, "xb") as f:  # one real byte, flushed to the disk: a full disk or a quota fails here
+                f.write(b"\n")
+                f.flush()
+                os.fsync(f.fileno())
+            ok = probe.read_bytes() == b"\n"
+        finally:
+            probe.unlink(missing_ok=True)
+        if not ok:
+            return Check(False, "write access", f"a byte written in {folder} read back differently: check the disk")
         return Check(True, "write access", str(folder))
     except OSError as e:
+        if e.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+            return Check(False, "write access", f"cannot write in {folder} ({e.strerror}): free some space "
+                         "(the disk or your quota is full), then run doctor again")
         return Check(False, "write access", f"cannot write in {folder} ({e.strerror}): copy the course to a "
                      "folder of yours, e.g. `pavlovlab student ~/pavlovlab`")
 
@@ -291,6 +316,62 @@ def cmd_student(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------------------ start
+START_DIR = "pavlovlab-course"
+"""``pavlovlab start``'s folder when none is given (in the current folder)."""
+FIRST_NOTEBOOK = "00_start_here.ipynb"
+
+
+def lab_command(folder: Path, *, no_browser: bool = False) -> list[str]:
+    """The command that opens JupyterLab in ``folder`` at the first notebook: this Python's ``jupyter lab``
+    (``--allow-root`` when run as root, as in containers and cloud machines; ``--no-browser`` on request)."""
+    cmd = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={folder}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    if no_browser:
+        cmd.append("--no-browser")
+    return [*cmd, FIRST_NOTEBOOK]
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    """``pavlovlab start [DIR] [--no-browser] [--dry-run] [--course PATH]``: write the learner copies into DIR
+    (default ``./pavlovlab-course``; an existing file is never overwritten), then open JupyterLab there.
+
+    Returns JupyterLab's exit status; 0 after ``--dry-run`` (copies written, the command printed, nothing
+    launched); 2 for an unusable DIR or course folder (one line, as ``student``) or a missing JupyterLab."""
+    import importlib.util
+
+    from .student import make_student_copies
+
+    src = course_dir(args.course or None)
+    if not src.is_dir():
+        return _fail(f"start: course folder {str(src)!r} not found; pass --course PATH to the course's notebooks")
+    try:
+        report = make_student_copies(src, args.dir)
+    except ValueError as e:
+        return _fail(f"start: {str(e).replace('out_dir: ', 'DIR: ', 1)}")
+    except OSError as e:
+        return _cannot_write("start", e)
+    folder = Path(args.dir).resolve()
+    print(f"{len(report.written)} learner file(s) written to {folder}"
+          + (f", {len(report.skipped)} already there kept as they are (your work is never overwritten)"
+             if report.skipped else ""))
+    cmd = lab_command(folder, no_browser=args.no_browser)
+    if args.dry_run:
+        print(shlex.join(cmd))
+        return 0
+    if importlib.util.find_spec("jupyterlab") is None:
+        return _fail("start: JupyterLab is not installed: pip install 'pavlovlab[lab]', then run this again")
+    print(f"opening JupyterLab at {folder / FIRST_NOTEBOOK} (stop it with Ctrl+C)", flush=True)
+    if os.name == "posix":  # JupyterLab takes this process's place: Ctrl+C and signals reach it directly
+        os.chdir(folder)
+        os.execv(cmd[0], cmd)
+    try:
+        return subprocess.call(cmd, cwd=folder)
+    except KeyboardInterrupt:
+        return 0
+
+
 # -------------------------------------------------------------------------------------- reproduce
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """``pavlovlab reproduce [--out DIR] [--force] [--quick] [--only NAME...] [--list]``.
@@ -299,7 +380,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     a file, the course folder or inside it, a folder holding course notebooks, or a non-empty folder
     without ``--force``. With ``--force`` the files this run makes are replaced and its results are merged
     into an existing ``summary.json`` (the other experiments' entries are kept). A filesystem fault is
-    ``pavlovlab reproduce: cannot write PATH: REASON`` (exit 2)."""
+    ``pavlovlab reproduce: cannot write PATH: REASON`` (exit 2). Ctrl-C: one line, exit 130."""
     from . import reproduce
     from .student import refuse_unsafe_outdir
 
@@ -325,6 +406,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         merged = (out / reproduce.SUMMARY_NAME).is_file()
     try:
         summary = reproduce.run_all(out, quick=args.quick, only=args.only, progress=not args.no_progress)
+    except KeyboardInterrupt:
+        print(f"\npavlovlab reproduce: interrupted; {reproduce.SUMMARY_NAME} in {str(out)!r} is as it was before "
+              "this run (figures finished before the interruption were replaced)", file=sys.stderr)
+        return 130
     except OSError as e:
         return _cannot_write("reproduce", e)
     except ValueError as e:
@@ -360,6 +445,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"pavlovlab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("start", help="write your copy of the course into a folder and open it in JupyterLab",
+                       description="Write the learner copies of the notebooks (solutions removed) into DIR, "
+                       f"default ./{START_DIR}, then open JupyterLab there at {FIRST_NOTEBOOK}. A file that "
+                       "already exists in DIR is kept as it is: run it again any day to continue where you were.")
+    p.add_argument("dir", nargs="?", default=START_DIR, metavar="DIR",
+                   help=f"folder for your copies (created if needed; default ./{START_DIR})")
+    p.add_argument("--no-browser", action="store_true", help="start JupyterLab without opening a browser tab")
+    p.add_argument("--dry-run", action="store_true", help="write the copies, print the JupyterLab command, launch "
+                   "nothing")
+    p.add_argument("--course", metavar="PATH", help=COURSE_HELP)
+    p.set_defaults(func=cmd_start)
 
     p = sub.add_parser("doctor", help="check that this machine is ready for the course (exit 1 on a FAIL)",
                        description="Print one OK/FAIL line per check: Python, every pinned package, the torch "
@@ -399,4 +496,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(args.func(args) or 0)
 
 
-__all__ = ["Check", "build_parser", "doctor_checks", "main", "parse_pins"]
+__all__ = ["Check", "build_parser", "doctor_checks", "lab_command", "main", "parse_pins"]

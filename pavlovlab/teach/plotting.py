@@ -15,21 +15,46 @@ import torch
 
 from pavlovlab.conditioning import Labels
 
+OKABE_ITO = {
+    "black": "#000000", "orange": "#E69F00", "sky blue": "#56B4E9", "bluish green": "#009E73",
+    "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "reddish purple": "#CC79A7",
+}
+"""Okabe and Ito's colour-blind-safe palette (2008): every pair stays apart under protanopia and deuteranopia
+(tests/test_palette.py measures it)."""
+
 COLORS = {
-    "hebbian": "#d95f02", "delta": "#1b9e77", "oja": "#7570b3", "oja_subspace": "#7570b3", "oja_clamped": "#e6ab02",
-    "linear": "#d95f02",
-    "softmax": "#e7298a", "theory": "#444444", "measured": "#1f78b4",
+    "hebbian": OKABE_ITO["vermillion"], "delta": OKABE_ITO["bluish green"], "oja": OKABE_ITO["blue"],
+    "oja_subspace": OKABE_ITO["blue"], "oja_clamped": OKABE_ITO["orange"],
+    "linear": OKABE_ITO["vermillion"],  # linear attention is the Hebbian memory: one colour for one idea
+    "softmax": OKABE_ITO["reddish purple"], "theory": OKABE_ITO["black"], "measured": OKABE_ITO["sky blue"],
 }
 """One colour per learning rule / attention kind, the same in every notebook."""
+MARKERS = {
+    "hebbian": "o", "delta": "s", "oja": "^", "oja_subspace": "^", "oja_clamped": "v", "linear": "o",
+    "softmax": "D", "theory": "", "measured": "P",
+}
+"""One marker per kind, beside its colour: a series is told apart without its colour (print, colour blindness)."""
+
+CYCLE = {
+    "color": [OKABE_ITO[n] for n in ("blue", "orange", "bluish green", "vermillion", "reddish purple", "sky blue",
+                                     "yellow", "black")],
+    "marker": ["o", "s", "^", "D", "v", "P", "X", "*"],
+}
+"""The default cycle of :func:`use_style`: each series of an axes gets its own colour and marker (line styles
+keep their meaning: solid measured, dashed theory)."""
 
 
 def use_style() -> None:
-    """Set the course's matplotlib style: modest figure size and resolution (notebooks stay small)."""
+    """Set the course's matplotlib style: modest figure size and resolution (notebooks stay small), and the
+    colour-blind-safe cycle (:data:`CYCLE`): a distinct colour and marker per series, markers
+    spaced along long lines (``markevery``) so that dense curves stay readable."""
     mpl.rcParams.update({
         "figure.figsize": (6.4, 3.6), "figure.dpi": 80, "savefig.dpi": 80,
         "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False,
         "axes.titlesize": 11, "axes.labelsize": 10, "legend.fontsize": 9, "legend.frameon": False,
-        "lines.linewidth": 1.8,
+        "lines.linewidth": 1.8, "lines.markersize": 4.5,
+        "axes.prop_cycle": mpl.cycler(**CYCLE) + mpl.cycler(markevery=[0.08] * len(CYCLE["color"])),
+        "image.cmap": "viridis",
     })
 
 
@@ -52,8 +77,11 @@ def _check_ax(ax: object) -> None:
 
 
 def band(ax: plt.Axes, x, samples, *, label: str | None = None, color: str | None = None,
-         quantiles: tuple[float, float] = (0.1, 0.9), marker: str = "o") -> None:
-    """Measured points: the mean over ``samples`` (trials, len(x)) with a shaded quantile band."""
+         quantiles: tuple[float, float] = (0.1, 0.9), marker: str | None = None) -> None:
+    """Measured points: the mean over ``samples`` (trials, len(x)) with a shaded quantile band.
+
+    ``color`` and ``marker`` default to the next entry of the axes' cycle (:func:`use_style`); a ``color`` of
+    :data:`COLORS` without a ``marker`` takes that kind's marker (:data:`MARKERS`)."""
     _check_ax(ax)
     x, s = _np(x, "x", 1), _np(samples, "samples", 2)
     if s.shape[1] != x.shape[0] or s.shape[0] == 0:
@@ -61,7 +89,9 @@ def band(ax: plt.Axes, x, samples, *, label: str | None = None, color: str | Non
     if not (len(quantiles) == 2 and 0 <= quantiles[0] <= quantiles[1] <= 1):
         raise ValueError(f"quantiles: expected (low, high) with 0 <= low <= high <= 1, got {quantiles!r}")
     lo, hi = np.quantile(s, quantiles, axis=0)
-    line, = ax.plot(x, s.mean(axis=0), marker=marker, ms=3.5, lw=1.2, color=color, label=label)
+    if marker is None and color is not None:
+        marker = next((MARKERS[k] for k, c in COLORS.items() if c.lower() == str(color).lower()), None)
+    line, = ax.plot(x, s.mean(axis=0), marker=marker, ms=3.5, lw=1.2, color=color, label=label, ls="-")
     ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
 
 
@@ -71,7 +101,7 @@ def theory(ax: plt.Axes, x, y, *, label: str | None = "theory", color: str = COL
     x, y = _np(x, "x", 1), _np(y, "y", (1, 2))
     if y.shape[0] != x.shape[0]:
         raise ValueError(f"y: expected len(x) = {x.shape[0]} rows, got shape {y.shape}")
-    ax.plot(x, y, ls="--", lw=1.5, color=color, label=label)
+    ax.plot(x, y, ls="--", lw=1.5, color=color, label=label, marker="")
 
 
 def labels(ax: plt.Axes, title: str, xlabel: str, ylabel: str, *, legend: bool = True) -> None:
@@ -102,7 +132,7 @@ def heatmap(ax: plt.Axes, matrix, *, title: str, xlabel: str, ylabel: str, symme
     labels(ax, title, xlabel, ylabel, legend=False)
 
 
-def mark_times(ax: plt.Axes, times: Sequence[float], *, label: str | None = None, color: str = "#999999") -> None:
+def mark_times(ax: plt.Axes, times: Sequence[float], *, label: str | None = None, color: str = "#777777") -> None:
     """Vertical dotted lines at event times (drifts, phase changes)."""
     _check_ax(ax)
     times = _np(times, "times", 1)
@@ -113,20 +143,36 @@ def mark_times(ax: plt.Axes, times: Sequence[float], *, label: str | None = None
 # ------------------------------------------------------------------------------ conditioning designs
 _set_labels = labels  # the plots below take a ``labels`` argument (a design's Labels)
 
-CS_COLORS = ("#1f78b4", "#e6ab02", "#7570b3")
+CS_COLORS = (OKABE_ITO["blue"], OKABE_ITO["orange"], OKABE_ITO["reddish purple"])
 """One colour per CS column (bell, light/buzzer, ...), the same in every conditioning plot."""
-US_COLOR = "#33a02c"
+CS_MARKERS = ("o", "s", "^")
+"""One marker per CS column, beside its colour."""
+US_COLOR = OKABE_ITO["bluish green"]
 """The colour of the food (US) row in :func:`plot_design`."""
+
+
+def _check_names(labels: object, n_cs: int, name: str) -> None:
+    if not isinstance(labels, Labels):
+        raise TypeError(f"labels: expected a design's Labels (design.labels), got {type(labels).__name__}")
+    if len(labels.cs) != n_cs:
+        raise ValueError(f"labels: expected one CS name per column of {name} ({n_cs}), got {len(labels.cs)} "
+                         f"names {list(labels.cs)}")
 
 
 def plot_strengths(ax: plt.Axes, V: torch.Tensor, labels: Labels, *, title: str | None = None, ls: str = "-",
                    suffix: str = "", marker: str | None = None, phases: bool = True, legend: bool = True) -> None:
-    """Plot V (trials + 1, n_cs) against the trial number, one line per CS, phase changes dotted."""
-    v = V.detach().cpu()
+    """Plot V (trials + 1, n_cs) against the trial number, one line per CS, phase changes dotted.
+
+    Each CS has its colour and its marker (:data:`CS_COLORS`, :data:`CS_MARKERS`); ``marker`` replaces the
+    markers of every CS (``""``: none). One sequence only: a V with leading (batch) dims is refused (plot
+    ``V[0]``, or their mean)."""
+    _check_ax(ax)
+    v = torch.as_tensor(_np(V, "V", 2))
+    _check_names(labels, v.shape[-1], "V")
     x = torch.arange(v.shape[-2])
     for i, name in enumerate(labels.cs):
-        ax.plot(x, v[..., i], ls=ls, marker=marker, ms=3.5, color=CS_COLORS[i % len(CS_COLORS)],
-                label=f"V {name}{suffix}")
+        ax.plot(x, v[..., i], ls=ls, marker=CS_MARKERS[i % len(CS_MARKERS)] if marker is None else marker, ms=3.5,
+                markevery=0.08, color=CS_COLORS[i % len(CS_COLORS)], label=f"V {name}{suffix}")
     if phases and labels.boundaries:
         mark_times(ax, labels.boundaries)
     ax.axhline(0.0, color="#999999", lw=0.8)
@@ -142,8 +188,15 @@ def plot_design(ax: plt.Axes, cs: torch.Tensor, us: torch.Tensor, labels: Labels
     """
     from matplotlib.colors import to_rgb
 
-    x = cs.detach().cpu().double().reshape(-1, *cs.shape[-2:])[0]
-    food = us.detach().cpu().double().reshape(-1, us.shape[-1])[0]
+    _check_ax(ax)
+    c, u = _np(cs, "cs"), _np(us, "us")
+    if c.ndim < 2 or c.shape[-2] == 0 or c.shape[-1] == 0:
+        raise ValueError(f"cs: expected a design (..., trials >= 1, n_cs >= 1), got shape {c.shape}")
+    if u.ndim < 1 or u.shape[-1] != c.shape[-2]:
+        raise ValueError(f"us: expected one US per trial, (..., {c.shape[-2]}), got shape {u.shape}")
+    _check_names(labels, c.shape[-1], "cs")
+    x = torch.as_tensor(c).reshape(-1, *c.shape[-2:])[0]
+    food = torch.as_tensor(u).reshape(-1, u.shape[-1])[0]
     rows = torch.cat([x.T, (food / food.abs().max().clamp_min(1e-12))[None]]).clamp(0, 1)  # (n_cs + 1, trials)
     colors = [*(CS_COLORS[i % len(CS_COLORS)] for i in range(x.shape[1])), US_COLOR]
     rgb = torch.tensor([to_rgb(c) for c in colors], dtype=torch.float64)[:, None, :]      # (rows, 1, 3)

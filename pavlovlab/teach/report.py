@@ -8,10 +8,11 @@ from typing import Any
 
 def verdict_sentence(row: Mapping[str, Any], digits: int = 1) -> str:
     """One rounded line per verdict row, identical on every run of a seeded experiment."""
-    e = row["effect"]
-    word = {True: "holds", False: "FAILS", None: "inconclusive"}[row["holds"]]
-    return (f"{row['attention']:>7} | {row['design']:<22} | predicted {row['predicted']:<6} | observed "
-            f"{row['observed']:<12} | {e.mean:+.{digits}f} [{e.lo:+.{digits}f}, {e.hi:+.{digits}f}] | {word}")
+    e, r = row["effect"], row["relative"]
+    word = {True: "agrees", False: "DISAGREES", None: "inconclusive"}[row["holds"]]
+    rel = "" if row["design"] == "acquisition" else f" = {100 * r.mean:+.0f} % [{100 * r.lo:+.0f}, {100 * r.hi:+.0f}]"
+    return (f"{row['attention']:>7} | {row['design']:<22} | predicted {row['predicted']:<9} | observed "
+            f"{row['observed']:<12} | {e.mean:+.{digits}f} [{e.lo:+.{digits}f}, {e.hi:+.{digits}f}]{rel} | {word}")
 
 
 __all__ = ["verdict_sentence"]

@@ -4,14 +4,16 @@
 into PNG files in ``out_dir`` and returns a few headline numbers, collected in ``summary.json``.
 An experiment whose module is not available is reported as ``missing``; one that raises is reported
 as ``failed`` with the error, and the others still run. Every file is written under a temporary name and
-renamed (an interrupted run leaves no half-written PNG or JSON); an existing ``summary.json`` is merged:
-the entries of experiments not run this time are kept.
+renamed (an interrupted run leaves no half-written PNG or JSON, and the hidden temporary files of a killed
+run are removed by the next one); an existing ``summary.json`` is merged: every key this run does not
+write (the entries of experiments not run this time, keys of the user's own) is kept.
 """
 
 from __future__ import annotations
 
 import json
 import platform
+import re
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -69,6 +71,48 @@ def _r(x: float, nd: int = 4) -> float:
     return round(float(x), nd)
 
 
+def _earlier_summary(path: Path) -> dict[str, Any]:
+    """The summary already in ``path``, to merge into: every key is kept except those this run writes.
+
+    Refuses (ValueError, nothing written) a file that is not a JSON object with an ``experiments`` object
+    (or none): it is not a summary this command wrote, and replacing it would lose the user's file."""
+    if not path.is_file():
+        return {}
+    try:
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"out: {str(path)!r} exists and is not JSON ({e}); move it away or choose another "
+                         "folder (it is never overwritten)") from None
+    if not isinstance(earlier, dict) or not isinstance(earlier.get("experiments", {}), dict):
+        raise ValueError(f"out: {str(path)!r} is not a summary written by pavlovlab reproduce (a JSON object whose "
+                         "'experiments' is an object); move it away or choose another folder (it is never "
+                         "overwritten)")
+    return earlier
+
+
+TEMPORARY = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}\.tmp$")
+"""The name :func:`pavlovlab.teach.student.atomic_write` gives a file while it is being written."""
+STALE_AFTER_S = 60.0
+"""A temporary file untouched for this long belongs to a run that was killed (a write takes well under a
+second), not to one writing now: :func:`remove_stale_temporaries` removes it."""
+
+
+def remove_stale_temporaries(folder: Path, *, now: float | None = None) -> list[Path]:
+    """Remove the hidden ``.NAME.xxxxxxxx.tmp`` files that a killed run left in ``folder`` (only files of that
+    pattern, untouched for ``STALE_AFTER_S`` seconds); returns those removed."""
+    now = time.time() if now is None else now
+    removed = []
+    for path in sorted(folder.glob(".*.tmp")):
+        try:
+            stale = path.is_file() and not path.is_symlink() and now - path.stat().st_mtime > STALE_AFTER_S
+        except OSError:
+            continue
+        if TEMPORARY.match(path.name) and stale:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
 def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None = None,
             progress: bool = True) -> dict[str, Any]:
     """Run the experiments (all, or those named in ``only``), save PNGs and ``summary.json`` in ``out``.
@@ -97,14 +141,10 @@ def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None 
         raise ValueError(f"out: expected a folder, got the file {str(out)!r}")
     out.mkdir(parents=True, exist_ok=True)
     chosen = [e for e in EXPERIMENTS if not only or e.name in only]
-    earlier: dict[str, Any] = {}
-    if (out / SUMMARY_NAME).is_file():
-        try:
-            earlier = json.loads((out / SUMMARY_NAME).read_text(encoding="utf-8")).get("experiments", {})
-        except (ValueError, AttributeError):
-            earlier = {}  # not a summary of ours: replaced
-    summary: dict[str, Any] = {"quick": quick, "python": platform.python_version(),
-                               "experiments": dict(earlier) if isinstance(earlier, dict) else {}}
+    summary = _earlier_summary(out / SUMMARY_NAME)
+    summary.update(quick=quick, python=platform.python_version())
+    summary.setdefault("experiments", {})
+    remove_stale_temporaries(out)
     bar = tqdm(chosen, desc="experiments", unit="exp", disable=not progress)
     for exp in bar:
         bar.set_postfix_str(exp.name)
@@ -346,7 +386,7 @@ def unlearning_methods(out: Path, *, quick: bool, progress: bool) -> dict[str, A
 
 
 @experiment("conditioning_probes", "08_conditioning_in_trained_models",
-            "in-context conditioning designs on hand-built memories: delta (RW) vs Hebbian")
+            "in-context conditioning designs on hand-built memories (unit compound keys): delta (RW) vs Hebbian")
 def conditioning_probes(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     from ..designs import DESIGNS, rw_effect
     from ..probes import circuit_effects
@@ -364,10 +404,11 @@ def conditioning_probes(out: Path, *, quick: bool, progress: bool) -> dict[str, 
         ax.bar((x + shift).tolist(), mean.tolist(), width=0.38, yerr=half.tolist(), capsize=2,
                color=COLORS[rule], label=f"{rule} memory (95 % interval)")
         numbers[f"effect_{rule}"] = [_r(m, 3) for m in mean.tolist()]
-    ax.plot(x.tolist(), [rw_effect(d) for d in DESIGNS], "k_", ms=18, mew=2, label="Rescorla–Wagner, orthonormal keys")
+    ax.plot(x.tolist(), [rw_effect(d) for d in DESIGNS], "k_", ms=18, mew=2,
+            label="Rescorla–Wagner, orthonormal keys, unit compounds")
     ax.set_xticks(x.tolist(), [d.replace(" ", "\n") for d in DESIGNS])
     ax.axhline(0, color="#999999", lw=0.8)
-    labels(ax, "In context, the delta memory shows the designs; the Hebbian one does not",
+    labels(ax, "In context, the delta memory shows every design; the Hebbian one acquisition and overshadowing",
            "design (against its control)", "effect on the outcome's strength")
     return {"figures": [_save(fig, out, "08_conditioning_probes")], **numbers}
 

@@ -10,7 +10,10 @@ half-written notebook.
 
 from __future__ import annotations
 
+import errno
+import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -45,12 +48,14 @@ These are your own copies of the course notebooks. Work through them in order, s
 
 ## When you are stuck: hints, then the solution
 
-Each notebook imports its exercises as `ex` (e.g. `from pavlovlab.teach.exercises import capacity as ex`).
+Each notebook opens your exercises as `ex` in its setup cell (e.g. `ex = exercises.session("04")`).
 
 - `ex.hint(N)` prints the next hint tier of exercise N, from the idea to nearly the code: run it
   again for the next tier.
 - `ex.solution(N)` prints the reference solution of exercise N. Try the hints first; read the
   solution, then write your own version.
+- `ex.progress()` lists every exercise of the course as done, tried or not yet, from the checks you ran
+  in this folder (kept in `.pavlovlab_progress.json` here; nothing is sent anywhere).
 
 ## Good to know
 
@@ -87,6 +92,9 @@ def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     Drops every cell tagged ``solution``; clears outputs and execution counts; drops stored widget
     state and per-cell execution metadata; keeps every other cell (tasks, stubs, checks) as it is.
     """
+    if not isinstance(nb, nbformat.NotebookNode) or not isinstance(nb.get("cells"), list):
+        raise TypeError(f"nb: expected a notebook (a NotebookNode from nbformat.read(path, as_version=4)), got "
+                        f"{type(nb).__name__}")
     nb = nbformat.reads(nbformat.writes(nb), as_version=4)  # a deep copy
     cells = []
     for cell in nb.cells:
@@ -100,6 +108,45 @@ def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     nb.cells = cells
     nb.metadata.pop("widgets", None)
     return nb
+
+
+def exercise_number(source: str) -> int | None:
+    """The exercise a stub cell belongs to: N in its ``raise NotImplementedError("Exercise N...")`` (None if
+    the cell is not a stub)."""
+    found = re.search(r'NotImplementedError\(\s*["\']Exercise (\d+)', source)
+    return int(found.group(1)) if found else None
+
+
+def solution_sources(course_dir: str | Path) -> dict[str, dict[str, str]]:
+    """The reference solutions of the course: ``{notebook stem: {"N": source of its solution cell}}``.
+
+    A solution cell is a code cell tagged ``solution``; it belongs to the exercise of the nearest stub cell
+    above it (:func:`exercise_number`). Raises ValueError naming the notebook for a solution cell with no stub
+    above it, or two solution cells for one exercise."""
+    out: dict[str, dict[str, str]] = {}
+    for path in course_notebooks(course_dir):
+        nb = nbformat.read(path, as_version=4)
+        found: dict[str, str] = {}
+        number = None
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            number = exercise_number(cell.source) or number
+            if SOLUTION_TAG in _tags(cell):
+                if number is None:
+                    raise ValueError(f"course_dir: {path.name} cell {i} is a solution with no exercise stub above it")
+                if str(number) in found:
+                    raise ValueError(f"course_dir: {path.name} has two solution cells for exercise {number}")
+                found[str(number)] = cell.source.strip("\n")
+        if found:
+            out[path.stem] = found
+    return out
+
+
+def solutions_json(course_dir: str | Path) -> str:
+    """:func:`solution_sources` as the text of ``pavlovlab/teach/exercises/solutions.json`` (sorted, one
+    trailing newline), which ``ex.solution(n)`` reads."""
+    return json.dumps(solution_sources(course_dir), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def atomic_write(target: str | Path, write: Callable[[Path], object]) -> Path:
@@ -171,7 +218,8 @@ def make_student_copies(course_dir: str | Path, out_dir: str | Path, *, force: b
     A ``HOW_TO_USE.md`` for learners is added. Every file is written under a temporary name and then
     renamed, so an interrupted run leaves no half-written file. Raises ValueError if ``course_dir`` has
     no notebook, or ``out_dir`` is empty, is the course folder, lies inside it, holds course notebooks
-    or exists and is not a folder; filesystem faults raise OSError (its ``filename`` is the file).
+    or exists and is not a folder; NotADirectoryError (before writing) if a parent of ``out_dir`` is a file;
+    filesystem faults raise OSError (its ``filename`` is the file).
     """
     course_dir = Path(course_dir)
     notebooks = course_notebooks(course_dir)
@@ -180,6 +228,10 @@ def make_student_copies(course_dir: str | Path, out_dir: str | Path, *, force: b
     out_dir = refuse_unsafe_outdir(out_dir, course_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"out_dir: expected a folder (new or existing), got the file {str(out_dir)!r}")
+    parent = next((p for p in out_dir.absolute().parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():  # an OSError, as the mkdir would raise, but said before writing
+        raise NotADirectoryError(errno.ENOTDIR, f"out_dir: expected a folder path, got {str(out_dir)!r} whose parent "
+                                 "is a file, not a folder", str(parent))
     out_dir.mkdir(parents=True, exist_ok=True)
     report = CopyReport()
 
@@ -205,5 +257,5 @@ def make_student_copies(course_dir: str | Path, out_dir: str | Path, *, force: b
     return report
 
 
-__all__ = ["CopyReport", "atomic_write", "course_notebooks", "make_student_copies", "refuse_unsafe_outdir",
-           "student_notebook"]
+__all__ = ["CopyReport", "atomic_write", "course_notebooks", "exercise_number", "make_student_copies",
+           "refuse_unsafe_outdir", "solution_sources", "solutions_json", "student_notebook"]

@@ -7,11 +7,13 @@ and shows the figure in an output area under the controls.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as W
 import matplotlib.pyplot as plt
+import torch
 
 
 def control(name: str, spec: Any) -> W.ValueWidget:
@@ -68,4 +70,47 @@ def interactive_plot(draw: Callable[..., Any], **specs: Any) -> W.VBox:
     return box
 
 
-__all__ = ["control", "interactive_plot"]
+def draw_probe(design: str, rule: str, lr: float, m: int, d_key: int, compound: str = "unit", *, n: int = 200,
+               seed: int = 0) -> plt.Figure:
+    """One figure: a design's responses on a hand-built memory, design against control (notebook 08).
+
+    ``n`` sequences of ``design`` (:func:`pavlovlab.designs.make_probes`, seed ``seed``) are written into an
+    :class:`~pavlovlab.memory.AssociativeMemory` with ``rule``, learning rate ``lr``, ``m`` trials per block,
+    random unit keys in ``d_key`` dims and ``compound`` keys (:func:`pavlovlab.probes.memory_response`);
+    the histogram shows the strength of o at the test cue in both arms, the title the mean effect (and
+    Rescorla–Wagner's value for the delta rule). The bins span the data (a constant response gets one
+    narrow bin around it), so identical arms draw as one bar.
+    """
+    from .. import designs, probes
+    from .plotting import COLORS, labels
+
+    batch = designs.make_probes(design, n, m=m, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    resp = {arm: probes.memory_response(w, batch.outcome, batch.n_keys, rule=rule, lr=lr, d_key=d_key,
+                                        compound=compound, generator=torch.Generator().manual_seed(seed + 1))
+            for arm, w in (("design", batch.design), ("control", batch.control))}
+    effect = round(float((resp["design"] - resp["control"]).mean()) * (1 if batch.design_higher else -1), 2) + 0.0
+    both = torch.cat(list(resp.values()))
+    lo, hi = float(both.min()), float(both.max())
+    pad = max(0.02, 1e-6 * abs(lo)) if hi - lo < 1e-3 else 0.0
+    edges = torch.linspace(lo - pad, hi + pad, 31).tolist()
+    rw = (f", Rescorla–Wagner {designs.rw_effect(design, m=m, lr=lr, compound=compound):+.2f}"
+          if rule == "delta" else "")
+    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    ax.hist([resp["design"].numpy(), resp["control"].numpy()], bins=edges, label=["design", "control"],
+            color=[COLORS[rule], "#999999"])
+    labels(ax, f"{design}, {rule} memory: effect {effect:+.2f}{rw}", "response (strength of o)", "sequences")
+    return fig
+
+
+def probe_widget(n: int = 200) -> W.VBox:
+    """Notebook 08's widget: :func:`draw_probe` with a control per argument (design, rule, compound,
+    learning rate, trials per block, key dimension), ``n`` sequences per arm; the default view is extinction
+    on the delta memory."""
+    from .. import designs
+
+    return interactive_plot(functools.partial(draw_probe, n=n), design=[*designs.DESIGNS[1:], "acquisition"],
+                            rule=["delta", "hebbian"], lr=(0.05, 1.0, 0.05, 0.5), m=(1, 4, 1, 2),
+                            d_key=(4, 128, 4, 64), compound=list(designs.COMPOUNDS))
+
+
+__all__ = ["control", "draw_probe", "interactive_plot", "probe_widget"]

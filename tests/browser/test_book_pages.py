@@ -123,11 +123,48 @@ def test_book_page(page, site, rel):
         outputs = " ".join(page.locator(".cell_output").all_inner_texts())
         assert "VBox(children=" not in outputs and "HBox(children=" not in outputs
         # the Binder launch button, pinned to the release
-        import pavlovlab
+        import sys
 
-        binder = page.locator(f'a[href*="mybinder.org/v2/gh/pavlovlab/pavlovlab/v{pavlovlab.__version__}"]')
-        assert binder.count() >= 1, "no Binder launch button pinned to the release"
+        sys.path.insert(0, str(ROOT / "tools"))
+        import launch_links
+
+        ref = launch_links.launch_ref()
+        binder = page.locator(f'a[href*="mybinder.org/v2/gh/pavlovlab/pavlovlab/{ref}"]')
+        assert binder.count() >= 1, f"no Binder launch button at {ref}"
+        colab = page.locator(f'a[href*="colab.research.google.com/github/pavlovlab/pavlovlab/blob/{ref}/"]')
+        assert colab.count() >= 1, f"no Colab launch button at {ref}"
 
     broken = _check_links(page, site, rel)
     assert not broken, f"broken internal links on {rel}:\n" + "\n".join(broken)
     assert not page.outside, f"{rel} tried to load from outside the book: {page.outside[:5]}"
+
+
+def test_one_visible_search_control_and_clean_snippets(page, site):
+    page.goto(f"{site}/course/04_capacity_limits.html", wait_until="load")
+    visible = page.locator(".search-button__button, .search-button-field").filter(visible=True)
+    assert visible.count() == 1, f"{visible.count()} visible search controls"
+    page.goto(f"{site}/search.html?q=bucket", wait_until="load")
+    page.wait_for_selector("#search-results li p, #search-results ul li", timeout=60_000)
+    page.wait_for_function("() => [...document.querySelectorAll('#search-results li p')].length > 0", timeout=60_000)
+    snippets = page.eval_on_selector_all("#search-results li p", "els => els.map(e => e.innerText)")
+    assert snippets, "no search snippet"
+    chrome = [t for t in snippets if "Light Dark" in t or "System Settings" in t or ".ipynb .pdf" in t]
+    assert not chrome, f"snippets with the theme's buttons: {chrome[:2]}"
+
+
+def test_long_code_lines_scroll_and_api_contents_fit(page, site):
+    page.goto(f"{site}/course/04_capacity_limits.html", wait_until="load")
+    # every code block wider than its box can be scrolled to its end (overflow-x auto or scroll, not hidden)
+    clipped = page.eval_on_selector_all("div.cell_input pre", """els => els
+        .filter(e => e.scrollWidth > e.clientWidth + 1)
+        .filter(e => !['auto', 'scroll'].includes(getComputedStyle(e).overflowX))
+        .map(e => e.innerText.slice(0, 60))""")
+    assert not clipped, f"long code lines clipped: {clipped[:3]}"
+    page.goto(f"{site}/api.html", wait_until="load")
+    overflow = page.evaluate("""() => {
+        const toc = document.querySelector('.bd-sidebar-secondary');
+        if (!toc) return null;
+        const box = toc.getBoundingClientRect();
+        return [...toc.querySelectorAll('a')].filter(a => a.getBoundingClientRect().right > box.right + 1).length;
+    }""")
+    assert overflow == 0, f"{overflow} entries of the API page's contents run out of their column"

@@ -6,7 +6,10 @@ tagged ``raises-exception``, widgets render as widgets (not as their text repr),
 moving a slider redraws its plot. Run alone with ``pytest -m browser``.
 
 Settings (environment): PAVLOVLAB_BROWSER_PARALLEL (notebooks at once; default min(4, CPUs − 1)),
-PAVLOVLAB_BROWSER_TIMEOUT (seconds per notebook, default 240), PAVLOVLAB_CHROMIUM (default /usr/bin/chromium).
+PAVLOVLAB_BROWSER_STALL (seconds a notebook may go without progress, default 600), PAVLOVLAB_CHROMIUM (default
+/usr/bin/chromium). A notebook is waited for as long as its kernel works: the server's own record of the kernel
+(execution state and last activity, /api/sessions) and the cells' execution counts decide, not a fixed limit,
+so a loaded machine makes the run slower, not failed.
 Screenshots of failures: tests/browser/screenshots/.
 """
 
@@ -30,8 +33,9 @@ COURSE = Path(__file__).resolve().parents[2] / "course"
 NOTEBOOKS = sorted(p.name for p in COURSE.glob("[0-9]*.ipynb"))
 SLIDER_NOTEBOOK = os.environ.get("PAVLOVLAB_SLIDER_NOTEBOOK", "02")
 """The notebook whose first slider must redraw its plot."""
-RUN_TIMEOUT_S = float(os.environ.get("PAVLOVLAB_BROWSER_TIMEOUT", 240))
-"""Time allowed to one notebook from "Run All Cells" to its last cell."""
+STALL_S = float(os.environ.get("PAVLOVLAB_BROWSER_STALL", 600))
+"""A notebook fails when, for this long, no cell finished and its kernel reported no activity (a hung kernel);
+the slowest cell of the course takes well under a minute on an idle 2-core machine."""
 TEXT_REPRS = ("VBox(children=", "HBox(children=", "IntSlider(value=", "FloatSlider(value=", "Dropdown(",
               "Error displaying widget", "Loading widget...")
 
@@ -81,9 +85,16 @@ def progress(page) -> tuple[int, int]:
     return done, busy
 
 
-def kernel_idle(page) -> bool:
-    text = " ".join(page.locator(".jp-StatusBar-Widget").filter(has_text="|").all_inner_texts())
-    return "Idle" in text
+def kernel_state(lab, name: str) -> tuple[str, str]:
+    """(execution state, last activity) of the kernel of notebook ``name``, as the Jupyter server records it
+    from the kernel's own status messages ("busy"/"idle"/"starting"...; ("none", "") without a session)."""
+    auth = {"Authorization": f"token {lab['token']}"}
+    with urllib.request.urlopen(urllib.request.Request(f"{lab['url']}/api/sessions", headers=auth), timeout=30) as r:
+        sessions = json.load(r)
+    for s in sessions:
+        if Path(s.get("path", "")).name == name and s.get("kernel"):
+            return s["kernel"].get("execution_state", "unknown"), s["kernel"].get("last_activity", "")
+    return "none", ""
 
 
 def save(page) -> None:
@@ -142,19 +153,29 @@ def executed(request, browser, lab):
             page = run["page"]
             try:
                 done, busy = progress(page)
-                elapsed = time.time() - run["t0"]
+                state, activity = kernel_state(lab, name)
+                now = time.time()
+                elapsed = now - run["t0"]
+                # progress: a cell finished or the kernel reported activity (its status and output messages)
+                if (done, activity) != run.get("seen"):
+                    run["seen"], run["last_progress"] = (done, activity), now
+                # "Run All" has reached the kernel once a prompt is queued, running or done
+                run["started"] = run.get("started", False) or busy > 0 or done > 0
                 # finished, or stopped at an error (JupyterLab then un-queues the rest): for 3 polls in a row no
-                # prompt is queued or running and the kernel is idle (a hidden solution cell shows no prompt)
-                quiet = not busy and elapsed > 3 and kernel_idle(page)
+                # prompt is queued or running and the kernel itself says idle (a hidden solution cell shows
+                # no prompt, so the count of visible cells alone cannot say it)
+                quiet = run["started"] and not busy and state == "idle"
                 run["idle_polls"] = run.get("idle_polls", 0) + 1 if quiet else 0
-                if (done == run["visible"] and not busy) or run["idle_polls"] >= 3:
+                stalled = now - run.get("last_progress", now)
+                if (done == run["visible"] and not busy and state == "idle") or run["idle_polls"] >= 3:
                     save(page)
                     widgets = widget_report(page) if _uses_widgets(run["source"]) else None
                     results[name] = {"page": page, "error": None, "seconds": round(elapsed, 1), "widgets": widgets}
-                elif elapsed > RUN_TIMEOUT_S:
+                elif stalled > STALL_S:
                     results[name] = {"page": page, "seconds": round(elapsed, 1),
-                                     "error": f"after {RUN_TIMEOUT_S:.0f} s only {done}/{run['visible']} visible "
-                                              f"code cells have run ({busy} queued or busy)"}
+                                     "error": f"no progress for {stalled:.0f} s (after {elapsed:.0f} s, "
+                                              f"{done}/{run['visible']} visible code cells have run, {busy} queued or "
+                                              f"busy; the kernel says {state!r})"}
                 else:
                     continue
             except Exception as e:

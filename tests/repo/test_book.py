@@ -65,13 +65,21 @@ def test_api_reference_documents_every_public_module(book):
 
 
 def test_notebook_pages_show_stored_figures_and_a_pinned_binder_button(book):
-    tag = f"v{pavlovlab.__version__}"
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import launch_links
+
+    tag = launch_links.launch_ref()
     for stem in NOTEBOOKS:
         page = _page(book, f"course/{stem}.html")
         nb = json.loads((ROOT / "course" / f"{stem}.ipynb").read_text(encoding="utf-8"))
         pngs = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
         imgs = len(re.findall(r'<img[^>]+src="\.\./_images/[0-9a-f]+\.png"', page))
         assert imgs == pngs, f"{stem}: {pngs} stored PNG figures but {imgs} images on the page"
+        colab = f"https://colab.research.google.com/github/pavlovlab/pavlovlab/blob/{tag}/course/{stem}.ipynb"
+        assert colab in html.unescape(page), f"{stem}: no Colab button at {tag}"
+        assert "tag_launch" not in page, f"{stem}: the launch cells belong to JupyterLab and Colab, not the book"
         solutions = sum("solution" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
         assert len(re.findall(r'class="cell [^"]*tag_solution[^"]*tag_hide-input', page)) == solutions, \
             f"{stem}: not every solution cell is folded"
@@ -150,3 +158,141 @@ def test_links_to_repository_files_outside_the_book_point_at_the_release_on_gith
     assert f"[code]({REPO_URL}/blob/v9.9.9/pavlovlab/memory.py)" in out
     assert f"[dir]({REPO_URL}/tree/v9.9.9/pavlovlab)" in out
     assert "[gone](../no_such_file.md)" in out and "[web](https://arxiv.org/abs/2508.08289)" in out
+
+
+# ----------------------------------------------------------------------------------------- polish
+def _soup(text: str):
+    from bs4 import BeautifulSoup
+
+    return BeautifulSoup(text, "html.parser")
+
+
+def test_one_search_control_per_page(book):
+    for page in _pages(book):
+        soup = _soup(page.read_text(encoding="utf-8"))
+        if not soup.select(".bd-header-article"):
+            continue  # pages without the article header (the theme's genindex/search pages)
+        buttons = soup.select("button.search-button__button")
+        fields = soup.select(".search-button-field")
+        assert len(buttons) + len(fields) == 1, (
+            f"{page.name}: {len(buttons)} search buttons and {len(fields)} search fields, expected one in all")
+
+
+def _search_chrome() -> list[str]:
+    js = (ROOT / "docs" / "_static" / "pavlovlab-search.js").read_text(encoding="utf-8")
+    block = re.search(r"PAVLOVLAB_SEARCH_CHROME = \[(.*?)\];", js, flags=re.S)
+    assert block, "no PAVLOVLAB_SEARCH_CHROME list in pavlovlab-search.js"
+    return re.findall(r'"([^"]+)"', block.group(1))
+
+
+def test_search_snippets_start_with_the_page_not_the_theme(book):
+    """What Sphinx's search reads of a page ([role=main], minus what pavlovlab-search.js removes) starts with
+    the page's title: no "Binder Colab .ipynb .pdf System Settings Light Dark" in front of every snippet."""
+    chrome = _search_chrome()
+    assert any('src="_static/pavlovlab-search.js' in t for t in [_page(book, "search.html")])
+    for stem in NOTEBOOKS:
+        soup = _soup(_page(book, f"course/{stem}.html"))
+        main = soup.select_one('[role="main"]')
+        before = " ".join(main.get_text().split())
+        assert "Light Dark" in before  # the chrome is there to be removed
+        for el in main.select(", ".join(chrome)):
+            el.decompose()
+        text = " ".join(main.get_text().split())
+        title = " ".join(soup.select_one("h1").get_text().split()).rstrip("#").strip()
+        assert text.startswith(title), f"{stem}: the search text starts with {text[:80]!r}, not the title"
+
+
+def test_every_page_has_the_favicon(book):
+    import xml.etree.ElementTree as ET
+
+    icon = book["html"] / "_static" / "favicon.svg"
+    assert ET.parse(icon).getroot().tag.endswith("svg")
+    for page in _pages(book):
+        links = _soup(page.read_text(encoding="utf-8")).select('link[rel="icon"]')
+        assert links and links[0]["href"].endswith("_static/favicon.svg"), page.name
+
+
+def test_long_code_lines_scroll_and_the_api_contents_wrap(book):
+    """The rules are in the built stylesheet (tests/browser/test_book_pages.py measures them in a browser)."""
+    css = (book["html"] / "_static" / "pavlovlab.css").read_text(encoding="utf-8")
+    compact = re.sub(r"\s+", " ", css)
+    assert re.search(r"div\.cell_input pre[^{]*\{[^}]*overflow-x: auto", compact)
+    assert re.search(r"\.bd-sidebar-secondary nav\.page-toc a[^{]*\{[^}]*overflow-wrap: anywhere", compact)
+    api = _page(book, "api.html")
+    assert 'class="bd-sidebar-secondary' in api and "page-toc" in api
+
+
+def test_every_stored_figure_has_its_alt_text(book):
+    """Each figure's ``# alt:`` sentence (tools/build_book.py) is its image's alt text, and no image of a notebook
+    page keeps the file name as its alt text."""
+    missing = []
+    for stem in NOTEBOOKS:
+        soup = _soup(_page(book, f"course/{stem}.html"))
+        for img in soup.select('img[src^="../_images/"]'):
+            alt = img.get("alt", "")
+            if not alt or alt.endswith(".png"):
+                missing.append(f"{stem}: {img['src'].rsplit('/', 1)[-1][:12]}…")
+    assert not missing, (f"{len(missing)} figures without alt text (add a '# alt: <one sentence>' line per figure "
+                         "to the cell that draws it):\n" + "\n".join(missing[:20]))
+
+
+def test_an_alt_line_reaches_the_img_alt_attribute(tmp_path):
+    """The mechanism end to end on a one-notebook book: a cell with two figures and two ``# alt:`` lines."""
+    import base64
+    import io
+    import sys
+
+    pytest.importorskip("myst_nb")
+    import nbformat
+    from matplotlib.figure import Figure
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+    from sphinx.cmd.build import build_main
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from build_book import ALT_TABLE, figure_alt_texts
+
+    def png(colour: str) -> str:
+        fig = Figure(figsize=(1, 1))
+        fig.add_subplot().plot([0, 1], [0, 1], color=colour)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        return base64.b64encode(buf.getvalue()).decode()
+
+    cell = new_code_cell("# alt: A rising line in blue.\n# alt: The same line in orange.\nplot()")
+    cell.outputs = [new_output("display_data", data={"image/png": png(c)}) for c in ("#0072B2", "#E69F00")]
+    nb = new_notebook(cells=[new_markdown_cell("# A figure"), new_code_cell("x = 1"), cell])
+    src = tmp_path / "src"
+    src.mkdir()
+    nbformat.write(nb, src / "fig.ipynb")
+    (src / "index.md").write_text("# Book\n\n```{toctree}\nfig\n```\n")
+    (src / ALT_TABLE).write_text(json.dumps(figure_alt_texts(json.loads((src / "fig.ipynb").read_text()))))
+    (src / "conf.py").write_text(  # the book's own hook, on a minimal configuration
+        "import importlib.util\n"
+        f"spec = importlib.util.spec_from_file_location('book_conf', {str(ROOT / 'docs' / 'conf.py')!r})\n"
+        "book = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(book)\n"
+        "extensions = ['myst_nb']\nnb_execution_mode = 'off'\nexclude_patterns = ['_alt_text.json']\n"
+        "def setup(app):\n    app.connect('doctree-resolved', book._figure_alt_texts)\n")
+    rc = build_main(["-q", "-b", "html", str(src), str(tmp_path / "html")])
+    assert rc == 0
+    alts = [img.get("alt") for img in _soup((tmp_path / "html" / "fig.html").read_text()).select("img")]
+    assert alts == ["A rising line in blue.", "The same line in orange."]
+
+
+def test_alt_lines_must_match_the_figures():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from build_book import figure_alt_texts
+
+    cell = {"cell_type": "code", "source": "# alt: one\n# alt: two\n", "outputs": [
+        {"output_type": "display_data", "data": {"image/png": base64_png()}}]}
+    with pytest.raises(ValueError, match="cell 0 has 2 '# alt:' line"):
+        figure_alt_texts({"cells": [cell]}, "x.ipynb")
+    cell["source"] = "plot()  # no alt line: nothing recorded"
+    assert figure_alt_texts({"cells": [cell]}) == {}
+
+
+def base64_png() -> str:
+    import base64
+
+    return base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()

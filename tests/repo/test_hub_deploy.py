@@ -3,18 +3,25 @@ with the memory that benchmarks/hub.py measured (benchmarks/hub_results.json).""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import pathlib
 import re
 import subprocess
+import sys
 import urllib.parse
 
+import pytest
 import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
-RELEASE = "v0.2.0"
+sys.path.insert(0, str(ROOT / "tools"))
+import launch_links  # noqa: E402
+
+RELEASE = launch_links.launch_ref()
+"""The ref the recipes install and the link pulls: the release setting (main before the first release)."""
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS")
 
@@ -45,7 +52,8 @@ def test_link_opens_the_learner_copies_of_the_release_on_a_branch():
     link, q = _link()
     assert q["repo"] == "https://github.com/pavlovlab/pavlovlab"
     # nbgitpuller needs a branch: a tag pulls once, then every later click fails (`git diff ..origin/<tag>`)
-    assert q["branch"] != RELEASE and RELEASE in q["branch"], q["branch"]
+    assert q["branch"] == launch_links.puller_branch(RELEASE), q["branch"]
+    assert RELEASE == "main" or q["branch"] == f"release-{RELEASE}"
     assert q["urlpath"] == f"lab/tree/{q['targetpath']}/student/00_start_here.ipynb", q
     assert (ROOT / "course" / "00_start_here.ipynb").is_file()
     guide = (ROOT / "course" / "INSTRUCTOR_GUIDE.md").read_text(encoding="utf-8")
@@ -126,3 +134,85 @@ def test_measured_runs_cover_notebooks_03_and_05_at_4_8_12_learners():
         assert {(nb, n, 1) for n in (4, 8, 12)} <= sizes, sizes
     assert any(t is None for _, _, t in sizes), "the uncapped run is missing"
     assert all(r["leftover_pids"] == [] for r in runs)
+
+
+# ------------------------------------------------------------------------------------ logins and HTTPS
+def _z2jh() -> dict:
+    return yaml.safe_load((DEPLOY / "z2jh" / "config.yaml").read_text())
+
+
+def test_z2jh_shared_password_logins_work_with_the_real_authenticator():
+    """The chart's hub.config is plain JupyterHub configuration: load it into the JupyterHub this repository
+    pins, with passwords as `helm --set` would add them, and log in as a learner and as the admin."""
+    import importlib.metadata as md
+
+    from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
+    from traitlets.config import Config
+
+    hub_config = _z2jh()["hub"]["config"]
+    name = hub_config["JupyterHub"]["authenticator_class"]
+    found = [e for e in md.entry_points(group="jupyterhub.authenticators") if e.name == name]
+    assert found and found[0].load() is SharedPasswordAuthenticator, f"{name!r} is not JupyterHub's shared password"
+    assert not any("password" in k for k in hub_config["SharedPasswordAuthenticator"]), \
+        "passwords belong on the helm command line, not in the committed values"
+    text = (DEPLOY / "z2jh" / "config.yaml").read_text()
+    assert "--set hub.config.SharedPasswordAuthenticator.user_password=" in text
+    config = Config(json.loads(json.dumps(hub_config)))
+    config.SharedPasswordAuthenticator.user_password = "learners-2026"
+    config.SharedPasswordAuthenticator.admin_password = "an-admin-password-of-32-characters!"
+    auth = SharedPasswordAuthenticator(config=config)
+    traits = set(auth.trait_names())
+    for section in ("SharedPasswordAuthenticator", "Authenticator"):
+        unknown = set(hub_config[section]) - traits
+        assert not unknown, f"hub.config.{section}: no such setting {unknown}"
+    admins = hub_config["SharedPasswordAuthenticator"]["admin_users"]
+    assert admins and auth.admin_users == set(admins) and auth.allow_all
+
+    def login(name, password):
+        return asyncio.run(auth.get_authenticated_user(None, {"username": name, "password": password}))
+
+    learner = login("learner17", "learners-2026")
+    assert learner and learner["name"] == "learner17" and not learner.get("admin")
+    assert login("learner17", "wrong-password") is None
+    admin = login(admins[0], "an-admin-password-of-32-characters!")
+    assert admin and admin["admin"] is True
+    assert login(admins[0], "learners-2026") is None  # an admin name never logs in with the learners' password
+
+
+def test_z2jh_https_is_lets_encrypt_and_cull_and_limits_are_kept():
+    cfg = _z2jh()
+    https = cfg["proxy"]["https"]
+    assert https["enabled"] is True and https["hosts"] and "@" in https["letsencrypt"]["contactEmail"]
+    assert cfg["cull"]["enabled"] is True and int(cfg["cull"]["timeout"]) >= 3600
+    assert cfg["singleuser"]["memory"]["limit"] and float(cfg["singleuser"]["cpu"]["limit"]) == 1.0
+
+
+def _tljh_dry_run(**env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(DEPLOY / "tljh" / "setup.sh")], env={**os.environ, "DRY_RUN": "1", **env},
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_tljh_logins_admins_and_https():
+    out = _tljh_dry_run(ADMINS="alice,bob", HTTPS_DOMAIN="hub.example.org", HTTPS_EMAIL="me@example.org")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    want = ["+ tljh-config set auth.type firstuseauthenticator.FirstUseAuthenticator",
+            "+ tljh-config add-item users.admin alice", "+ tljh-config add-item users.admin bob",
+            "+ tljh-config set https.enabled true", "+ tljh-config set https.letsencrypt.email me@example.org",
+            "+ tljh-config add-item https.letsencrypt.domains hub.example.org"]
+    for line in want:
+        assert line in lines, line
+    # settings come before the reload that applies them; cull and limits are still set
+    reload = lines.index("+ tljh-config reload hub")
+    assert all(lines.index(line) < reload for line in want)
+    assert "+ tljh-config set services.cull.timeout 7200" in lines and "+ tljh-config set limits.memory 2G" in lines
+    plain = _tljh_dry_run()
+    assert plain.returncode == 0 and "users.admin" not in plain.stdout and "https." not in plain.stdout
+    assert "auth.type" not in _tljh_dry_run(AUTH="keep").stdout
+
+
+@pytest.mark.parametrize("env, message", [({"AUTH": "github"}, "AUTH must be"),
+                                          ({"HTTPS_DOMAIN": "hub.example.org"}, "HTTPS needs both")])
+def test_tljh_refuses_incomplete_login_settings(env, message):
+    out = _tljh_dry_run(**env)
+    assert out.returncode == 1 and message in out.stderr and "tljh-config" not in out.stdout

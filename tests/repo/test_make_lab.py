@@ -34,12 +34,14 @@ def test_allow_root_only_for_root(tmp_path):
     for uid in ("0", "1000"):
         (fake / "id").write_text(f"#!/bin/sh\necho {uid}\n")
         (fake / "id").chmod(0o755)
-        res = subprocess.run(_make("-n", "lab"), cwd=ROOT, capture_output=True, text=True, timeout=60,
-                             env=dict(os.environ, PATH=f"{fake}:{os.environ['PATH']}"))
-        assert res.returncode == 0, res.stderr
-        line = [ln for ln in res.stdout.splitlines() if "jupyter lab" in ln]
-        assert line and line[-1].endswith("course/00_start_here.ipynb"), res.stdout
-        assert ("--allow-root" in line[-1]) == (uid == "0"), line[-1]
+        # learners open their copies (student/, no solutions); the instructor's target opens the full course
+        for target, folder in (("lab", "student"), ("lab-instructor", "course")):
+            res = subprocess.run(_make("-n", target), cwd=ROOT, capture_output=True, text=True, timeout=60,
+                                 env=dict(os.environ, PATH=f"{fake}:{os.environ['PATH']}"))
+            assert res.returncode == 0, res.stderr
+            line = [ln for ln in res.stdout.splitlines() if "jupyter lab" in ln]
+            assert line and line[-1].endswith(f"{folder}/00_start_here.ipynb"), res.stdout
+            assert ("--allow-root" in line[-1]) == (uid == "0"), line[-1]
 
 
 @pytest.mark.slow

@@ -79,6 +79,9 @@ def test_wheel_builds_with_version_and_dependencies(tmp_path):
     requires = {_name(line.split(":", 1)[1].strip()) for line in meta.splitlines() if line.startswith("Requires-Dist:")}
     assert {"torch", "numpy", "matplotlib", "ipywidgets", "tqdm", "nbformat"} <= requires
     assert "pavlovlab/teach/cli.py" in names and "pavlovlab/teach/exercises/__init__.py" in names
+    # the course travels as package data (setup.py): every full notebook and its learner copy
+    for nb in sorted((ROOT / "course").glob("[0-9]*.ipynb")):
+        assert f"pavlovlab/_course/course/{nb.name}" in names and f"pavlovlab/_course/student/{nb.name}" in names
     assert any(n.endswith("licenses/LICENSE") or n.endswith("/LICENSE") for n in names)
 
 

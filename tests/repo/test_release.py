@@ -1,5 +1,6 @@
-"""Release 0.2.0 is consistent: one version everywhere, the licences and the citation exist and are named,
-launch links are pinned to the release tag (not `main`), and `pavlovlab doctor` prints the version."""
+"""The release is consistent: one version everywhere, the licences and the citation exist and are named, every
+launch link names the one release setting (pyproject.toml's launch-ref, tools/launch_links.py), `make release`
+bumps and tags a temporary clone, and `pavlovlab doctor` prints the version."""
 
 from __future__ import annotations
 
@@ -15,14 +16,16 @@ import pytest
 import pavlovlab
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+import launch_links  # noqa: E402
+
 VERSION = pavlovlab.__version__
-TAG = f"v{VERSION}"
+REF = launch_links.launch_ref()
 FOOTER = ("*Text and figures: [CC BY 4.0](../LICENSE-CONTENT) · code: [MIT](../LICENSE) · "
           "cite: [CITATION.cff](../CITATION.cff)*")
-# files that carry launch links: the README, notebook 00 and the instructor guide
-LAUNCH_FILES = ["README.md", "course/00_start_here.ipynb", "course/INSTRUCTOR_GUIDE.md"]
 BINDER = re.compile(r"mybinder\.org/v2/gh/pavlovlab/pavlovlab/([^/?\s)\"'`]+)")
 PULLER = re.compile(r"git-pull\?[^\s)\"'`]*?branch=([^&\s)\"'`]+)")
+COLAB = re.compile(r"colab\.research\.google\.com/github/pavlovlab/pavlovlab/blob/([^/\s)\"'`]+)/")
 
 
 def _text(rel: str) -> str:
@@ -55,15 +58,44 @@ def test_licences_and_citation():
         assert f"]({name})" in readme, f"README.md does not link {name}"
 
 
-@pytest.mark.parametrize("rel", LAUNCH_FILES)
-def test_launch_links_are_pinned_to_the_release(rel):
+def test_the_release_setting_names_a_ref():
+    assert REF == "main" or re.fullmatch(r"v\d+\.\d+\.\d+", REF), REF
+    if REF != "main":
+        assert f"v{VERSION}" == REF, f"launch-ref {REF} is not the package's release v{VERSION}"
+    assert launch_links.puller_branch("v1.2.3") == "release-v1.2.3"
+    assert launch_links.puller_branch("main") == "main"
+
+
+@pytest.mark.parametrize("rel", launch_links.DOCS)
+def test_launch_links_of_the_docs_name_the_release_setting(rel):
     text = _text(rel)
-    assert BINDER.findall(text), f"{rel} has no Binder link"
-    wrong = sorted({r for r in BINDER.findall(text) if r != TAG})
-    assert not wrong, f"{rel}: Binder links point at {wrong}, not at the release tag {TAG}"
-    # nbgitpuller follows a branch: a tag clones once, then every later click fails (deploy/README.md)
-    wrong = sorted({r for r in PULLER.findall(text) if r != f"release-{TAG}"})
-    assert not wrong, f"{rel}: nbgitpuller links follow {wrong}, not the release branch release-{TAG}"
+    assert not launch_links.stale_links(text, REF), f"{rel}: run `python tools/launch_links.py docs --write`"
+    # the patterns are not vacuous: every file names the ref at least once, and a stale ref is caught
+    assert any(p.search(text) for p in launch_links.PATTERNS.values()), f"{rel} has no launch link"
+    stale = launch_links.repoint(text, "v9.9.9")
+    assert stale != text and launch_links.stale_links(stale, REF)
+    assert launch_links.repoint(stale, REF) == text
+
+
+def test_readme_links_to_binder_colab_and_nbgitpuller_at_the_ref():
+    text = _text("README.md")
+    assert set(BINDER.findall(text)) == {REF}
+    assert set(COLAB.findall(text)) == {REF}
+    assert set(PULLER.findall(text)) == {launch_links.puller_branch(REF)}
+    for nb in sorted((ROOT / "student").glob("[0-9]*.ipynb")):
+        assert launch_links.colab_url(f"student/{nb.name}", REF) in text, f"README has no Colab link to {nb.name}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "course").glob("[0-9]*.ipynb")), ids=lambda p: p.name)
+def test_notebook_launch_cells_name_the_release_setting(path):
+    """Every course notebook carries the launch cells of the current setting (`make launch-cells` writes them)."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    want = launch_links.with_launch_cells(nbformat.read(path, as_version=4), launch_links.learner_copy(path.name),
+                                          REF)
+    assert [c.source for c in nb.cells] == [c.source for c in want.cells], (
+        f"{path.name}: launch cells missing or stale: run `make launch-cells`")
 
 
 def test_readme_has_an_nbgitpuller_link():

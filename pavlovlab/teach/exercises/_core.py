@@ -1,80 +1,120 @@
-"""The exercise machinery that every notebook shares: registered exercises, tiered hints, reference
-solutions, and checkers that print one friendly verdict and never raise.
+"""The exercise machinery that every notebook shares: exercises declared once next to their checkers, a
+learner's session (attempts, hints, progress), and checkers that print one friendly verdict and never raise.
 
-Each notebook's module (``pavlovlab.teach.exercises.capacity``, ...) builds one :class:`Exercises` book and
-exposes its ``hint`` and ``solution`` methods, so that a learner types ``ex.hint(2)`` or
-``ex.solution(2)``. The rules the checkers follow (``COURSE_DESIGN.md`` §6):
+A notebook's module (``pavlovlab.teach.exercises.capacity``, ...) holds one :class:`Book`; each checker is
+declared with ``@BOOK.exercise(number, title, kind=..., hints=[...])``. The notebook opens a session,
+``ex = exercises.session("04")`` (or ``capacity.session()``), and calls ``ex.check_...(answer)``,
+``ex.hint(n)``, ``ex.solution(n)`` and ``ex.progress()``. The reference solutions are the notebooks' cells
+tagged ``solution``, extracted into ``solutions.json`` by ``tools/student_copies.py --write`` (``make student``).
+The rules the checkers follow:
 
-- the first ❌ says what is wrong in terms of the idea (which case fails, a question to ask), never
-  the expected numbers; those appear only from the second failed attempt on;
-- floats are compared with an explicit relative tolerance, widened to the precision of the dtype the
-  learner produced (a correct float32 answer passes); NaN or inf is always wrong;
-- a stub (``NotImplementedError``) gets ⏳, a crash in the learner's code a ❌ with its message.
+- the reference is computed on the checker's own copy of each case *before* the learner's function runs, and
+  the learner gets fresh copies: an in-place update that is right passes, an input changed to fool the
+  comparison changes nothing;
+- floats are compared with an explicit relative tolerance at the precision of the dtype the task asks for
+  (the inputs'); an answer in a lower precision than that is a named mistake, never a wider tolerance;
+  NaN or inf is always wrong;
+- the first ❌ says what is wrong in terms of the idea (the failing case, a recognised mistake), never the
+  expected numbers; those appear only after a second, different attempt or once ``ex.solution(n)`` was read;
+  running a check again on an unchanged answer is not a new attempt;
+- a stub (``NotImplementedError``) gets ⏳, a crash in the learner's code a ❌ with its message, a learner
+  function that runs longer than its time limit a ❌ saying so.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib
+import json
 import math
+import pkgutil
 import textwrap
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
 
 Case = tuple[Sequence[Any], Mapping[str, Any]]
+Mistake = tuple[Callable[..., Any], str]
+"""A recognised mistake: a function computing the wrong answer from a case's inputs, and the hint to give
+when the learner's result equals it on the failing case."""
+
+PROGRESS_FILE = ".pavlovlab_progress.json"
+"""The learner's own record of their checks, kept beside their notebooks (nothing is sent anywhere)."""
+
+SOLUTIONS = Path(__file__).with_name("solutions.json")
+"""The reference solutions, extracted from the course notebooks' ``solution`` cells by ``make student``."""
+
+IMPLEMENT_TIME_LIMIT = 20.0
+"""Seconds a learner's function may take on one test case of an implement exercise (the cases are tiny)."""
+
+DESIGN_TIME_LIMIT = 300.0
+"""Seconds a learner's measurement may take (a sweep: the reference solutions take a few seconds on one core)."""
 
 
 # ------------------------------------------------------------------------------------------- the book
-@dataclass
+@dataclass(frozen=True)
 class Exercise:
-    """One exercise of a notebook.
+    """One exercise, declared once next to its checker.
 
-    number: its number in the notebook; title: a few words; kind: ``"implement"`` or ``"design"``
-    (design the measurement); hints: tiers, from the idea (tier 1) to nearly the code (last tier);
-    solution: the reference code, exactly as in the notebook's solution cell; check: the check cell's
-    code; wrong: a typical mistake (code that defines the same names), fed to the checker by the tests;
-    setup: code the check needs from earlier cells of the notebook (run by the tests before the answer).
+    notebook: the notebook's file stem; number: its number there; title: a few words (the verdicts say
+    ``Exercise {number} ({title})``); kind: ``"implement"`` or ``"design"`` (design the measurement); hints:
+    tiers, from the idea (tier 1) to nearly the code (last tier); checker: the name of its check function.
     """
 
+    notebook: str
     number: int
     title: str
     kind: str
-    hints: Sequence[str]
-    solution: str
-    check: str
-    wrong: str
-    setup: str = ""
-    attempts: int = field(default=0, repr=False)
-    hints_shown: int = field(default=0, repr=False)
+    hints: tuple[str, ...]
+    checker: str
 
-    def __post_init__(self) -> None:
-        if self.kind not in ("implement", "design"):
-            raise ValueError(f"kind: expected 'implement' or 'design', got {self.kind!r}")
-        if not self.hints:
-            raise ValueError(f"hints: exercise {self.number} needs at least one hint tier")
-        self.solution = textwrap.dedent(self.solution).strip("\n")
-        self.check = textwrap.dedent(self.check).strip("\n")
-        self.wrong = textwrap.dedent(self.wrong).strip("\n")
-        self.setup = textwrap.dedent(self.setup).strip("\n")
+    @property
+    def name(self) -> str:
+        return f"Exercise {self.number} ({self.title})"
 
 
-class Exercises:
-    """The exercises of one notebook, with tiered hints and reference solutions.
+class Book:
+    """The exercises of one notebook. ``module`` is the checker module's ``__name__`` (a session reaches its
+    checkers and helpers through it).
 
-    >>> book = Exercises("04_capacity_limits")
-    >>> book.add(Exercise(1, "the theory curve", "implement", ["..."], "...", "...", "..."))  # doctest: +SKIP
+    >>> BOOK = Book("00_start_here", __name__)                        # doctest: +SKIP
+    >>> @BOOK.exercise(1, "how well a test stimulus matches the bell", kind="implement", hints=[...])
+    ... def check_match(fn, *, turn): ...                              # doctest: +SKIP
     """
 
-    def __init__(self, notebook: str) -> None:
+    def __init__(self, notebook: str, module: str) -> None:
         self.notebook = notebook
+        self.module = module
         self._items: dict[int, Exercise] = {}
 
-    def add(self, exercise: Exercise) -> Exercise:
-        if exercise.number in self._items:
-            raise ValueError(f"exercise {exercise.number} of {self.notebook} is registered twice")
-        self._items[exercise.number] = exercise
-        return exercise
+    def exercise(self, number: int, title: str, *, kind: str, hints: Sequence[str]
+                 ) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
+        """Declare exercise ``number`` and its checker: the decorated ``check(..., turn)`` receives a
+        :class:`Turn` (this exercise in the caller's session); callers pass ``session=`` (a notebook's
+        ``ex.check_...`` does) or get a fresh one-off session."""
+        if kind not in ("implement", "design"):
+            raise ValueError(f"kind: expected 'implement' or 'design', got {kind!r}")
+        if len(hints) < 2:
+            raise ValueError(f"hints: exercise {number} needs at least two hint tiers, got {len(hints)}")
+        if number in self._items:
+            raise ValueError(f"number: exercise {number} of {self.notebook} is declared twice")
+
+        def declare(check: Callable[..., bool]) -> Callable[..., bool]:
+            e = Exercise(self.notebook, number, title, kind, tuple(hints), check.__name__)
+            self._items[number] = e
+
+            @functools.wraps(check)
+            def checker(*args: Any, session: Session | None = None, **kwargs: Any) -> bool:
+                s = session if session is not None else Session(self)
+                return check(*args, turn=Turn(s, e), **kwargs)
+            checker.exercise = e  # type: ignore[attr-defined]
+            return checker
+        return declare
 
     def __iter__(self):
         return iter(sorted(self._items.values(), key=lambda e: e.number))
@@ -88,43 +128,309 @@ class Exercises:
                              f"{self.notebook}, got {number!r}")
         return self._items[number]
 
+    def session(self, folder: str | Path | None = None) -> Session:
+        """A learner's session: attempts, hints shown and solutions read, per exercise (see :class:`Session`)."""
+        return Session(self, folder)
+
+
+def solution_source(notebook: str, number: int) -> str | None:
+    """The reference solution of an exercise, as extracted from the notebook (None if it is not there)."""
+    try:
+        data = json.loads(SOLUTIONS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data.get(notebook, {}).get(str(number))
+
+
+def books() -> list[Book]:
+    """Every notebook's book, in course order."""
+    from pavlovlab.teach import exercises as package
+    found = []
+    for info in pkgutil.iter_modules(package.__path__):
+        if not info.name.startswith("_"):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            if isinstance(getattr(module, "BOOK", None), Book):
+                found.append(module.BOOK)
+    return sorted(found, key=lambda b: b.notebook)
+
+
+# ---------------------------------------------------------------------------------------- the session
+def _in_kernel() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+class Session:
+    """One learner working through one notebook.
+
+    ``ex = exercises.session("04")`` in the notebook (the same as ``capacity.session()``); ``ex.check_...`` are
+    the module's checkers bound to this
+    session (any other name of the module is reached as ``ex.NAME``). ``folder`` is where the progress
+    record lives (:data:`PROGRESS_FILE`); by default the current folder when running in a Jupyter kernel
+    (the notebook's folder), except the course folder itself (its notebooks hold their solutions), else
+    nowhere. Writing it never fails loudly: progress is a convenience.
+    """
+
+    def __init__(self, book: Book, folder: str | Path | None = None) -> None:
+        self.book = book
+        self.folder = Path(folder) if folder is not None else _default_folder()
+        self.attempts: dict[int, int] = {}
+        self._last: dict[int, str] = {}
+        self._hints: dict[int, int] = {}
+        self._read: set[int] = set()
+        _install_kind_name_errors()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        module = importlib.import_module(self.book.module)
+        try:
+            value = getattr(module, name)
+        except AttributeError:
+            raise AttributeError(f"{self.book.notebook}'s exercises have no {name!r}") from None
+        if isinstance(getattr(value, "exercise", None), Exercise):
+            return functools.update_wrapper(functools.partial(value, session=self), value)
+        return value
+
+    def __dir__(self) -> list[str]:
+        module = importlib.import_module(self.book.module)
+        return sorted(set(super().__dir__()) | {n for n in dir(module) if not n.startswith("_")})
+
+    # -- attempts
+    def record(self, number: int, answer: str, ok: bool) -> int:
+        """Note one check of exercise ``number`` whose answer has fingerprint ``answer``; return how many
+        different answers were checked so far (the same answer run again is not a new attempt)."""
+        if self._last.get(number) != answer:
+            self._last[number] = answer
+            self.attempts[number] = self.attempts.get(number, 0) + 1
+        self._save(number, ok)
+        return self.attempts[number]
+
+    def reveal(self, number: int) -> bool:
+        """Whether the expected numbers may be shown: after a second, different attempt, or once the
+        solution was read."""
+        return self.attempts.get(number, 0) > 1 or number in self._read
+
+    # -- hints and solutions
     def hint(self, number: int, tier: int | None = None) -> None:
         """Print the next hint tier of exercise ``number`` (or tier ``tier``, counting from 1)."""
         try:
-            e = self.get(number)
+            e = self.book.get(number)
         except ValueError as err:
             print(f"💡 {err}")
             return
         if tier is None:
-            tier = min(e.hints_shown + 1, len(e.hints))
+            tier = min(self._hints.get(number, 0) + 1, len(e.hints))
         if isinstance(tier, bool) or not isinstance(tier, int) or not 1 <= tier <= len(e.hints):
             print(f"💡 Exercise {number} has hint tiers 1 to {len(e.hints)}; got tier={tier!r}.")
             return
-        e.hints_shown = max(e.hints_shown, tier)
+        self._hints[number] = max(self._hints.get(number, 0), tier)
         more = (f"  (ex.hint({number}) again for tier {tier + 1} of {len(e.hints)})" if tier < len(e.hints)
                 else f"  (that was the last tier; ex.solution({number}) shows the reference solution)")
         print(f"💡 Exercise {number}, hint {tier} of {len(e.hints)}: {e.hints[tier - 1]}\n{more}")
 
     def solution(self, number: int) -> None:
-        """Print the reference solution of exercise ``number``: read it, then write your own."""
+        """Print the reference solution of exercise ``number``: read it, then write your own. From then on
+        the checker shows the expected numbers."""
         try:
-            e = self.get(number)
+            e = self.book.get(number)
         except ValueError as err:
             print(f"📖 {err}")
             return
-        print(f"📖 Exercise {number} ({e.title}), the reference solution:\n")
-        print(textwrap.indent(e.solution, "    "))
+        source = solution_source(self.book.notebook, number)
+        if source is None:
+            print(f"📖 The reference solution of exercise {number} is missing from this installation of "
+                  "pavlovlab (solutions.json): ask your instructor.")
+            return
+        self._read.add(number)
+        print(f"📖 {e.name}, the reference solution:\n")
+        print(textwrap.indent(source, "    "))
 
-    def attempt(self, number: int) -> int:
-        """Count one checked attempt of exercise ``number``; return how many there were (1 = first)."""
-        e = self._items.get(number)
-        if e is None:
-            return 1
-        e.attempts += 1
-        return e.attempts
+    # -- progress
+    def _save(self, number: int, ok: bool) -> None:
+        if self.folder is None:
+            return
+        try:
+            target = self.folder / PROGRESS_FILE
+            data = _read_progress(self.folder)
+            entry = data.setdefault(self.book.notebook, {}).setdefault(str(number), {"attempts": 0, "done": False})
+            entry["attempts"] = max(int(entry.get("attempts", 0)), self.attempts.get(number, 0))
+            entry["done"] = bool(entry.get("done")) or ok
+            from pavlovlab.teach.student import atomic_write
+            atomic_write(target, lambda t: t.write_text(json.dumps(data, indent=1, sort_keys=True),
+                                                        encoding="utf-8"))
+        except Exception:  # a read-only folder or a full disk must never interrupt the learner
+            pass
+
+    def progress(self) -> None:
+        """Print, for every exercise of the course, whether it is done (✅), tried (❌) or untouched (·),
+        from the checks run in notebooks of this folder (:data:`PROGRESS_FILE`)."""
+        data = _read_progress(self.folder) if self.folder is not None else {}
+        total = done = 0
+        lines = []
+        for book in books():
+            marks = []
+            for e in book:
+                entry = data.get(book.notebook, {}).get(str(e.number), {})
+                mark = "✅" if entry.get("done") else ("❌" if entry.get("attempts") else "·")
+                total += 1
+                done += mark == "✅"
+                marks.append(f"{e.number} {mark}")
+            lines.append(f"  {book.notebook:<36} " + "   ".join(marks))
+        where = f"in {self.folder}" if self.folder is not None else "(not recorded outside a notebook)"
+        print(f"Your progress {where}: {done} of {total} exercises done (✅ done, ❌ tried, · not yet)")
+        print("\n".join(lines))
 
 
-# ----------------------------------------------------------------------------------------- verdicts
+def _default_folder() -> Path | None:
+    """Where a notebook's session keeps progress: the kernel's folder (the notebook's), unless it holds the
+    course's own notebooks with their solutions (an instructor's or a test run's, not a learner's copy)."""
+    if not _in_kernel():
+        return None
+    here = Path.cwd()
+    from pavlovlab.teach.student import SOLUTION_TAG
+    for path in here.glob("[0-9]*.ipynb"):
+        try:
+            if f'"{SOLUTION_TAG}"' in path.read_text(encoding="utf-8"):
+                return None
+        except OSError:
+            continue
+    return here
+
+
+def _read_progress(folder: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((folder / PROGRESS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+_KIND_NAME_ERRORS = False
+
+
+def _install_kind_name_errors() -> None:
+    """In Jupyter, a check cell run before the exercise cell that defines its answer gets a kind ⏳ instead
+    of a NameError traceback. Other NameErrors are shown as usual."""
+    global _KIND_NAME_ERRORS
+    if _KIND_NAME_ERRORS:
+        return
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+    except ImportError:
+        return
+    if shell is None:
+        return
+
+    def handler(self, etype, value, tb, tb_offset=None):
+        import traceback
+        frames = traceback.extract_tb(tb)
+        if frames and "ex.check_" in (frames[-1].line or ""):
+            name = getattr(value, "name", None) or str(value)
+            print(f"⏳ `{name}` is not defined yet: run the exercise cell above (the one with your code, or its "
+                  "stub) first, then this check cell again.")
+            return None
+        return self.showtraceback((etype, value, tb), tb_offset=tb_offset)
+
+    shell.set_custom_exc((NameError,), handler)
+    _KIND_NAME_ERRORS = True
+
+
+# -------------------------------------------------------------------------------------- fingerprints
+def fingerprint(x: Any) -> str:
+    """A digest of an answer: the code and constants of a function (and of the functions its closure and
+    defaults hold), or the contents of values (tensors by dtype, shape and bytes)."""
+    h = hashlib.sha256()
+    _feed(h, x, 0)
+    return h.hexdigest()
+
+
+def _feed(h: Any, x: Any, depth: int) -> None:
+    if depth > 6:
+        h.update(b"...")
+        return
+    if isinstance(x, torch.Tensor):
+        h.update(f"T{x.dtype}{tuple(x.shape)}{x.device.type}".encode())
+        if x.device.type != "meta":
+            h.update(x.detach().cpu().contiguous().view(-1).to(torch.float64 if x.is_floating_point() else
+                                                               x.dtype).numpy().tobytes())
+        return
+    code = getattr(x, "__code__", None)
+    if code is not None:
+        _feed_code(h, code, depth)
+        for d in (getattr(x, "__defaults__", None) or ()):
+            _feed(h, d, depth + 1)
+        for cell in (getattr(x, "__closure__", None) or ()):
+            try:
+                _feed(h, cell.cell_contents, depth + 1)
+            except ValueError:
+                h.update(b"empty")
+        return
+    if isinstance(x, (list, tuple)):
+        h.update(f"{type(x).__name__}{len(x)}".encode())
+        for item in x:
+            _feed(h, item, depth + 1)
+        return
+    if isinstance(x, dict):
+        h.update(b"dict")
+        for k in sorted(x, key=repr):
+            h.update(repr(k).encode())
+            _feed(h, x[k], depth + 1)
+        return
+    h.update(f"{type(x).__name__}:{x!r}"[:10_000].encode())
+
+
+def _feed_code(h: Any, code: Any, depth: int) -> None:
+    h.update(code.co_code)
+    h.update(repr(code.co_names).encode())
+    for c in code.co_consts:
+        if hasattr(c, "co_code"):
+            _feed_code(h, c, depth + 1)
+        else:
+            h.update(repr(c).encode())
+
+
+# -------------------------------------------------------------------------------------------- a turn
+@dataclass
+class Turn:
+    """One check of one exercise in one session: prints the verdict and records the attempt."""
+
+    session: Session
+    exercise: Exercise
+
+    @classmethod
+    def loose(cls, name: str) -> Turn:
+        """A check outside any notebook's book (a one-off comparison): the verdict is headed ``name``."""
+        return cls(Session(Book("", "")), Exercise("", 0, name, "implement", (), ""))
+
+    @property
+    def name(self) -> str:
+        return self.exercise.name if self.exercise.number else self.exercise.title
+
+    @property
+    def number(self) -> int:
+        return self.exercise.number
+
+    def finish(self, ok: bool, message: str, *, answer: Any = None, detail: str = "", hint: str = "") -> bool:
+        """Record the attempt (``answer`` fingerprinted together with the message) and print the verdict;
+        ``detail`` (the expected numbers) is added only when :meth:`Session.reveal` allows it."""
+        self.session.record(self.number, fingerprint(answer) + message, ok)
+        if not ok and detail and self.session.reveal(self.number):
+            message = f"{message} ({detail})"
+        return verdict(ok, self.name, message, hint, number=self.number or None)
+
+    def pending(self) -> bool:
+        """The learner has not written the answer yet: ⏳, and no attempt is counted."""
+        print(f"⏳ {self.name}: not yet implemented. Replace the `raise NotImplementedError(...)` line in the "
+              "exercise cell with your code, run that cell, then run this one again.")
+        return False
+
+
 def verdict(ok: bool, name: str, message: str, hint: str = "", *, number: int | None = None) -> bool:
     """Print one friendly verdict and return ``ok``.
 
@@ -143,18 +449,67 @@ def verdict(ok: bool, name: str, message: str, hint: str = "", *, number: int | 
     return ok
 
 
-def _not_implemented(name: str) -> bool:
-    print(f"⏳ {name}: not yet implemented. Replace the `raise NotImplementedError(...)` line in the "
-          "exercise cell with your code, run that cell, then run this one again.")
-    return False
+# --------------------------------------------------------------------------- calling the learner's code
+class TookTooLong(Exception):
+    """The learner's function did not return within its time limit."""
+
+
+def copy_case(x: Any) -> Any:
+    """A fresh copy of a case's inputs: tensors cloned (lists, tuples and dicts of them copied too)."""
+    if isinstance(x, torch.Tensor):
+        return x.detach().clone()
+    if isinstance(x, list):
+        return [copy_case(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(copy_case(v) for v in x)
+    if isinstance(x, dict):
+        return {k: copy_case(v) for k, v in x.items()}
+    return x
+
+
+def call_with_limit(fn: Callable[..., Any], args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None, *,
+                    limit: float) -> Any:
+    """``fn(*args, **kwargs)``, or :class:`TookTooLong` after ``limit`` seconds.
+
+    The call runs in a helper thread that the checker waits for. Python cannot stop a thread from outside,
+    so a function that never returns keeps running in the background (the message says so: restarting the
+    kernel stops it); the notebook itself gets its verdict and stays usable. Exceptions of ``fn`` propagate.
+    """
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn(*args, **(kwargs or {}))
+        except BaseException as e:  # handed to the caller's thread below
+            box["error"] = e
+
+    worker = threading.Thread(target=run, name="pavlovlab-learner-answer", daemon=True)
+    worker.start()
+    worker.join(limit)
+    if worker.is_alive():
+        raise TookTooLong()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _too_long(limit: float, where: str) -> str:
+    return (f"your function took more than {limit:.0f} s {where}, so the check stopped waiting (it may still be "
+            "running in the background: restart the kernel if the notebook stays busy). Does a loop never end, "
+            "or does it wait for something?")
+
+
+def raised(e: BaseException, doing: str) -> str:
+    """A learner's exception in plain words (their own code: its type and message, never a traceback)."""
+    text = str(e).strip() or "(no message)"
+    return f"{doing} raised {type(e).__name__}: {text}"
 
 
 # -------------------------------------------------------------------------------------- comparisons
-def dtype_rtol(rtol: float, *dtypes: torch.dtype) -> float:
-    """``rtol`` widened to the coarsest floating dtype involved (100 ulps), so that a correct answer
-    computed in float32 (or float16) is not rejected for round-off."""
-    eps = max((torch.finfo(d).eps for d in dtypes if d.is_floating_point), default=0.0)
-    return max(rtol, 100 * eps)
+def dtype_rtol(rtol: float, dtype: torch.dtype) -> float:
+    """``rtol``, at least 100 ulps of ``dtype``: a correct answer computed in that dtype is not rejected
+    for round-off."""
+    return max(rtol, 100 * torch.finfo(dtype).eps) if dtype.is_floating_point else rtol
 
 
 def _as_tensor(x: Any) -> torch.Tensor | None:
@@ -162,7 +517,9 @@ def _as_tensor(x: Any) -> torch.Tensor | None:
         return x.detach()
     try:
         t = torch.as_tensor(x)
-    except (TypeError, ValueError, RuntimeError):
+        if t.is_floating_point() and not hasattr(x, "dtype"):  # Python floats are float64, not the default dtype
+            t = torch.as_tensor(x, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError, OverflowError):
         return None
     return t if (t.dtype.is_floating_point or t.dtype in (torch.int64, torch.int32, torch.bool)) else None
 
@@ -172,12 +529,31 @@ def _short(t: torch.Tensor) -> str:
     return "[" + ", ".join(f"{x:.4g}" for x in flat) + (", ...]" if t.numel() > 4 else "]")
 
 
+def on_meta(x: Any) -> bool:
+    """Whether a result holds a tensor on PyTorch's ``meta`` device (shapes only, no numbers)."""
+    if isinstance(x, torch.Tensor):
+        return x.device.type == "meta"
+    if isinstance(x, (list, tuple)):
+        return any(on_meta(v) for v in x)
+    if isinstance(x, dict):
+        return any(on_meta(v) for v in x.values())
+    return False
+
+
+META_MESSAGE = ("your result is a tensor on the 'meta' device: it has shapes but no numbers. Compute it on "
+                "real tensors (drop device='meta').")
+
+
 def compare(got: Any, expected: Any, rtol: float, atol: float) -> tuple[bool, str, str]:
     """Compare a learner's result with the expected one.
 
     Returns ``(ok, why, detail)``: ``why`` says what is wrong without the expected numbers (shown on a
-    first attempt), ``detail`` adds them (shown from the second attempt on).
+    first attempt), ``detail`` adds them. A tensor expected with one or more dimensions must come back as a
+    tensor of the same shape; a floating answer must be at least as precise as the expected one (float32 at
+    least when a Python float is expected), and is compared at the expected one's precision.
     """
+    if on_meta(got):
+        return False, META_MESSAGE, ""
     if isinstance(expected, (tuple, list)):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
             return False, (f"expected a sequence of {len(expected)} results, got "
@@ -200,6 +576,10 @@ def compare(got: Any, expected: Any, rtol: float, atol: float) -> tuple[bool, st
         return True, "", ""
     if isinstance(expected, (float, torch.Tensor)):
         e = expected if isinstance(expected, torch.Tensor) else torch.tensor(expected, dtype=torch.float64)
+        want = e.dtype if (isinstance(expected, torch.Tensor) and e.dtype.is_floating_point) else torch.float32
+        if e.dim() > 0 and not isinstance(got, torch.Tensor):
+            return False, (f"expected a tensor of shape {tuple(e.shape)}, got a {type(got).__name__}: build the "
+                           "result with torch operations (or torch.stack / torch.tensor)"), ""
         g = _as_tensor(got)
         if g is None:
             return False, (f"expected a tensor of shape {tuple(e.shape)}" if e.dim() else
@@ -210,11 +590,14 @@ def compare(got: Any, expected: Any, rtol: float, atol: float) -> tuple[bool, st
             return False, f"expected shape {tuple(e.shape)}, got shape {tuple(g.shape)}", ""
         if g.dtype.is_complex:
             return False, f"expected real numbers, got dtype {g.dtype}", ""
+        if g.dtype.is_floating_point and torch.finfo(g.dtype).eps > torch.finfo(want).eps:
+            return False, (f"your result is in {g.dtype}, less precise than the {want} the task works in: keep "
+                           "the inputs' dtype (a lower precision loses digits the check needs)"), ""
         g64 = g.to(device="cpu", dtype=torch.float64)
         e64 = e.detach().to(device="cpu", dtype=torch.float64)
         if not bool(torch.isfinite(g64).all()):
             return False, "your result contains NaN or inf: look for a division by zero or a log of 0", ""
-        tol = dtype_rtol(rtol, g.dtype if g.dtype.is_floating_point else torch.float64, e.dtype)
+        tol = dtype_rtol(rtol, g.dtype if g.dtype.is_floating_point else torch.float64)
         diff = (g64 - e64).abs()
         bad = diff > atol + tol * e64.abs()
         if bool(bad.any()):
@@ -240,118 +623,150 @@ def _describe_case(args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
     return "(" + ", ".join(parts) + ")"
 
 
+def _matches(mistake: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any], got: Any) -> bool:
+    try:
+        wrong = mistake(*copy_case(args), **copy_case(kwargs))
+        ok, _, _ = compare(got, wrong, 1e-6, 1e-9)
+        return ok
+    except Exception:
+        return False
+
+
 # ------------------------------------------------------------------------------------------ checkers
 def check_function(fn: Callable[..., Any], reference: Callable[..., Any], cases: Iterable[Case], *,
-                   name: str, hint: str = "", rtol: float = 1e-6, atol: float = 1e-9,
-                   number: int | None = None, book: Exercises | None = None,
-                   case_hints: Sequence[str] | None = None) -> bool:
+                   turn: Turn | None = None, name: str = "Your answer", hint: str = "", rtol: float = 1e-6,
+                   atol: float = 1e-9, case_hints: Sequence[str] | None = None,
+                   mistakes: Sequence[Mistake] = (), limit: float | None = None) -> bool:
     """Call ``fn`` and ``reference`` on each ``(args, kwargs)`` case and compare the results.
 
-    Prints ✅ with the number of cases matched, ⏳ for a stub, or ❌ naming the first failing case
-    (its inputs, and ``case_hints[i]`` when given: what is special about it), then the ``hint``.
-    Expected values are shown only from the second failed attempt on. Returns True when all match.
+    The reference runs first, on its own copy of the case; ``fn`` then gets a fresh copy (so in-place
+    updates are fine and mutating the inputs changes nothing), within ``limit`` seconds. Prints ✅ with the
+    number of cases matched, ⏳ for a stub, or ❌ naming the first failing case (its inputs, and
+    ``case_hints[i]``: what is special about it), then the hint of the recognised mistake the result equals
+    (``mistakes``), else the generic ``hint``. Returns True when all match.
     """
-    attempt = book.attempt(number) if (book is not None and number is not None) else 2
+    turn = turn if turn is not None else Turn.loose(name)
     if not callable(fn):
-        return verdict(False, name, f"expected a function, got {type(fn).__name__}", hint, number=number)
+        return turn.finish(False, f"expected a function, got {type(fn).__name__}", answer=fn, hint=hint)
+    limit = IMPLEMENT_TIME_LIMIT if limit is None else limit
     cases = list(cases)
     for i, (args, kwargs) in enumerate(cases):
+        expected = reference(*copy_case(args), **copy_case(kwargs))
+        where = f"on test case {i + 1} {_describe_case(args, kwargs)}"
         try:
-            got = fn(*args, **kwargs)
+            got = call_with_limit(fn, copy_case(args), copy_case(kwargs), limit=limit)
         except NotImplementedError:
-            if book is not None and number is not None:
-                book.get(number).attempts -= 1
-            return _not_implemented(name)
+            return turn.pending()
+        except TookTooLong:
+            return turn.finish(False, _too_long(limit, where), answer=fn, hint=hint)
         except Exception as e:  # the learner's code: report it, never a traceback
-            return verdict(False, name, f"on test case {i + 1} {_describe_case(args, kwargs)} your function "
-                           f"raised {type(e).__name__}: {e}", hint, number=number)
-        ok, why, detail = compare(got, reference(*args, **kwargs), rtol, atol)
+            return turn.finish(False, raised(e, f"{where} your function"), answer=fn, hint=hint)
+        ok, why, detail = compare(got, expected, rtol, atol)
         if not ok:
             special = f" [{case_hints[i]}]" if case_hints and i < len(case_hints) and case_hints[i] else ""
-            msg = f"on test case {i + 1} {_describe_case(args, kwargs)}{special}: {why}"
-            if attempt > 1 and detail:
-                msg += f" ({detail})"
-            return verdict(False, name, msg, hint, number=number)
-    return verdict(True, name, f"it matches the package on {len(cases)} test cases.")
+            known = next((h for m, h in mistakes if _matches(m, args, kwargs, got)), hint)
+            return turn.finish(False, f"{where}{special}: {why}", answer=fn, detail=detail, hint=known)
+    return turn.finish(True, f"it matches the package on {len(cases)} test cases.", answer=fn)
 
 
-@dataclass
-class _Verdict:
-    """A verdict already printed while getting the learner's result (a stub, or their code raised)."""
-
-    ok: bool
-
-
-def _learner_result(get: Callable[[], Any] | Any, name: str, hint: str, number: int | None,
-                    book: Exercises | None, doing: str) -> Any:
-    """The learner's value (``get()`` when callable), or a printed :class:`_Verdict` for a stub (⏳, the attempt
-    not counted) or an exception in their code (❌ with its message, never a traceback)."""
+def check_value(get: Callable[[], Any] | Any, expected: Any, *, turn: Turn | None = None, name: str = "Your answer",
+                hint: str = "", rtol: float = 1e-6,
+                atol: float = 1e-9) -> bool:
+    """Compare a learner's value (or a zero-argument function that returns it) with the expected one.
+    (``name`` heads the verdict when no ``turn`` of a declared exercise is given.)"""
+    turn = turn if turn is not None else Turn.loose(name)
     try:
-        return get() if callable(get) else get
+        got = call_with_limit(get, limit=IMPLEMENT_TIME_LIMIT) if callable(get) else get
     except NotImplementedError:
-        if book is not None and number is not None:
-            book.get(number).attempts -= 1
-        return _Verdict(_not_implemented(name))
-    except Exception as e:  # the learner's code: report it
-        return _Verdict(verdict(False, name, f"{doing} raised {type(e).__name__}: {e}", hint, number=number))
+        return turn.pending()
+    except TookTooLong:
+        return turn.finish(False, _too_long(IMPLEMENT_TIME_LIMIT, "to compute its answer"), answer=get, hint=hint)
+    except Exception as e:
+        return turn.finish(False, raised(e, "computing your answer"), answer=get, hint=hint)
+    try:
+        ok, why, detail = compare(got, expected, rtol, atol)
+    except Exception:  # an answer of a kind nobody expected: say so, never a traceback
+        ok, why, detail = False, f"could not compare your answer ({type(got).__name__}) with a number", ""
+    return turn.finish(ok, "your answer matches." if ok else why, answer=get, detail=detail, hint=hint)
 
 
-def measure_each(fn: Callable[[Any], Any], params: Sequence[Any], what: str) -> dict[Any, float]:
-    """Call a learner's ``fn(p)`` for every parameter and collect one number per call: a finite float, or
-    ±inf (a measurement may legitimately never reach its level). Raises TypeError/ValueError with a plain
-    message naming ``what(p)`` for anything else (the caller turns it into a ❌)."""
+class Unreadable(ValueError):
+    """A result of the wrong form: the message says what was expected (the checker shows it as it is)."""
+
+
+def check_measurement(get: Callable[[], Any] | Any, judge: Callable[[Any], tuple], *, turn: Turn | None = None,
+                      name: str = "Your answer", hint: str = "",
+                      expects: str = "", answer: Any = None, limit: float | None = None) -> bool:
+    """Judge a measurement the learner designed: ``judge(result)`` returns ``(ok, message)`` or ``(ok, message,
+    detail)`` (``detail``: the numbers a first attempt does not see) from the result, never the code.
+
+    ``get`` (called within ``limit`` seconds) produces the result; ``expects`` says what form it should
+    have, for results the judge cannot read; ``answer`` is what identifies the learner's attempt (default:
+    ``get``). A judge's own ``hint`` may replace the generic one: ``(ok, message, detail, hint)``.
+    """
+    turn = turn if turn is not None else Turn.loose(name)
+    answer = get if answer is None else answer
+    limit = DESIGN_TIME_LIMIT if limit is None else limit
+    try:
+        got = call_with_limit(get, limit=limit) if callable(get) else get
+    except NotImplementedError:
+        return turn.pending()
+    except TookTooLong:
+        return turn.finish(False, _too_long(limit, "to run"), answer=answer, hint=hint)
+    except Unreadable as e:
+        return turn.finish(False, str(e), answer=answer, hint=hint)
+    except Exception as e:
+        return turn.finish(False, raised(e, "running your measurement"), answer=answer, hint=hint)
+    if on_meta(got):
+        return turn.finish(False, META_MESSAGE, answer=answer, hint=hint)
+    try:
+        out = judge(got)
+    except Unreadable as e:
+        out = (False, str(e))
+    except Exception:
+        out = (False, f"could not read your result ({type(got).__name__})"
+                      + (f": it should be {expects}" if expects else ""))
+    ok, message = out[0], out[1]
+    detail = out[2] if len(out) > 2 else ""
+    hint = out[3] if len(out) > 3 and out[3] else hint
+    return turn.finish(ok, message, answer=(answer, got if not callable(got) else None), detail=detail, hint=hint)
+
+
+def measure_each(fn: Callable[..., Any], params: Sequence[Any], what: str, **kwargs: Any) -> dict[Any, float]:
+    """Call a learner's ``fn(p, **kwargs)`` for every parameter and collect one number per call: a finite
+    float, or ±inf (a measurement may legitimately never reach its level). Raises :class:`Unreadable` with
+    a plain message naming ``what(p)`` for anything else."""
     if not callable(fn):
-        raise TypeError(f"expected a function {what}(...), got {type(fn).__name__}")
+        raise Unreadable(f"expected a function {what}(...), got {type(fn).__name__}")
     out = {}
     for p in params:
-        t = torch.as_tensor(fn(p), dtype=torch.float64)
-        if t.numel() != 1:
-            raise ValueError(f"{what}({p}) should return one number, got shape {tuple(t.shape)}")
-        v = float(t)
+        value = fn(p, **kwargs)
+        if on_meta(value):
+            raise Unreadable(META_MESSAGE)
+        t = _as_tensor(value)
+        if t is None or t.numel() != 1:
+            raise Unreadable(f"{what}({p}) should return one number, got "
+                             + (type(value).__name__ if t is None else f"shape {tuple(t.shape)}"))
+        v = float(t.double())
         out[p] = v if math.isinf(v) else finite_number(v, f"{what}({p})")
     return out
 
 
-def check_value(get: Callable[[], Any] | Any, expected: Any, *, name: str, hint: str = "",
-                rtol: float = 1e-6, atol: float = 1e-9, number: int | None = None,
-                book: Exercises | None = None) -> bool:
-    """Compare a learner's value (or a zero-argument function that returns it) with the expected one."""
-    attempt = book.attempt(number) if (book is not None and number is not None) else 2
-    got = _learner_result(get, name, hint, number, book, "computing your answer")
-    if isinstance(got, _Verdict):
-        return got.ok
-    try:
-        ok, why, detail = compare(got, expected, rtol, atol)
-    except Exception as e:  # an answer of a kind nobody expected: say so, never a traceback
-        ok, why, detail = False, f"could not compare your answer ({type(got).__name__}): {e}", ""
-    if not ok and attempt > 1 and detail:
-        why = f"{why} ({detail})"
-    return verdict(ok, name, "your answer matches." if ok else why, hint, number=number)
-
-
-def check_measurement(get: Callable[[], Any] | Any, judge: Callable[[Any], tuple[bool, str]], *,
-                      name: str, hint: str = "", number: int | None = None,
-                      book: Exercises | None = None) -> bool:
-    """Judge a measurement the learner designed: ``judge(result) -> (ok, message)`` looks at the
-    result (a fitted slope in a band, a monotone trend, a shape), never at the code."""
-    if book is not None and number is not None:
-        book.attempt(number)
-    got = _learner_result(get, name, hint, number, book, "running your measurement")
-    if isinstance(got, _Verdict):
-        return got.ok
-    try:
-        ok, message = judge(got)
-    except Exception as e:
-        ok, message = False, f"could not read your result ({type(got).__name__}): {e}"
-    return verdict(ok, name, message, hint, number=number)
-
-
 def finite_number(x: Any, what: str) -> float:
-    """``x`` as a finite Python float, or a ValueError saying what was wrong with ``what``."""
+    """``x`` as a finite Python float, or :class:`Unreadable` saying what was wrong with ``what``."""
+    if on_meta(x):
+        raise Unreadable(META_MESSAGE)
     t = _as_tensor(x)
     if t is None or t.numel() != 1:
-        raise ValueError(f"{what} should be one number, got {type(x).__name__}")
-    v = float(t.item())
+        raise Unreadable(f"{what} should be one number, got {type(x).__name__}")
+    v = float(t.double().item())
     if not math.isfinite(v):
-        raise ValueError(f"{what} is {v}: NaN or inf")
+        raise Unreadable(f"{what} is {v}: NaN or inf")
     return v
+
+
+def pending(*answers: Any) -> tuple[Any, ...]:
+    """The learner's answers, or NotImplementedError (a ⏳, not a ❌) while a stub's ``...`` is still there."""
+    if any(a is Ellipsis for a in answers):
+        raise NotImplementedError("the stub's ... blanks are still there")
+    return answers

@@ -5,13 +5,15 @@
 3. (design the measurement) count the work of the parallel and chunkwise forms as the sequence grows,
    and fit the log–log slopes (the claim: quadratic against linear in T).
 
-Learners type ``ex.hint(n)`` for the next hint tier and ``ex.solution(n)`` for the reference solution.
+In the notebook ``ex = exercises.session("03")``; ``ex.hint(n)`` gives the next hint tier, ``ex.solution(n)`` the
+reference solution.
 Each checker prints one verdict and never raises. :func:`flop_sweep` is the package's version of
 Exercise 3's measurement.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -22,123 +24,14 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from pavlovlab._checks import check_choice, check_int
 from pavlovlab.attention import linear_attention, softmax_attention
 
-from ._core import Case, Exercise, Exercises, check_function, check_measurement
+from ._core import Book, Case, Turn, check_function, check_measurement, pending
 
 _DTYPE = torch.float64
 
-def _pending(*answers: Any) -> tuple[Any, ...]:
-    """The learner's answers, or NotImplementedError (a ⏳, not a ❌) while a stub's ``...`` is still there."""
-    if any(a is Ellipsis for a in answers):
-        raise NotImplementedError("the stub's ... blanks are still there")
-    return answers
 
 
-BOOK = Exercises("03_linear_attention")
-
-BOOK.add(Exercise(
-    number=1, title="the recurrent form", kind="implement",
-    hints=[
-        "The dog starts with an empty memory and lives through the sequence one step at a time. At each step "
-        "two things happen, in a fixed order: the note of this step's bell and food goes on the wall, then "
-        "the test stimulus of this step reads the wall. Does the test at step t see the note of step t?",
-        "Create the empty memory with the shape (d_v, d_k) and the dtype of the inputs (q.dtype), so that "
-        "float32 and float64 inputs both work. In a loop over t: add the outer product of v[t] and k[t] "
-        "(value first), then read the memory with q[t] and keep the read. Stack the reads into (T, d_v).",
-        "S = torch.zeros(d_v, d_k, dtype=q.dtype); for t: S = S + torch.outer(v[t], k[t]); reads.append(S @ q[t]); "
-        "return torch.stack(reads).",
-    ],
-    solution='''
-def my_recurrent(q, k, v):
-    S = torch.zeros(v.shape[-1], k.shape[-1], dtype=q.dtype)
-    reads = []
-    for t in range(q.shape[0]):
-        S = S + torch.outer(v[t], k[t])      # write: the bell-food note of step t
-        reads.append(S @ q[t])               # read: test stimulus q_t probes the memory
-    return torch.stack(reads)
-
-
-# try it: the first read already sees the first note, so row 0 is not all zeros
-my_recurrent(q, k, v)
-''',
-    check="ex.check_recurrent(my_recurrent);",
-    wrong='''
-def my_recurrent(q, k, v):
-    S = torch.zeros(v.shape[-1], k.shape[-1], dtype=q.dtype)
-    reads = []
-    for t in range(q.shape[0]):
-        reads.append(S @ q[t])               # read before write: misses the note of step t
-        S = S + torch.outer(v[t], k[t])
-    return torch.stack(reads)
-''',
-    setup="q, k, v = torch.randn(8, 4), torch.randn(8, 4), torch.randn(8, 3)",
-))
-
-BOOK.add(Exercise(
-    number=2, title="the inter-chunk term and the carried state", kind="implement",
-    hints=[
-        "Everything written before the chunk is summarised in the carried memory S. What does each test "
-        "stimulus of the chunk get from it, and what does the memory hold once the chunk's own notes are "
-        "added?",
-        "Each query of the chunk reads S, exactly like a single read S q_t, but for all C queries at once "
-        "(mind which side of the product the queries go, to get shape (C, d_v)). The new memory is S plus "
-        "the sum of the chunk's C outer products, which is one matrix product of the chunk's values and keys.",
-        "inter = q_c @ S.T; S_next = S + v_c.T @ k_c; return inter, S_next.",
-    ],
-    solution='''
-def my_chunk_carry(q_c, k_c, v_c, S):
-    inter = q_c @ S.T                  # (C, d_k) @ (d_k, d_v): each test stimulus reads the old memory
-    S_next = S + v_c.T @ k_c           # sum of the chunk's outer products v_s k_sᵀ
-    return inter, S_next
-
-
-# try it: a carried memory of ones
-my_chunk_carry(q[:4], k[:4], v[:4], torch.ones(d_v, d_k))
-''',
-    check="ex.check_inter_chunk(my_chunk_carry);",
-    wrong='''
-def my_chunk_carry(q_c, k_c, v_c, S):
-    return q_c @ S.T, v_c.T @ k_c      # the new state forgets what was carried in
-''',
-    setup="d_k, d_v = 4, 3\nq, k, v = torch.randn(8, d_k), torch.randn(8, d_k), torch.randn(8, d_v)",
-))
-
-BOOK.add(Exercise(
-    number=3, title="measure the cost of the parallel and chunkwise forms", kind="design",
-    hints=[
-        "The claim is about how the work grows with the sequence length T: a power law T^p shows as a "
-        "straight line of slope p on log–log axes. Which lengths show the long-sequence behaviour of the "
-        "chunkwise form, given that it cuts the sequence into chunks of 64 tokens?",
-        "Take at least four lengths doubling from a few chunks to a few thousand tokens (e.g. 128 … 2048). "
-        "For each, draw random q, k, v of shape (1, T, 32), and count the floating-point operations of "
-        "pl.linear_attention with mode='parallel' and with mode='chunk' (chunk_size=64) inside a "
-        "`with ex.FlopCounter() as counter:` block; keep counter.flops.",
-        "for T_ in Ts: for mode in flops: with ex.FlopCounter() as counter: "
-        "pl.linear_attention(q_, k_, v_, mode=mode, chunk_size=64); flops[mode].append(counter.flops)",
-    ],
-    solution='''
-Ts = [128, 256, 512, 1024, 2048]                         # many chunks of 64 tokens: the long-sequence regime
-flops = {"parallel": [], "chunk": []}
-for T_ in Ts:
-    q_, k_, v_ = (torch.randn(1, T_, 32) for _ in range(3))
-    for mode in flops:
-        with ex.FlopCounter() as counter:
-            pl.linear_attention(q_, k_, v_, mode=mode, chunk_size=64)
-        flops[mode].append(counter.flops)
-''',
-    check="ex.check_cost_scaling(Ts, flops);",
-    wrong='''
-Ts = [8, 16, 32, 64]                                     # every sequence fits in a single chunk
-flops = {"parallel": [], "chunk": []}
-for T_ in Ts:
-    q_, k_, v_ = (torch.randn(1, T_, 32) for _ in range(3))
-    for mode in flops:
-        with ex.FlopCounter() as counter:
-            pl.linear_attention(q_, k_, v_, mode=mode, chunk_size=64)
-        flops[mode].append(counter.flops)
-''',
-))
-
-hint, solution = BOOK.hint, BOOK.solution
+BOOK = Book("03_linear_attention", __name__)
+session = BOOK.session
 
 
 def _randn(g: torch.Generator, *shape: int, dtype: torch.dtype = _DTYPE) -> torch.Tensor:
@@ -162,7 +55,17 @@ def _qkv_cases(g: torch.Generator) -> list[Case]:
             for T, dk, dv, dt in shapes]
 
 
-def check_recurrent(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor], *,
+@BOOK.exercise(1, "the recurrent form", kind="implement", hints=[
+        "The dog starts with an empty memory and lives through the sequence one step at a time. At each step "
+        "two things happen, in a fixed order: the note of this step's bell and food goes on the wall, then "
+        "the test stimulus of this step reads the wall. Does the test at step t see the note of step t?",
+        "Create the empty memory with the shape (d_v, d_k) and the dtype of the inputs (q.dtype), so that "
+        "float32 and float64 inputs both work. In a loop over t: add the outer product of v[t] and k[t] "
+        "(value first), then read the memory with q[t] and keep the read. Stack the reads into (T, d_v).",
+        "S = torch.zeros(d_v, d_k, dtype=q.dtype); for t: S = S + torch.outer(v[t], k[t]); reads.append(S @ q[t]); "
+        "return torch.stack(reads).",
+    ])
+def check_recurrent(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor], *, turn: Turn,
                     seed: int = 0) -> bool:
     """Exercise 1: check ``fn(q, k, v) -> o`` against ``linear_attention(mode="recurrent")`` on float32 and
     float64 inputs (a correct answer in either precision passes: the tolerance follows the dtype)."""
@@ -178,8 +81,8 @@ def check_recurrent(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], tor
                                    "memory with the dtype of the inputs (q.dtype)") from None
             raise
 
-    return check_function(explained if callable(fn) else fn, recurrent_reference, _qkv_cases(g),
-                          name="Exercise 1 (recurrent form)", number=1, book=BOOK, rtol=1e-8, atol=1e-5,
+    return check_function(explained if callable(fn) else fn, recurrent_reference, _qkv_cases(g), turn=turn,
+                          rtol=1e-8, atol=1e-5,
                           case_hints=["float32 inputs", "a single step, T = 1", "float64 inputs",
                                       "d_v larger than d_k"],
                           hint="at step 1 the memory holds only the first note: what should the first read "
@@ -206,12 +109,20 @@ def _chunk_cases(g: torch.Generator) -> list[Case]:
             for C, dk, dv in shapes]
 
 
-def check_inter_chunk(fn: Callable[..., tuple[torch.Tensor, torch.Tensor]], *, seed: int = 0) -> bool:
+@BOOK.exercise(2, "the inter-chunk term and the carried state", kind="implement", hints=[
+        "Everything written before the chunk is summarised in the carried memory S. What does each test "
+        "stimulus of the chunk get from it, and what does the memory hold once the chunk's own notes are "
+        "added?",
+        "Each query of the chunk reads S, exactly like a single read S q_t, but for all C queries at once "
+        "(mind which side of the product the queries go, to get shape (C, d_v)). The new memory is S plus "
+        "the sum of the chunk's C outer products, which is one matrix product of the chunk's values and keys.",
+        "inter = q_c @ S.T; S_next = S + v_c.T @ k_c; return inter, S_next.",
+    ])
+def check_inter_chunk(fn: Callable[..., tuple[torch.Tensor, torch.Tensor]], *, turn: Turn, seed: int = 0) -> bool:
     """Exercise 2: check ``fn(q_c, k_c, v_c, S) -> (inter, S_next)`` against the package
     (see :func:`inter_chunk_reference`)."""
     g = torch.Generator().manual_seed(seed)
-    return check_function(fn, inter_chunk_reference, _chunk_cases(g), name="Exercise 2 (inter-chunk term)",
-                          number=2, book=BOOK, rtol=1e-8, atol=1e-10,
+    return check_function(fn, inter_chunk_reference, _chunk_cases(g), turn=turn, rtol=1e-8, atol=1e-10,
                           case_hints=["a non-empty carried memory", "a chunk of one token", "", "d_k ≠ d_v"],
                           hint="return a pair (inter, S_next). After the chunk, what is left of what was "
                                "carried in, and what has been added?")
@@ -225,12 +136,29 @@ def _loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
     return float((lx * ly).sum() / (lx * lx).sum())
 
 
-def _judge_cost(result: Any) -> tuple[bool, str]:
+def _cumulative(counts: dict[str, list[float]]) -> bool:
+    """Whether the counts look like one counter that kept adding up all the calls (parallel, then chunk, at
+    each length in turn): each count at least the one recorded just before it."""
+    order = [c for pair in zip(counts["parallel"], counts["chunk"], strict=True) for c in pair]
+    return all(b >= a for a, b in itertools.pairwise(order)) and counts["chunk"][0] >= counts["parallel"][0]
+
+
+def _judge_cost(result: Any) -> tuple:
     Ts, flops = result
-    Ts = [float(t) for t in Ts]
+    if isinstance(Ts, (str, bytes)) or not isinstance(Ts, (list, tuple, range, torch.Tensor)):
+        return False, f"Ts should be a list of sequence lengths, got {type(Ts).__name__}"
+    try:
+        Ts = [float(t) for t in Ts]
+    except (TypeError, ValueError):
+        return False, "Ts should hold whole numbers of tokens (sequence lengths)"
+    if any(not (math.isfinite(t) and t >= 1) for t in Ts):
+        return False, "every sequence length in Ts should be a whole number of tokens, 1 or more"
     if not isinstance(flops, dict) or not {"parallel", "chunk"} <= set(flops):
         return False, "flops should be a dict with the counts of the 'parallel' and 'chunk' forms"
-    counts = {m: [float(c) for c in flops[m]] for m in ("parallel", "chunk")}
+    try:
+        counts = {m: [float(c) for c in flops[m]] for m in ("parallel", "chunk")}
+    except (TypeError, ValueError):
+        return False, "flops['parallel'] and flops['chunk'] should be lists of numbers (one count per length)"
     if any(len(c) != len(Ts) for c in counts.values()):
         return False, "each form needs one count per sequence length in Ts"
     if any(not (math.isfinite(c) and c > 0) for cs in counts.values() for c in cs):
@@ -238,21 +166,36 @@ def _judge_cost(result: Any) -> tuple[bool, str]:
     if len(set(Ts)) < 4 or max(Ts) < 8 * min(Ts):
         return False, "a slope needs at least 4 lengths spanning a factor of 8 or more"
     slopes = {m: _loglog_slope(Ts, c) for m, c in counts.items()}
-    first = BOOK.get(3).attempts <= 1
-    seen = f" (your log–log slopes: parallel {slopes['parallel']:.2f}, chunk {slopes['chunk']:.2f})"
+    seen = f"your log–log slopes: parallel {slopes['parallel']:.2f}, chunk {slopes['chunk']:.2f}"
+    cumulative = ("your counts only ever grow, each at least the one before it, whatever the form: does one "
+                  "counter keep adding up every call? Open a fresh `with ex.FlopCounter() as counter:` for each call.")
     if not 0.85 <= slopes["chunk"] <= 1.15:
+        if _cumulative(counts):
+            return False, "the counts do not follow either form's cost", seen, cumulative
         return False, ("over your lengths the chunkwise count does not grow in proportion to T: how many "
-                       "chunks of 64 tokens do your sequences hold? The claim is about long sequences"
-                       + ("" if first else seen))
+                       "chunks of 64 tokens do your sequences hold? The claim is about long sequences"), seen
     if not 1.85 <= slopes["parallel"] <= 2.15:
+        if _cumulative(counts):
+            return False, "the counts do not follow either form's cost", seen, cumulative
         return False, ("over your lengths the parallel count does not grow like T²: are the sequences long "
-                       "enough for the T × T score matrix to dominate?" + ("" if first else seen))
+                       "enough for the T × T score matrix to dominate?"), seen
     ratio = counts["parallel"][-1] / counts["chunk"][-1]
     return True, (f"log–log slopes of the counted operations: parallel {slopes['parallel']:.2f}, chunkwise "
                   f"{slopes['chunk']:.2f}; at T = {int(Ts[-1])} the chunkwise form does {ratio:.0f}× less work.")
 
 
-def check_cost_scaling(Ts: Any, flops: Any) -> bool:
+@BOOK.exercise(3, "measure the cost of the parallel and chunkwise forms", kind="design", hints=[
+        "The claim is about how the work grows with the sequence length T: a power law T^p shows as a "
+        "straight line of slope p on log–log axes. Which lengths show the long-sequence behaviour of the "
+        "chunkwise form, given that it cuts the sequence into chunks of 64 tokens?",
+        "Take at least four lengths doubling from a few chunks to a few thousand tokens (e.g. 128 … 2048). "
+        "For each, draw random q, k, v of shape (1, T, 32), and count the floating-point operations of "
+        "pl.linear_attention with mode='parallel' and with mode='chunk' (chunk_size=64) inside a "
+        "`with ex.FlopCounter() as counter:` block; keep counter.flops.",
+        "for T_ in Ts: for mode in flops: with ex.FlopCounter() as counter: "
+        "pl.linear_attention(q_, k_, v_, mode=mode, chunk_size=64); flops[mode].append(counter.flops)",
+    ])
+def check_cost_scaling(Ts: Any, flops: Any, *, turn: Turn) -> bool:
     """Exercise 3: judge the learner's operation counts.
 
     ``Ts`` the sequence lengths, ``flops`` a dict ``{"parallel": [...], "chunk": [...]}`` of counted
@@ -260,8 +203,9 @@ def check_cost_scaling(Ts: Any, flops: Any) -> bool:
     [1.85, 2.15] for the parallel form and in [0.85, 1.15] for the chunkwise form: the two costs the theory
     predicts (T² and T), measured on the package's actual code.
     """
-    return check_measurement(lambda: _pending(Ts, flops), _judge_cost, name="Exercise 3 (cost against sequence length)",
-                             number=3, book=BOOK,
+    return check_measurement(lambda: pending(Ts, flops), _judge_cost, turn=turn,
+                             expects="Ts, a list of sequence lengths, and flops, a dict {'parallel': [...], "
+                                     "'chunk': [...]} with one count per length",
                              hint="the chunkwise form cuts the sequence into chunks of 64 tokens and pads the last "
                                   "one: what does it cost when the whole sequence fits in one chunk?")
 
@@ -335,4 +279,4 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
 
 __all__ = ["BOOK", "FlopCounter", "check_cost_scaling", "check_inter_chunk", "check_recurrent", "count_flops",
            "flop_sweep",
-           "hint", "inter_chunk_reference", "loglog_slope", "recurrent_reference", "solution"]
+           "inter_chunk_reference", "loglog_slope", "recurrent_reference", "session"]

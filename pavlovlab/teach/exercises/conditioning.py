@@ -4,7 +4,8 @@
 2. (implement) simulate blocking: the light's strength after pretraining and a compound phase;
 3. (design the measurement) how blocking grows with the pretraining length, against its closed form.
 
-Learners type ``ex.hint(n)`` for the next hint tier and ``ex.solution(n)`` for the reference solution.
+In the notebook ``ex = exercises.session("01")``; ``ex.hint(n)`` gives the next hint tier, ``ex.solution(n)`` the
+reference solution.
 Each checker prints one verdict and never raises.
 """
 
@@ -18,111 +19,10 @@ import torch
 
 from pavlovlab.conditioning import blocking, blocking_theory, rescorla_wagner
 
-from ._core import Exercise, Exercises, check_function, check_measurement
+from ._core import Book, Turn, check_function, check_measurement, pending
 
-
-def _pending(*answers: Any) -> tuple[Any, ...]:
-    """The learner's answers, or NotImplementedError (a ⏳, not a ❌) while a stub's ``...`` is still there."""
-    if any(a is Ellipsis for a in answers):
-        raise NotImplementedError("the stub's ... blanks are still there")
-    return answers
-
-
-BOOK = Exercises("01_pavlovian_conditioning")
-
-BOOK.add(Exercise(
-    number=1, title="one Rescorla–Wagner update", kind="implement",
-    hints=[
-        "Three quantities, in this order: what the CSs present predict together; how far the food "
-        "actually given is from that prediction (the surprise); then a change of each strength in "
-        "proportion to the surprise, its salience and the learning rate, only for the CSs present.",
-        "The prediction adds up the strengths of the CSs present (weighted by x). The surprise is the "
-        "food lam minus that prediction: one number shared by all CSs. Each V_i then moves by "
-        "alpha·beta·surprise·x_i.",
-        "prediction = (x * V).sum(); surprise = lam - prediction; return V + alpha * beta * surprise * x.",
-    ],
-    solution='''
-def rw_update(V, x, lam, alpha=0.3, beta=1.0):
-    """One trial: V (n_cs,) strengths, x (n_cs,) CSs present, lam the food. Returns the new V."""
-    prediction = (x * V).sum()              # what the CSs present predict together
-    surprise = lam - prediction             # the prediction error δ
-    return V + alpha * beta * surprise * x  # only the CSs present change
-
-# try it: a bell that already predicts 0.8 of the food, with a new light
-rw_update(torch.tensor([0.8, 0.0]), torch.tensor([1.0, 1.0]), 1.0)
-''',
-    check="ex.check_rw_update(rw_update);",
-    wrong='''
-def rw_update(V, x, lam, alpha=0.3, beta=1.0):
-    return V + alpha * beta * lam * x       # Hebbian: learns from co-occurrence, not from surprise
-''',
-))
-
-BOOK.add(Exercise(
-    number=2, title="simulate blocking", kind="implement",
-    hints=[
-        "An experiment is a table: one row per trial, one column per CS (bell, light), and the food given "
-        "on each trial. Which rows does phase 1 have, which rows phase 2, and on which trials is there food?",
-        "Phase 1 is n_pretrain rows with the bell only, phase 2 is n_compound rows with bell and light; "
-        "stack them one under the other (torch.cat). There is food on every trial. Run rescorla_wagner and "
-        "read the light's column after the last trial (its output has one more row than there are trials).",
-        "cs = torch.cat([torch.tensor([[1.0, 0.0]]).repeat(n_pretrain, 1), torch.tensor([[1.0, 1.0]]).repeat("
-        "n_compound, 1)]); us = torch.ones(len(cs)); return rescorla_wagner(cs, us, alpha=alpha)[-1, 1].item()",
-    ],
-    solution='''
-def blocked_strength(n_pretrain, n_compound, alpha):
-    """V_light after n_pretrain bell → food trials, then n_compound bell + light → food trials."""
-    bell_only = torch.tensor([[1.0, 0.0]]).repeat(n_pretrain, 1)
-    bell_and_light = torch.tensor([[1.0, 1.0]]).repeat(n_compound, 1)
-    cs = torch.cat([bell_only, bell_and_light])           # (trials, 2): columns bell, light
-    us = torch.ones(n_pretrain + n_compound)              # food on every trial
-    return rescorla_wagner(cs, us, alpha=alpha)[-1, 1].item()
-
-print(f"V_light: {blocked_strength(30, 30, 0.3):.3f} after pretraining, {blocked_strength(0, 30, 0.3):.3f} without")
-''',
-    check="ex.check_blocked_strength(blocked_strength);",
-    wrong='''
-def blocked_strength(n_pretrain, n_compound, alpha):
-    cs = torch.tensor([[1.0, 1.0]]).repeat(n_compound, 1)     # forgot the pretraining phase
-    return rescorla_wagner(cs, torch.ones(n_compound), alpha=alpha)[-1, 1].item()
-''',
-    setup="from pavlovlab.conditioning import rescorla_wagner",
-))
-
-BOOK.add(Exercise(
-    number=3, title="measure how blocking grows with pretraining", kind="design",
-    hints=[
-        "Blocking is a curve, not a number: the light's final strength as a function of how long the bell was "
-        "trained alone. Which pretraining lengths show that whole curve, from no blocking at all to nearly "
-        "complete blocking? Keep the compound phase and α fixed while you vary the length.",
-        "Take a dozen lengths from 0 (the control: no blocking) to about 30 trials (where the bell predicts "
-        "the food almost perfectly), and call your blocked_strength from Exercise 2 once per length, with "
-        "n_compound and alpha as given.",
-        "n_pre = torch.arange(0, 31, 3); v_light = torch.tensor([blocked_strength(int(n), n_compound, alpha) "
-        "for n in n_pre])",
-    ],
-    solution='''
-# fixed: only the pretraining length varies
-alpha, n_compound = 0.2, 30
-n_pre = torch.arange(0, 31, 3)                            # from no pretraining to long pretraining
-v_light = torch.tensor([blocked_strength(int(n), n_compound, alpha) for n in n_pre])
-''',
-    check="ex.check_blocking_sweep(n_pre, v_light, alpha, n_compound);",
-    wrong='''
-alpha, n_compound = 0.2, 30
-n_pre = torch.tensor([30])                                # one length: no curve, no trend
-v_light = torch.tensor([blocked_strength(30, n_compound, alpha)])
-''',
-    setup='''
-from pavlovlab.conditioning import rescorla_wagner
-
-def blocked_strength(n_pretrain, n_compound, alpha):
-    cs = torch.cat([torch.tensor([[1.0, 0.0]]).repeat(n_pretrain, 1), torch.tensor([[1.0, 1.0]]).repeat(n_compound, 1)])
-    return rescorla_wagner(cs, torch.ones(n_pretrain + n_compound), alpha=alpha)[-1, 1].item()
-''',
-))
-
-hint, solution = BOOK.hint, BOOK.solution
+BOOK = Book("01_pavlovian_conditioning", __name__)
+session = BOOK.session
 
 
 # ------------------------------------------------------------------------- Exercise 1: one update
@@ -132,7 +32,16 @@ def reference_rw_update(V: torch.Tensor, x: torch.Tensor, lam: float, alpha: flo
     return rescorla_wagner(x[None], torch.tensor([lam], dtype=x.dtype), alpha=alpha, beta=beta, V0=V)[1]
 
 
-def check_rw_update(fn: Callable[..., torch.Tensor], *, seed: int = 0) -> bool:
+@BOOK.exercise(1, "one Rescorla–Wagner update", kind="implement", hints=[
+        "Three quantities, in this order: what the CSs present predict together; how far the food "
+        "actually given is from that prediction (the surprise); then a change of each strength in "
+        "proportion to the surprise, its salience and the learning rate, only for the CSs present.",
+        "The prediction adds up the strengths of the CSs present (weighted by x). The surprise is the "
+        "food lam minus that prediction: one number shared by all CSs. Each V_i then moves by "
+        "alpha·beta·surprise·x_i.",
+        "prediction = (x * V).sum(); surprise = lam - prediction; return V + alpha * beta * surprise * x.",
+    ])
+def check_rw_update(fn: Callable[..., torch.Tensor], *, turn: Turn, seed: int = 0) -> bool:
     """Exercise 1: ``fn(V, x, lam, alpha=..., beta=...)`` must return the strengths after one trial.
 
     Random cases: 1 to 4 CSs, present (0/1) or with intensities, US present or absent, random α, β; the
@@ -150,14 +59,16 @@ def check_rw_update(fn: Callable[..., torch.Tensor], *, seed: int = 0) -> bool:
         alpha, beta = round(0.05 + 0.9 * torch.rand((), generator=g).item(), 3), [1.0, 0.5][i % 2]
         cases.append(((V, x, lam), {"alpha": alpha, "beta": beta}))
         notes.append("no food on this trial" if lam == 0.0 else "")
-    learner = fn
-
-    def copied(V, x, lam, **kw):  # the learner gets copies: an in-place update must not change the case
-        return learner(V.clone(), x.clone(), lam, **kw)
-
+    mistakes = [
+        (lambda V, x, lam, alpha=0.3, beta=1.0: V + alpha * beta * lam * x,
+         "your update grows with the food alone, whatever the CSs already predict: where is the surprise "
+         "(the food minus what the CSs present predict together)?"),
+        (lambda V, x, lam, alpha=0.3, beta=1.0: V + alpha * beta * (lam - (x * V).sum()),
+         "a CS that is absent on this trial (x_i = 0) changed too, and CSs of different intensity changed "
+         "alike: does each V_i's change carry its own x_i?"),
+    ]
     return check_function(
-        copied if callable(fn) else fn, reference_rw_update, cases, name="Exercise 1 (one Rescorla–Wagner update)",
-        number=1, book=BOOK, case_hints=notes, rtol=1e-6, atol=1e-9,
+        fn, reference_rw_update, cases, turn=turn, case_hints=notes, rtol=1e-6, atol=1e-9, mistakes=mistakes,
         hint="when the CSs present already predict the food, is the dog still surprised? How much should "
              "their strengths change then, and does your update look at what they predict?")
 
@@ -169,7 +80,16 @@ def reference_blocked_strength(n_pretrain: int, n_compound: int, alpha: float) -
     return rescorla_wagner(cs, us, alpha=alpha)[-1, 1].item()
 
 
-def check_blocked_strength(fn: Callable[[int, int, float], float], *, seed: int = 0) -> bool:
+@BOOK.exercise(2, "simulate blocking", kind="implement", hints=[
+        "An experiment is a table: one row per trial, one column per CS (bell, light), and the food given "
+        "on each trial. Which rows does phase 1 have, which rows phase 2, and on which trials is there food?",
+        "Phase 1 is n_pretrain rows with the bell only, phase 2 is n_compound rows with bell and light; "
+        "stack them one under the other (torch.cat). There is food on every trial. Run rescorla_wagner and "
+        "read the light's column after the last trial (its output has one more row than there are trials).",
+        "cs = torch.cat([torch.tensor([[1.0, 0.0]]).repeat(n_pretrain, 1), torch.tensor([[1.0, 1.0]]).repeat("
+        "n_compound, 1)]); us = torch.ones(len(cs)); return rescorla_wagner(cs, us, alpha=alpha)[-1, 1].item()",
+    ])
+def check_blocked_strength(fn: Callable[[int, int, float], float], *, turn: Turn, seed: int = 0) -> bool:
     """Exercise 2: ``fn(n_pretrain, n_compound, alpha)`` must return the light's strength ``V_B`` after
     ``n_pretrain`` bell → food trials and ``n_compound`` bell + light → food trials (λ = 1, β = 1).
 
@@ -191,18 +111,20 @@ def check_blocked_strength(fn: Callable[[int, int, float], float], *, seed: int 
 
     return check_function(
         as_number if callable(fn) else fn, reference_blocked_strength, cases,
-        name="Exercise 2 (simulate blocking)", rtol=1e-4, atol=1e-5, number=2, book=BOOK, case_hints=notes,
+        rtol=1e-4, atol=1e-5, turn=turn, case_hints=notes,
         hint="does your experiment contain both phases, in order, with food on every trial? And do you read "
              "the light (not the bell) after the last trial?")
 
 
 # ------------------------------------------------------------ Exercise 3: measure blocking's growth
-def _judge_blocking_sweep(alpha: float, n_compound: int) -> Callable[[Any], tuple[bool, str]]:
-    def judge(result: Any) -> tuple[bool, str]:
+def _judge_blocking_sweep(alpha: float, n_compound: int) -> Callable[[Any], tuple]:
+    def judge(result: Any) -> tuple:
         n_pre, v_light = result
-        n = torch.as_tensor(n_pre).detach().double().cpu().flatten()
-        v = torch.as_tensor(v_light).detach().double().cpu().flatten()
-        first = BOOK.get(3).attempts <= 1
+        n = torch.as_tensor(n_pre).detach().double().cpu()
+        v = torch.as_tensor(v_light).detach().double().cpu()
+        if n.dim() != 1 or v.shape != n.shape:
+            return False, (f"n_pre should be one row of lengths and v_light the same shape, one strength per "
+                           f"length: got shapes {tuple(n.shape)} and {tuple(v.shape)}")
         if n.numel() != v.numel():
             return False, f"n_pre has {n.numel()} lengths but v_light {v.numel()} strengths: one per length"
         if not bool(torch.isfinite(v).all()):
@@ -219,11 +141,9 @@ def _judge_blocking_sweep(alpha: float, n_compound: int) -> Callable[[Any], tupl
         off = (got - theory).abs() > 1e-4 + 1e-3 * theory.abs()
         if bool(off.any()):
             i = int(off.nonzero()[0])
-            msg = (f"at {int(n[order][i])} pretraining trials your V_light does not follow the model: does each "
-                   "point run both phases, with alpha and n_compound as given, and read the light?")
-            if not first:
-                msg += f" (expected {theory[i].item():.4g}, got {got[i].item():.4g})"
-            return False, msg
+            return (False, f"at {int(n[order][i])} pretraining trials your V_light does not follow the model: does "
+                    "each point run both phases, with alpha and n_compound as given, and read the light?",
+                    f"expected {theory[i].item():.4g}, got {got[i].item():.4g}")
         keep = got > 1e-12
         slope = float(torch.linalg.lstsq(torch.stack([n[order][keep], torch.ones(int(keep.sum()),
                       dtype=torch.float64)], 1), got[keep].log()[:, None]).solution[0, 0])
@@ -233,7 +153,17 @@ def _judge_blocking_sweep(alpha: float, n_compound: int) -> Callable[[Any], tupl
     return judge
 
 
-def check_blocking_sweep(n_pre: Any, v_light: Any, alpha: float = 0.2, n_compound: int = 30) -> bool:
+@BOOK.exercise(3, "measure how blocking grows with pretraining", kind="design", hints=[
+        "Blocking is a curve, not a number: the light's final strength as a function of how long the bell was "
+        "trained alone. Which pretraining lengths show that whole curve, from no blocking at all to nearly "
+        "complete blocking? Keep the compound phase and α fixed while you vary the length.",
+        "Take a dozen lengths from 0 (the control: no blocking) to about 30 trials (where the bell predicts "
+        "the food almost perfectly), and call your blocked_strength from Exercise 2 once per length, with "
+        "n_compound and alpha as given.",
+        "n_pre = torch.arange(0, 31, 3); v_light = torch.tensor([blocked_strength(int(n), n_compound, alpha) "
+        "for n in n_pre])",
+    ])
+def check_blocking_sweep(n_pre: Any, v_light: Any, alpha: float = 0.2, n_compound: int = 30, *, turn: Turn) -> bool:
     """Exercise 3: the learner's measurement of blocking against the pretraining length.
 
     ``n_pre`` (P,) pretraining lengths of the learner's choice, ``v_light`` (P,) the light's final
@@ -241,11 +171,10 @@ def check_blocking_sweep(n_pre: Any, v_light: Any, alpha: float = 0.2, n_compoun
     (+1e-4) of the closed form ``λ (1 − α)^n (1 − (1 − 2α)^m) / 2`` (:func:`pavlovlab.conditioning.blocking_theory`,
     derived independently of any simulation).
     """
-    return check_measurement(lambda: _pending(n_pre, v_light), _judge_blocking_sweep(alpha, n_compound),
-                             name="Exercise 3 (how blocking grows with pretraining)", number=3, book=BOOK,
+    return check_measurement(lambda: pending(n_pre, v_light), _judge_blocking_sweep(alpha, n_compound), turn=turn,
                              hint="what does the light learn with no pretraining, and with very long pretraining? "
                                   "Your lengths should show both ends and the way between.")
 
 
-__all__ = ["BOOK", "check_blocked_strength", "check_blocking_sweep", "check_rw_update", "hint",
-           "reference_blocked_strength", "reference_rw_update", "solution"]
+__all__ = ["BOOK", "check_blocked_strength", "check_blocking_sweep", "check_rw_update",
+           "reference_blocked_strength", "reference_rw_update", "session"]

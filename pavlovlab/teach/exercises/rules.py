@@ -10,6 +10,7 @@ reference solution of exercise ``n``.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 from typing import Any
@@ -19,9 +20,10 @@ import torch
 from pavlovlab.memory import delta_update
 
 from ._core import (
+    Book,
     Case,
-    Exercise,
-    Exercises,
+    Turn,
+    Unreadable,
     check_function,
     check_measurement,
     check_value,
@@ -30,7 +32,8 @@ from ._core import (
 
 _DTYPE = torch.float64
 
-BOOK = Exercises("06_delta_and_oja")
+BOOK = Book("06_delta_and_oja", __name__)
+session = BOOK.session
 
 
 def _randn(g: torch.Generator, *shape: int) -> torch.Tensor:
@@ -55,7 +58,34 @@ solution 47.9 / 9.1 = 5.3 (period 100: drifts in mid-round). The band [3, 12] ho
 Hebbian memory never recovers (inf), and a search that ignores "never" returns 0."""
 
 
-def _judge_recovery(times: dict[float, float]) -> tuple[bool, str]:
+RECOVERY_KEYS = (8, 3)
+"""The numbers of keys with which the learner's ``recovery_time(beta, n_keys=...)`` is run: 8 at every β of
+:data:`RECOVERY_BETAS`, then 3 at β = 0.2 (another system, where the times are shorter)."""
+
+
+def writes_to_recover(beta: float, level: float = 0.95) -> int:
+    """How many writes of one key bring its read-out's cosine with the new value to ``level`` after a drift
+    (old and new values orthogonal): the smallest m with c/(1 − c) ≤ tan(arccos level), c = (1 − β)^m."""
+    bound = math.tan(math.acos(level))
+    m = 1
+    while (1 - beta) ** m / (1 - (1 - beta) ** m) > bound:
+        m += 1
+    return m
+
+
+def recovery_band(beta: float, n_keys: int) -> tuple[float, float]:
+    """The steps after a drift until the mean cosine over ``n_keys`` keys is back above 0.95: every key needs
+    m = :func:`writes_to_recover` writes and each round of keys takes n_keys steps, so between about
+    (m − 1)·n_keys and (m + 1)·n_keys steps depending on where in a round the drift falls; the band widens
+    that by 25 % each way (old and new values of dimension d are only nearly orthogonal). The reference
+    solution measures 47.9 at β = 0.2 with 8 keys (band 36 to 80) and 18.6 with 3 keys (13.5 to 30); a search
+    for 0.6 instead of 0.95 gives 19.3 and 7.8."""
+    m = writes_to_recover(beta)
+    return 0.75 * (m - 1) * n_keys, 1.25 * (m + 1) * n_keys
+
+
+def _judge_recovery(runs: tuple[dict[float, float], dict[float, float]]) -> tuple:
+    times, few = runs
     shown = ", ".join(f"β = {b}: {t:.3g}" for b, t in times.items())
     if any(math.isinf(t) for t in times.values()):
         return False, (f"your memory never recovered at some β ({shown}). Which rule did you use, and does "
@@ -73,25 +103,23 @@ def _judge_recovery(times: dict[float, float]) -> tuple[bool, str]:
         return False, (f"your times ({shown}) give recovery(0.2) / recovery(1) = {ratio:.2g}. Count how many "
                        "writes of one key the delta rule needs at β = 1 and at β = 0.2, and check that you "
                        "average over several drifts and seeds.")
-    return True, (f"recovery after a drift: {shown} steps; β = 0.2 takes {ratio:.1f}× longer than β = 1 "
+    for n_keys, table in ((RECOVERY_KEYS[0], times), (RECOVERY_KEYS[1], few)):
+        t = table[0.2]
+        low, high = recovery_band(0.2, n_keys)
+        if math.isfinite(t) and t >= 0 and not low <= t <= high:
+            side = "soon" if t < low else "late"
+            return (False, f"with {n_keys} keys at β = 0.2 your memory counts as recovered too {side}: one key "
+                    f"needs {writes_to_recover(0.2)} writes at β = 0.2 to get its cosine back to 0.95. Is 0.95 the "
+                    "level your search looks for, and do you count steps from the drift itself?",
+                    f"yours {t:.3g} steps, expected between {low:.0f} and {high:.0f}")
+    return True, (f"recovery after a drift ({RECOVERY_KEYS[0]} keys): {shown} steps; β = 0.2 takes {ratio:.1f}× "
+                  "longer than β = 1 "
                   f"(theory: between (6n + 1)/(2n − 1) and (6n + 1)/(n − 1) for n keys, 3.3 to 7.0 for 8 keys, "
                   "depending on where in a round of keys the drift falls).")
 
 
-def check_recovery_time(fn: Callable[[float], float]) -> bool:
-    """Judge the learner's ``recovery_time(beta) -> float``: the mean number of steps after a drift
-    until the delta memory's tracking cosine is back above 0.95, at β = 0.2, 0.5 and 1."""
-    def run() -> dict[float, float]:
-        return measure_each(fn, RECOVERY_BETAS, "recovery_time")
-    return check_measurement(run, _judge_recovery, name="Exercise 1 (recovery after a drift)",
-                             hint="after a drift, how much of the old value is left on a key after m writes "
-                                  "with learning rate β? How many writes of every key does that take?",
-                             number=1, book=BOOK)
-
-
-BOOK.add(Exercise(
-    number=1, title="measure the recovery time after a drift", kind="design",
-    hints=["Ring every bell after each write and compare the answers with the current foods (the mean "
+@BOOK.exercise(1, "measure the recovery time after a drift", kind="design", hints=[
+    "Ring every bell after each write and compare the answers with the current foods (the mean "
            "cosine over the bells). After each drift, count the steps until that mean is back above 0.95; "
            "average over the drifts and over at least 3 seeds.",
            "drift.redraw_stream(..., batch_shape=(seeds,)) gives keys, values, probes (the bells), targets "
@@ -100,40 +128,23 @@ BOOK.add(Exercise(
            "with memory.read(stream.probes).",
            "For each drift time, take the window of cosines until the next drift, compare with 0.95, and "
            "find the first True with .float().argmax(-1); where there is no True at all, the memory never "
-           "recovered: use torch.where(back.any(-1), first, torch.inf)."],
-    solution='''\
-def recovery_time(beta, seeds=3, period=100):
-    stream = drift.redraw_stream(8, 16, 16, steps=4 * period, period=period, batch_shape=(seeds,),
-                                 generator=torch.Generator().manual_seed(0))
-    memory = pl.AssociativeMemory(16, 16, rule="delta", lr=beta, batch_shape=(seeds,))
-    cosine = []
-    for t in range(stream.steps):                                   # write one pair, then ring every bell
-        memory.write(stream.keys[:, t], stream.values[:, t])
-        answers = memory.read(stream.probes)                        # (seeds, 8, 16)
-        cosine.append(torch.cosine_similarity(answers, stream.targets[:, t], dim=-1).mean(-1))
-    cosine = torch.stack(cosine, dim=-1)                            # (seeds, steps)
-    waits = []
-    for start in stream.drift_times.tolist():                       # steps until back above 0.95
-        back = cosine[:, start:start + period] >= 0.95
-        waits.append(torch.where(back.any(-1), back.float().argmax(-1), torch.inf))
-    return torch.stack(waits).mean().item()                         # over drifts and seeds
-
-# try it
-{beta: recovery_time(beta) for beta in (0.2, 0.5, 1.0)}''',
-    check="ex.check_recovery_time(recovery_time);",
-    wrong='''\
-def recovery_time(beta, seeds=3, period=100):
-    stream = drift.redraw_stream(8, 16, 16, steps=4 * period, period=period, batch_shape=(seeds,),
-                                 generator=torch.Generator().manual_seed(0))
-    memory = pl.AssociativeMemory(16, 16, rule="hebbian", lr=beta, batch_shape=(seeds,))
-    cosine = []
-    for t in range(stream.steps):
-        memory.write(stream.keys[:, t], stream.values[:, t])
-        cosine.append(torch.cosine_similarity(memory.read(stream.probes), stream.targets[:, t], dim=-1).mean(-1))
-    cosine = torch.stack(cosine, dim=-1)
-    waits = [(cosine[:, s:s + period] >= 0.95).float().argmax(-1) for s in stream.drift_times.tolist()]
-    return torch.stack(waits).float().mean().item()''',
-    setup="from pavlovlab import drift"))
+           "recovered: use torch.where(back.any(-1), first, torch.inf)."])
+def check_recovery_time(fn: Callable[..., float], *, turn: Turn) -> bool:
+    """Judge the learner's ``recovery_time(beta, n_keys) -> float``: the mean number of steps after a drift
+    until the delta memory's tracking cosine is back above 0.95, at β = 0.2, 0.5 and 1 with 8 keys (the
+    ratio band), and at β = 0.2 with 8 and 3 keys against :func:`recovery_band`."""
+    def run() -> tuple[dict[float, float], dict[float, float]]:
+        if not callable(fn):
+            raise Unreadable(f"expected your function recovery_time, got {type(fn).__name__}")
+        try:
+            inspect.signature(fn).bind(0.2, n_keys=RECOVERY_KEYS[0])
+        except (TypeError, ValueError):
+            raise Unreadable("recovery_time should take beta and n_keys (the number of keys), as in the stub") from None
+        return (measure_each(fn, RECOVERY_BETAS, "recovery_time", n_keys=RECOVERY_KEYS[0]),
+                measure_each(fn, (0.2,), "recovery_time", n_keys=RECOVERY_KEYS[1]))
+    return check_measurement(run, _judge_recovery, answer=fn,
+                             hint="after a drift, how much of the old value is left on a key after m writes "
+                                  "with learning rate β? How many writes of every key does that take?", turn=turn)
 
 
 # --------------------------------------------------------------------------- Exercise 2: the delta write
@@ -143,39 +154,32 @@ def delta_write_reference(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bet
     return S + beta * delta_update(S, k, v)
 
 
-def check_delta_write(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, float], torch.Tensor], *,
+@BOOK.exercise(2, "the delta write", kind="implement", hints=[
+    "The delta rule writes only the surprise: what the key should have predicted minus what the "
+           "memory predicts for it now. Then it adds that surprise, scaled by β, along the key.",
+           "The prediction for the key is the read-out S @ k (shape (d_v,)); the surprise is v minus it.",
+           "Add beta times the outer product of the surprise (a column) and the key (a row): torch.outer."])
+def check_delta_write(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, float], torch.Tensor], *, turn: Turn,
                       seed: int = 0) -> bool:
     """Check ``fn(S, k, v, beta) -> S + β (v − S k) kᵀ`` on random memories, keys and values."""
     g = torch.Generator().manual_seed(seed)
     cases: list[Case] = []
-    for d_v, d_k, beta in [(1, 1, 0.5), (2, 3, 1.0), (4, 4, 0.3), (3, 7, 1.7)]:
+    notes: list[str] = []
+    for d_v, d_k, beta, length in [(1, 1, 0.5, 1.0), (2, 3, 1.0, 1.0), (4, 4, 0.3, 1.0), (3, 7, 1.7, 1.0),
+                                   (3, 5, 0.4, 2.0), (2, 6, 0.6, 0.5)]:
         k = _randn(g, d_k)
-        cases.append(((_randn(g, d_v, d_k), k / k.norm(), _randn(g, d_v), beta), {}))
-    return check_function(fn, delta_write_reference, cases, name="Exercise 2 (the delta write)",
+        cases.append(((_randn(g, d_v, d_k), length * k / k.norm(), _randn(g, d_v), beta), {}))
+        notes.append("" if length == 1.0 else f"a key of length {length:g}")
+    mistakes = [(lambda S, k, v, beta: S + beta * torch.outer(v - S @ k, k) / (k @ k),
+                 "your write divides by k·k: the task's delta write is β (v − S k) kᵀ as it stands (with keys "
+                 "of length 1 the two agree, with these keys they do not)"),
+                (lambda S, k, v, beta: S + beta * torch.outer(v, k),
+                 "your write adds the food whatever the memory already predicts (a Hebbian write): where is "
+                 "the prediction S k?")]
+    return check_function(fn, delta_write_reference, cases, case_hints=notes, mistakes=mistakes,
                           hint="the memory here is not empty: what does it already predict for the key, and "
                                "does your write take that prediction into account?",
-                          rtol=1e-8, atol=1e-10, number=2, book=BOOK)
-
-
-BOOK.add(Exercise(
-    number=2, title="the delta write", kind="implement",
-    hints=["The delta rule writes only the surprise: what the key should have predicted minus what the "
-           "memory predicts for it now. Then it adds that surprise, scaled by β, along the key.",
-           "The prediction for the key is the read-out S @ k (shape (d_v,)); the surprise is v minus it.",
-           "Add beta times the outer product of the surprise (a column) and the key (a row): torch.outer."],
-    solution='''\
-def delta_write(S, k, v, beta):
-    error = v - S @ k                      # the surprise: what should have come minus what was expected
-    return S + beta * torch.outer(error, k)
-
-# the bell already predicts food unit 0 perfectly
-S0 = torch.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
-# try it: row 0 must stay 1
-delta_write(S0, torch.tensor([1.0, 0.0, 0.0]), torch.tensor([1.0, -1.0]), 0.5)''',
-    check="ex.check_delta_write(delta_write);",
-    wrong='''\
-def delta_write(S, k, v, beta):
-    return S + beta * torch.outer(v, k)'''))
+                          rtol=1e-8, atol=1e-10, turn=turn)
 
 
 # --------------------------------------------------------------------------- Exercise 3: the unstable β
@@ -184,29 +188,16 @@ UNSTABLE_BETA = 2.0
 """With unit keys one delta write multiplies the error on that key by (1 − β): |1 − β| > 1 once β > 2."""
 
 
-def check_unstable_beta(answer: Callable[[], float] | float) -> bool:
+@BOOK.exercise(3, "the unstable learning rate", kind="implement", hints=[
+    "Follow the error e = v − S k on one unit key through one write: the write changes S k by β e.",
+           "So the new error is (1 − β) e. It shrinks while |1 − β| < 1: solve that for β.",
+           "|1 − β| < 1 means 0 < β < 2: return the upper end."])
+def check_unstable_beta(answer: Callable[[], float] | float, *, turn: Turn) -> bool:
     """Check the learner's learning rate above which the delta rule diverges with unit-norm keys (β = 2)."""
-    return check_value(answer, UNSTABLE_BETA, name="Exercise 3 (the unstable learning rate)",
+    return check_value(answer, UNSTABLE_BETA,
                        hint="write the same unit key again and again: by what factor does one write multiply "
                             "the error on it? When is that factor larger than 1 in size?",
-                       rtol=0.0, atol=0.1, number=3, book=BOOK)
-
-
-BOOK.add(Exercise(
-    number=3, title="the unstable learning rate", kind="implement",
-    hints=["Follow the error e = v − S k on one unit key through one write: the write changes S k by β e.",
-           "So the new error is (1 − β) e. It shrinks while |1 − β| < 1: solve that for β.",
-           "|1 − β| < 1 means 0 < β < 2: return the upper end."],
-    solution='''\
-def unstable_beta():
-    return 2.0    # error ← (1 − β) · error: |1 − β| > 1 exactly when β > 2 (or β < 0)
-
-# try it
-unstable_beta()''',
-    check="ex.check_unstable_beta(unstable_beta);",
-    wrong='''\
-def unstable_beta():
-    return 1.0'''))
+                       rtol=0.0, atol=0.1, turn=turn)
 
 
 # --------------------------------------------------------------------------- Exercise 4: Oja's fixed point
@@ -223,7 +214,13 @@ def _canonical(w: Any) -> torch.Tensor:
     return w * torch.sign(w[w.abs().argmax()]) if w.numel() else w
 
 
-def check_oja_fixed_point(fn: Callable[[torch.Tensor], torch.Tensor], *, seed: int = 0) -> bool:
+@BOOK.exercise(4, "Oja's fixed point", kind="implement", hints=[
+    "Set the expected update C w − (wᵀ C w) w to zero: C w is a multiple of w.",
+           "So w is an eigenvector of C, and wᵀ C w = λ forces its length to 1; only the direction of the "
+           "largest eigenvalue is stable (a small push towards it grows).",
+           "torch.linalg.eigh(C) returns the eigenvalues in ascending order and the eigenvectors as columns: "
+           "take the last column."])
+def check_oja_fixed_point(fn: Callable[[torch.Tensor], torch.Tensor], *, turn: Turn, seed: int = 0) -> bool:
     """Check ``fn(C) -> w*``, the fixed point of Oja's rule for covariance C (either sign accepted)."""
     g = torch.Generator().manual_seed(seed)
     cases: list[Case] = []
@@ -238,35 +235,11 @@ def check_oja_fixed_point(fn: Callable[[torch.Tensor], torch.Tensor], *, seed: i
     learner.__name__ = getattr(fn, "__name__", "learner")
     if not callable(fn):
         learner = fn  # let the core say "expected a function"
-    return check_function(learner, oja_fixed_point_reference, cases, name="Exercise 4 (Oja's fixed point)",
+    return check_function(learner, oja_fixed_point_reference, cases,
                           hint="at the fixed point the expected update is zero: what kind of vector does "
                                "C w = (wᵀ C w) w make w, how long is it, and which of those is stable?",
-                          rtol=1e-6, atol=1e-8, number=4, book=BOOK)
+                          rtol=1e-6, atol=1e-8, turn=turn)
 
-
-BOOK.add(Exercise(
-    number=4, title="Oja's fixed point", kind="implement",
-    hints=["Set the expected update C w − (wᵀ C w) w to zero: C w is a multiple of w.",
-           "So w is an eigenvector of C, and wᵀ C w = λ forces its length to 1; only the direction of the "
-           "largest eigenvalue is stable (a small push towards it grows).",
-           "torch.linalg.eigh(C) returns the eigenvalues in ascending order and the eigenvectors as columns: "
-           "take the last column."],
-    solution='''\
-def oja_fixed_point(C):
-    # C w = (wᵀ C w) w: w is an eigenvector, and wᵀ C w = λ forces ‖w‖ = 1; only the top one is stable
-    eigenvalues, eigenvectors = torch.linalg.eigh(C)       # ascending order
-    return eigenvectors[:, -1]
-
-# try it
-oja_fixed_point(torch.tensor([[3.0, 1.0], [1.0, 2.0]]))''',
-    check="ex.check_oja_fixed_point(oja_fixed_point);",
-    wrong='''\
-def oja_fixed_point(C):
-    return torch.linalg.eigh(C).eigenvectors[:, 0]'''))
-
-
-hint, solution = BOOK.hint, BOOK.solution
-
-__all__ = ["BOOK", "RECOVERY_BETAS", "RECOVERY_RATIO_BAND", "UNSTABLE_BETA", "check_delta_write",
-           "check_oja_fixed_point", "check_recovery_time", "check_unstable_beta", "delta_write_reference", "hint",
-           "oja_fixed_point_reference", "solution"]
+__all__ = ["BOOK", "RECOVERY_BETAS", "RECOVERY_KEYS", "RECOVERY_RATIO_BAND", "UNSTABLE_BETA", "check_delta_write",
+           "check_oja_fixed_point", "check_recovery_time", "check_unstable_beta", "delta_write_reference",
+           "oja_fixed_point_reference", "recovery_band", "session", "writes_to_recover"]

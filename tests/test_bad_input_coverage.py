@@ -1,0 +1,67 @@
+"""Every public function and class of the core package has a bad-input test: the names of ``pavlovlab.__all__`` and
+of every core module's ``__all__`` must each appear in a bad-input table (``tests/test_bad_input*.py``).
+
+Records that functions return (NamedTuples, dataclasses such as ``Effect``), constants and the warning class are
+not inputs, so they are left out; so are the fast kernels (``attention.*_kernel``) and the literal forms
+(``pavlovlab.attention_literal``), documented as running without input checks: the public attention functions
+check once and then call them, and the tests use the literal forms as references."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import pkgutil
+import re
+from pathlib import Path
+
+import pavlovlab
+
+TESTS = Path(__file__).parent
+UNCHECKED_MODULES = {"pavlovlab.attention_literal"}
+
+
+def _core_modules():
+    for info in pkgutil.iter_modules(pavlovlab.__path__):
+        if not info.name.startswith("_") and not info.ispkg:     # pavlovlab.teach is the course tooling
+            yield importlib.import_module(f"pavlovlab.{info.name}")
+
+
+def _takes_input(obj) -> bool:
+    if not callable(obj):
+        return False
+    try:
+        if not inspect.signature(obj).parameters:                  # nothing to get wrong (default_device())
+            return False
+    except (TypeError, ValueError):
+        pass
+    if inspect.isclass(obj):
+        is_record = (issubclass(obj, tuple) and hasattr(obj, "_fields")) or dataclasses.is_dataclass(obj)
+        return not is_record and not issubclass(obj, Warning)
+    return True
+
+
+def public_names() -> dict[str, str]:
+    """``{name: module}`` for every public callable of the core package."""
+    names = {n: "pavlovlab" for n in pavlovlab.__all__ if _takes_input(getattr(pavlovlab, n))}
+    for module in _core_modules():
+        own = [n for n, obj in vars(module).items()
+               if not n.startswith("_") and getattr(obj, "__module__", None) == module.__name__]
+        for n in getattr(module, "__all__", own):
+            if _takes_input(getattr(module, n)):
+                names.setdefault(n, module.__name__)
+    return names
+
+
+def test_every_public_name_has_a_bad_input_test():
+    text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(TESTS.glob("test_bad_input*.py")))
+    missing = sorted(f"{module}.{name}" for name, module in public_names().items()
+                     if not re.search(rf"\b{re.escape(name)}\(", text)
+                     and not name.endswith("_kernel") and module not in UNCHECKED_MODULES)
+    assert not missing, f"public names without a bad-input row: {missing}"
+
+
+def test_the_walk_sees_the_package():
+    names = public_names()
+    assert {"linear_attention", "AssociativeMemory", "rescorla_wagner", "track"} <= set(names)
+    assert "Design" not in names and "NonFiniteWarning" not in names      # records and warnings are left out
