@@ -10,7 +10,7 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
 TORCH_PIN  := $(shell grep -m1 '^torch==' requirements.txt)
 NOTEBOOKS  := $(wildcard course/[0-9]*.ipynb) $(wildcard student/[0-9]*.ipynb)
 
-.PHONY: setup dev-setup lab lab-instructor test book normalize student launch-cells release bench clean
+.PHONY: setup dev-setup lab lab-instructor test lint book normalize student launch-cells release bench clean
 
 setup: $(VENV)/.installed  ## what the course needs: the pinned requirements and the package
 
@@ -36,6 +36,10 @@ lab-instructor: setup  ## set up, then open the full course (course/: solutions 
 
 test: dev-setup  ## set up, then run the package tests, the book build and nbval over every notebook
 	$(BIN)/python -m pytest tests course --nbval-lax --nbval-current-env -p no:cacheprovider
+
+lint: setup  ## ruff over the repository, mypy over the core package (what .pre-commit-config.yaml runs)
+	$(BIN)/python -m ruff check .
+	$(BIN)/python -m mypy
 
 book: dev-setup  ## the course as a static web site in _build/html (executes nothing: outputs are stored)
 	$(BIN)/python tools/build_book.py

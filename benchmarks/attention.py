@@ -33,8 +33,8 @@ at T ≥ 4096, delta chunk ≥ 1.3× (forward) against the reference's faster ch
 
 Choices inside the kernels, as measured on the 2-core development machine (torch 2.13, MKL, float32):
 
-- ``_unit_lower_solve`` (the delta rule's triangular systems), without autograd: the blocked substitution
-  took 0.66 ms where ``torch.linalg.solve_triangular`` took 1.0–2.0 ms (64 systems of 64 unknowns, 128
+- ``attention_kernels._unit_lower_solve`` (the delta rule's triangular systems), without autograd: the blocked
+  substitution took 0.66 ms where ``torch.linalg.solve_triangular`` took 1.0–2.0 ms (64 systems of 64 unknowns, 128
   right-hand sides; solve_triangular solves a CPU batch one system at a time). Under autograd
   solve_triangular: forward + backward 3.0 ms against 4.1 ms for the blocked form without in-place writes
   (64 sequences, 2 heads, T = 32, d = 16).

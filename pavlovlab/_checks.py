@@ -34,6 +34,7 @@ import numbers
 import os
 import warnings
 from collections.abc import Iterable, Sequence, Sized
+from typing import Literal, overload
 
 import torch
 
@@ -72,6 +73,10 @@ def warn_nonfinite(where: str, x: torch.Tensor, cause: str) -> torch.Tensor:
     return x
 
 
+@overload
+def check_float_dtype(name: str, dtype: object, *, allow_none: Literal[False]) -> torch.dtype: ...
+@overload
+def check_float_dtype(name: str, dtype: object, *, allow_none: bool = True) -> torch.dtype | None: ...
 def check_float_dtype(name: str, dtype: object, *, allow_none: bool = True) -> torch.dtype | None:
     """The one floating-point dtype check of the package.
 
@@ -222,7 +227,7 @@ def check_choice(name: str, value: object, choices: Iterable[str]) -> str:
     choices = list(choices)
     if value not in choices:
         raise ValueError(f"{name}: expected one of {choices}, got {value!r}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def check_device(name: str, device: object) -> torch.device | None:

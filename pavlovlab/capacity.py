@@ -29,8 +29,8 @@ keys from :mod:`pavlovlab.sampling`, the slope fits from :mod:`pavlovlab.statist
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Iterator, Sequence, Sized
+from typing import Any, NamedTuple
 
 import torch
 from tqdm.auto import tqdm
@@ -136,7 +136,7 @@ def _recall(keys: torch.Tensor, ns: torch.Tensor, gram: torch.Tensor, beaten: to
 
 def _recall_chunks(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind: str,
                    generator: torch.Generator | None, device: torch.device | str | None,
-                   dtype: torch.dtype | None):
+                   dtype: torch.dtype | None) -> Iterator[RecallMetrics]:
     """Checked arguments, then the experiment trial-chunk by trial-chunk (yields RecallMetrics)."""
     d_k = check_int("d_k", d_k, low=1)
     trials = check_int("trials", trials, low=1)
@@ -150,7 +150,7 @@ def _recall_chunks(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind
     for s in range(0, trials, chunk):  # memory chunks; all the trials inside a chunk run at once
         keys = random_keys(min(chunk, trials - s), N, d=d_k, kind=kind, generator=generator,
                            device=device, dtype=dtype)
-        if gram is None:
+        if gram is None or beaten is None:  # the first chunk allocates the buffers the others reuse
             gram = torch.empty(keys.shape[0], N, N, dtype=keys.dtype, device=keys.device)
             beaten = torch.empty(gram.shape, dtype=torch.bool, device=keys.device)
             ns_d = ns_t.to(keys.device)
@@ -406,7 +406,7 @@ class CapacityScaling(NamedTuple):
 
 def capacity_scaling(d_ks: Sequence[int], criterion: str, *, n_max: Callable[[int], int] | None = None,
                      resamples: int = 1000, progress: bool = False, generator: torch.Generator | None = None,
-                     **kwargs) -> CapacityScaling:
+                     **kwargs: Any) -> CapacityScaling:
     """:func:`retrieval_capacity` for every key dimension, with the log–log slope and its bootstrap error.
 
     n_max: a function ``d_k -> longest context`` (default ``4 d_k``). Other keywords go to
@@ -442,7 +442,8 @@ def local_slopes(scaling: CapacityScaling) -> tuple[torch.Tensor, torch.Tensor]:
     """
     if not isinstance(scaling, CapacityScaling):
         raise TypeError(f"scaling: expected a CapacityScaling, got {type(scaling).__name__}")
-    check_lengths(**{"scaling.d_ks": scaling.d_ks, "scaling.mean": scaling.mean, "scaling.sem": scaling.sem})
+    sizes: dict[str, Sized] = {"scaling.d_ks": scaling.d_ks, "scaling.mean": scaling.mean, "scaling.sem": scaling.sem}
+    check_lengths(**sizes)
     check_tensor("scaling.mean", scaling.mean)
     check_tensor("scaling.sem", scaling.sem)
     if bool((scaling.sem < 0).any()):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 
@@ -63,8 +63,8 @@ def _alpha(alpha: float | Sequence[float] | torch.Tensor, n_cs: int, like: torch
     return a
 
 
-def _conditioning(cs: torch.Tensor, us: torch.Tensor, alpha, beta: float, V0: torch.Tensor | None,
-                  error: bool) -> torch.Tensor:
+def _conditioning(cs: torch.Tensor, us: torch.Tensor, alpha: float | Sequence[float] | torch.Tensor, beta: float,
+                  V0: torch.Tensor | None, error: bool) -> torch.Tensor:
     check_tensor("cs", cs, min_rank=2)
     check_tensor("us", us, min_rank=1)
     check_same_kind(cs=cs, us=us)
@@ -296,7 +296,7 @@ def blocking(n_trials: int = 30, *, n_compound: int | None = None, control: bool
                   device=device)
 
 
-def blocking_control(n_trials: int = 30, **kwargs) -> Design:
+def blocking_control(n_trials: int = 30, **kwargs: Any) -> Design:
     """The control group of :func:`blocking` (the bell shown without food in phase 1)."""
     return blocking(n_trials, control=True, **kwargs)
 
@@ -361,7 +361,7 @@ DESIGNS: dict[str, Callable[..., Design]] = {
 
 def simulate(design: str, *, n_trials: int = 30, alpha: float = 0.3, beta: float = 1.0, lam: float = 1.0,
              rule: str = "rescorla-wagner", dtype: torch.dtype = torch.float32, device: Device = None,
-             **design_kwargs) -> tuple[torch.Tensor, Design]:
+             **design_kwargs: Any) -> tuple[torch.Tensor, Design]:
     """Build the named design and run a rule on it, with α scaled by the design's relative saliences.
 
     Returns ``(V, design)``: V (trials + 1, n_cs) (with the design's leading dims, if any).

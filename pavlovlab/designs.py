@@ -177,7 +177,7 @@ def make_probes(design: str, n: int, *, m: int = 2, n_pairs: int = 8, n_keys: in
         cue_w = torch.zeros(N, P, n_keys)
         out_id = torch.zeros(N, P, dtype=torch.long)
         for i, (cues, outcome) in enumerate(trial_list):           # a few trials: the structure, not the data
-            w = sum(eye_k[keys[:, CUES.index(c)]] for c in cues)
+            w = eye_k[keys[:, [CUES.index(c) for c in cues]]].sum(1)    # (N, n_keys): the cues' one-hots
             cue_w.scatter_(1, trial_slots[:, i, None, None].expand(N, 1, n_keys), w[:, None, :])
             o = vperm[:, 0] if outcome == "o" else vperm[:, 1]
             out_id.scatter_(1, trial_slots[:, i, None], o[:, None])

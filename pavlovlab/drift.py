@@ -21,6 +21,7 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -107,11 +108,12 @@ def _present(probes: torch.Tensor, targets: torch.Tensor, idx: torch.Tensor) -> 
     return keys, values
 
 
-def _finish(probes, targets, active, idx, drift_times, device, dtype) -> DriftStream:
+def _finish(probes: torch.Tensor, targets: torch.Tensor, active: torch.Tensor, idx: torch.Tensor,
+            drift_times: torch.Tensor, device: torch.device | str | None, dtype: torch.dtype) -> DriftStream:
     device = check_device("device", device)
     keys, values = _present(probes, targets, idx)
-    move = dict(device=device, dtype=dtype)
-    return DriftStream(keys.to(**move), values.to(**move), probes.to(**move), targets.to(**move),
+    keys, values, probes, targets = (x.to(device=device, dtype=dtype) for x in (keys, values, probes, targets))
+    return DriftStream(keys, values, probes, targets,
                        active.to(device=device), drift_times.to(device=device))
 
 
@@ -284,6 +286,7 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
     rules = tuple(resolve_rule(r, "rules") for r in rules)
     updates = [RULES[r] for r in rules]                                  # resolved once, not per write
     single = isinstance(lr, numbers.Real) or (isinstance(lr, torch.Tensor) and lr.numel() == 1)
+    rates: list[Any]                                                        # numbers, checked below
     if single:
         rates = [lr] * len(rules)
     elif isinstance(lr, (Sequence, torch.Tensor)) and not isinstance(lr, str):
@@ -292,20 +295,20 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
         raise TypeError(f"lr: expected a number or one number per rule ({len(rules)}), got {type(lr).__name__}")
     if len(rates) != len(rules):
         raise ValueError(f"lr: expected one learning rate or {len(rules)} (one per rule), got {len(rates)}")
-    rates = [check_lr("lr" if single else f"lr[{i}]", r, rule)
-             for i, (r, rule) in enumerate(zip(rates, rules, strict=True))]
+    checked = [check_lr("lr" if single else f"lr[{i}]", r, rule)
+               for i, (r, rule) in enumerate(zip(rates, rules, strict=True))]
     _check_stream(stream)
     keys, values, probes = stream.keys, stream.values, stream.probes
-    like = dict(dtype=keys.dtype, device=keys.device)
-    eta = torch.tensor(rates, **like)
+    eta = torch.tensor(checked, dtype=keys.dtype, device=keys.device)
     R, T = len(rules), keys.shape[-2]
     lead = keys.shape[:-2]
     d_k, d_v = keys.shape[-1], values.shape[-1]
     shape = (R,) + (1,) * len(lead) + (1, 1)
     eta = eta.view(shape)
-    S = torch.zeros(R, *lead, d_v, d_k, **like)
+    S = keys.new_zeros(R, *lead, d_v, d_k)
     targets, active = stream.targets, stream.active.to(keys.dtype)
-    cosine, gain, error, norm, history = [], [], [], [], []
+    history: list[torch.Tensor] = []  # the memories kept since the last measurement
+    cosine, gain, error, norm = [], [], [], []
 
     def measure(start: int) -> None:
         """The metrics of the memories kept since ``start``, in one batched pass (no tiny matmuls per step)."""
@@ -328,7 +331,7 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
         steps = tqdm(steps, desc="tracking", leave=False)
     for t in steps:  # the recurrence: each write depends on the memory the last one left
         k_t, v_t = keys[..., t, :], values[..., t, :]
-        S = torch.stack([step(S[i], k_t, v_t, u, lr=rates[i]) for i, u in enumerate(updates)])   # a few rules
+        S = torch.stack([step(S[i], k_t, v_t, u, lr=checked[i]) for i, u in enumerate(updates)])   # a few rules
 
         history.append(S)
         if len(history) == _CHUNK:
@@ -398,5 +401,5 @@ def key_reuse_task(n_keys: int = 16, d_k: int = 32, d_v: int = 32, rewrites: int
     k = torch.gather(keys, -2, write_idx[..., None].expand(*write_idx.shape, d_k))
     q = torch.gather(keys, -2, query_idx[..., None].expand(*query_idx.shape, d_k))
     latest = torch.gather(table[..., -1, :, :], -2, query_idx[..., None].expand(*query_idx.shape, d_v))
-    move = dict(device=device, dtype=dtype)
-    return k.to(**move), v.to(**move), q.to(**move), latest.to(**move)
+    k, v, q, latest = (x.to(device=device, dtype=dtype) for x in (k, v, q, latest))
+    return k, v, q, latest

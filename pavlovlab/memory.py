@@ -204,7 +204,7 @@ class AssociativeMemory:
 
     def _check(self, name: str, x: object, d: int, what: str) -> bool:
         """Check a key/value/query tensor; return True for a sequence (..., T, d), False for one (..., d)."""
-        check_tensor(name, x, min_rank=1)
+        x = check_tensor(name, x, min_rank=1)
         if x.dtype != self.S.dtype or x.device != self.S.device:
             raise TypeError(f"{name}: expected dtype {self.S.dtype} on {self.S.device} (the memory's), "
                             f"got {x.dtype} on {x.device}")

@@ -9,7 +9,7 @@ The attention of every block is one of the package's forms, chosen by name:
 
 Heads are a leading dimension ``(N, H, T, d_head)``: one call serves all heads, no loop over heads.
 Inside a block the forms run unchecked (:mod:`pavlovlab.attention_literal`'s parallel forms and
-:func:`pavlovlab.attention.delta_chunk_kernel`): their inputs are valid by construction, and a tiny
+:func:`pavlovlab.attention_kernels.delta_chunk_kernel`): their inputs are valid by construction, and a tiny
 model's training step is made of many small operations, so the public functions' checks would
 cost a noticeable share of it. The numbers are those of the public functions.
 """
@@ -27,7 +27,8 @@ import torch.nn.functional as F
 
 from . import attention_literal as literal
 from ._checks import check_choice, check_device, check_int, check_output, check_real
-from .attention import FEATURE_MAPS, delta_chunk_kernel
+from .attention import FEATURE_MAPS
+from .attention_kernels import delta_chunk_kernel
 from .tasks import IGNORE, RecallBatch, associative_recall, vocab_size
 
 ATTENTIONS = ("linear", "delta", "softmax")
@@ -83,9 +84,11 @@ class Block(nn.Module):
             if self.attention == "linear":
                 o, _ = literal.linear_parallel(self._phi(q), self._phi(k), v)  # = linear_attention(mode="parallel")
             else:
+                assert self.beta is not None                               # a delta block has its β projection
                 beta = torch.sigmoid(self.beta(h2)).transpose(1, 2)        # (N, H, T), in (0, 1)
                 empty = q.new_zeros(N, self.n_heads, self.d_head, self.d_head)   # S_0: (N, H, d_v, d_k)
                 o, _ = delta_chunk_kernel(q, k, v, beta, empty, chunk_size=64)  # = delta_rule_attention
+            assert self.out_norm is not None                               # every block but softmax's has one
             o = self.out_norm(o)
         x = x + self.out(o.transpose(1, 2).reshape(N, T, -1))
         return x + self.mlp(x) if self.mlp is not None else x
@@ -122,7 +125,7 @@ class TinyTransformer(nn.Module):
         self.attention = check_choice("attention", attention, ATTENTIONS)
         if not callable(feature_map):
             check_choice("feature_map", feature_map, FEATURE_MAPS)
-        self.config = dict(vocab_size=vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads,
+        self.config: dict[str, Any] = dict(vocab_size=vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads,
                            d_head=d_head, attention=attention, mlp=mlp, mlp_ratio=mlp_ratio, feature_map=feature_map)
         with torch.random.fork_rng(devices=[]):
             if seed is not None:
@@ -339,7 +342,7 @@ def train_models(attentions: Sequence[str] = ("linear", "delta", "softmax"), see
     """
     from tqdm.auto import tqdm
 
-    kw = dict(d_model=32, n_layers=1, n_heads=2, d_head=16)
+    kw: dict[str, Any] = dict(d_model=32, n_layers=1, n_heads=2, d_head=16)
     kw.update(model_kwargs or {})
     task = dict(n_pairs=n_pairs, n_keys=n_keys, n_values=n_values)
     out: dict[str, list[dict[str, Any]]] = {a: [] for a in attentions}

@@ -12,7 +12,7 @@ With the output clamped to a teacher value it becomes a memory rule (``memory.oj
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -104,9 +104,12 @@ def _initial(name: str, w0: torch.Tensor | None, shape: tuple[int, ...], x: torc
         raise ValueError(f"{name}: expected a shape that broadcasts to {shape}, got {tuple(w0.shape)}") from None
 
 
-def _run(x, w, lr, epochs, rule, record, progress):
+def _run(x: torch.Tensor, w: torch.Tensor, lr: float, epochs: int,
+         rule: Callable[[torch.Tensor, torch.Tensor, float], torch.Tensor], record: bool,
+         progress: bool) -> list[torch.Tensor]:
+    """The weights after every step when ``record`` (the initial ones first), else the final weights alone."""
     n = x.shape[-2]
-    traj = [w] if record else None
+    traj = [w]
     steps = range(epochs * n)
     if progress:
         from tqdm.auto import tqdm
@@ -116,7 +119,7 @@ def _run(x, w, lr, epochs, rule, record, progress):
         w = rule(w, xt, lr)
         if record:
             traj.append(w)
-    return w, (torch.stack(traj, dim=-2) if record else None)
+    return traj if record else [w]
 
 
 def _oja_step(w, x, lr):
@@ -153,10 +156,11 @@ def oja_pca(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torch.Ten
     check_int("epochs", epochs, low=1)
     step = {"oja": _oja_step, "hebbian": _hebbian_step}[check_choice("rule", rule, ("oja", "hebbian"))]
     w = _initial("w0", w0, (*x.shape[:-2], x.shape[-1]), x, generator)
-    w, traj = _run(x, w, lr, epochs, step, return_trajectory, progress)
+    ws = _run(x, w, lr, epochs, step, return_trajectory, progress)
+    w = ws[-1]
     warn_nonfinite(f"oja_pca(rule={rule!r})", w, "the step size lr is too large for the data's variance (Oja needs "
                    "lr·λ₁ ≪ 1) or plain Hebb overflowed")
-    return (w, traj) if return_trajectory else w
+    return (w, torch.stack(ws, dim=-2)) if return_trajectory else w
 
 
 def hebbian_unit(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torch.Tensor | None = None,
@@ -191,9 +195,10 @@ def oja_subspace(x: torch.Tensor, k: int = 2, *, lr: float = 0.01, epochs: int =
         yyW = y[..., :, None] * (y[..., None, :] @ W)           # y yᵀ W: (..., k, d), O(k d)
         return W + lr * (y[..., :, None] * xt[..., None, :] - yyW)
 
-    W, traj = _run(x, W, lr, epochs, step, return_trajectory, progress)
+    Ws = _run(x, W, lr, epochs, step, return_trajectory, progress)
+    W = Ws[-1]
     warn_nonfinite("oja_subspace", W, "the step size lr is too large for the data's variance (lr·λ₁ ≪ 1 needed)")
-    return (W, traj) if return_trajectory else W
+    return (W, torch.stack(Ws, dim=-2)) if return_trajectory else W
 
 
 def memory_fixed_point(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from ._checks import check_choice, check_int, check_real, check_tensor
 from .designs import COMPOUNDS, DESIGNS, PREDICTIONS, SEPARATING, ProbeBatch, make_probes
 from .memory import AssociativeMemory
-from .models import TinyTransformer
+from .models import Block, TinyTransformer
 from .statistics import Effect, summarize
 from .tasks import associative_recall
 
@@ -105,7 +105,7 @@ def readout_norm(model: TinyTransformer, weights: torch.Tensor, layer: int = 0) 
     check_int("layer", layer, low=0)
     if layer >= len(model.blocks):
         raise ValueError(f"layer: expected < n_layers = {len(model.blocks)}, got {layer}")
-    norm_layer = model.blocks[layer].out_norm
+    norm_layer = cast(Block, model.blocks[layer]).out_norm
     if norm_layer is None:
         raise ValueError(f"model: expected linear or delta attention (a per-head LayerNorm), got "
                          f"{model.config['attention']!r}")
@@ -161,7 +161,7 @@ def memory_response(weights: torch.Tensor, outcome: torch.Tensor, n_keys: int, *
     return read.gather(-1, (outcome.cpu() - n_keys)[:, None])[:, 0].to(device=weights.device, dtype=weights.dtype)
 
 
-def effects(batch: ProbeBatch, respond) -> torch.Tensor:
+def effects(batch: ProbeBatch, respond: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
     """Paired effects (N,): ``respond(design) − respond(control)``, sign-flipped when the design arm is
     predicted to respond less, so that a positive effect is Rescorla–Wagner's phenomenon.
     ``respond(weights) -> (N,)`` is e.g. ``lambda w: model_response(model, w, batch.outcome)``."""
@@ -352,7 +352,7 @@ def head_states(model: TinyTransformer, tokens: torch.Tensor, layer: int = 0) ->
     x = model.embed(tokens)
     for b in model.blocks[:layer]:
         x = b(x)
-    blk = model.blocks[layer]
+    blk = cast(Block, model.blocks[layer])                 # nn.ModuleList types its items as nn.Module
     N, T, _ = x.shape
     h = blk.ln1(x)
     h2 = torch.cat([h, F.pad(h, (0, 0, 1, 0))[:, :-1]], dim=-1)

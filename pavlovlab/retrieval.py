@@ -68,14 +68,14 @@ def readout_weights(keys: torch.Tensor, values: torch.Tensor, rule: str = "hebbi
 def _check_curve_inputs(weights: object, written: object, **others: object) -> None:
     """weights (..., N, N) from :func:`readout_weights`, written (..., N, d_v) and the targets (..., N, d_v)
     or the codebook (M, d_v) of the same kind."""
-    check_tensor("weights", weights, min_rank=2)
-    check_tensor("written", written, min_rank=2)
+    weights = check_tensor("weights", weights, min_rank=2)
+    written = check_tensor("written", written, min_rank=2)
     N = weights.shape[-1]
     if weights.shape[-2] != N or written.shape[-2] != N:
         raise ValueError(f"weights, written: expected (..., N, N) and (..., N, d_v), got {tuple(weights.shape)} and "
                          f"{tuple(written.shape)}")
     for name, x in others.items():
-        check_tensor(name, x, min_rank=2)
+        x = check_tensor(name, x, min_rank=2)
         check_same_kind(written=written, **{name: x})
         check_dim(name, x.shape[-1], written.shape[-1], "d_v (last dim of written)")
     check_same_kind(weights=weights, written=written)

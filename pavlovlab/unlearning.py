@@ -67,7 +67,7 @@ def random_associations(n: int, d_k: int, d_v: int, *, batch_shape: tuple[int, .
     return keys.to(device=device, dtype=dtype), values.to(device=device, dtype=dtype)
 
 
-def _check_read(S: object, keys: object, values: object) -> None:
+def _check_read(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> None:
     """Check a memory S (..., d_v, d_k) and the pairs keys (..., n, d_k), values (..., n, d_v) read from it."""
     _pairs(keys, values)
     check_tensor("S", S, min_rank=2)
@@ -76,7 +76,7 @@ def _check_read(S: object, keys: object, values: object) -> None:
     check_dim("values", values.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
 
 
-def _check_memory_and_key(S: object, k: object) -> None:
+def _check_memory_and_key(S: torch.Tensor, k: torch.Tensor) -> None:
     """Check a memory S (..., d_v, d_k) and a non-zero key k (..., d_k) to unlearn."""
     check_tensor("S", S, min_rank=2)
     check_tensor("k", k, min_rank=1)
@@ -103,7 +103,7 @@ def unlearn_hebbian(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, times:
 def _check_protect(protect: object, k: torch.Tensor) -> None:
     """Protected keys (..., m, d_k): a tensor like k, fewer than d_k, linearly independent (else the projection
     that keeps them untouched does not exist); names two rows that are the same key."""
-    check_tensor("protect", protect, min_rank=2)
+    protect = check_tensor("protect", protect, min_rank=2)
     check_same_kind(k=k, protect=protect)
     check_dim("protect", protect.shape[-1], k.shape[-1], "key dimension d_k (last dim of k)")
     m = protect.shape[-2]

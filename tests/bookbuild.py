@@ -1,4 +1,4 @@
-"""Build the course book once per test session (tests/test_book.py and the browser test share it)."""
+"""Build the course book once per test session (tests/repo/test_book.py and the browser test share it)."""
 
 from __future__ import annotations
 

@@ -9,9 +9,11 @@ import torch
 import torch.nn.functional as F
 from conftest import TOL, rel_rms
 
-from pavlovlab import AssociativeMemory, delta_rule_attention, linear_attention, softmax_attention
+import pavlovlab as pl
+from pavlovlab import AssociativeMemory, attention, delta_rule_attention, linear_attention, softmax_attention
 from pavlovlab import attention_literal as literal
-from pavlovlab.attention import SEGMENT_CHUNKS, delta_chunk_kernel, linear_chunk_kernel, scalar_gated_linear_attention
+from pavlovlab.attention import scalar_gated_linear_attention
+from pavlovlab.attention_kernels import SEGMENT_CHUNKS, delta_chunk_kernel, linear_chunk_kernel
 
 LEAD = (2, 3)  # batch, heads
 D_K, D_V = 5, 7  # not powers of two, d_k != d_v
@@ -232,7 +234,7 @@ def test_mixed_devices_are_named():
         linear_attention(torch.randn(6, 4), torch.randn(6, 4, device=other), torch.randn(6, 2))
 
 
-# --- issue 12: edge cases the same in every form, and no silent divergence ---
+# --- edge cases the same in every form, and no silent divergence ---
 FORMS = [("linear", m) for m in ("parallel", "recurrent", "chunk")] + [("delta", m) for m in ("recurrent", "chunk")]
 
 
@@ -441,3 +443,160 @@ def test_the_chunk_kernels_check_nothing_and_the_public_functions_check_once(mon
     linear_chunk_kernel(q, k, v, None, torch.zeros(*LEAD, D_V, D_K))
     delta_chunk_kernel(q, k, v, torch.full((*LEAD, 100), 0.5), torch.zeros(*LEAD, D_V, D_K))
     assert calls == []
+
+
+# --- against independent computations: comparing the forms of one algorithm with each other cannot see a change
+# in code that they share (the normaliser, the decay's bounds); here every expected value comes from a
+# computation written in the test (an explicit double sum, a literal loop, autograd's numerical gradient).
+DT = torch.float64
+
+
+def _qkv(*lead, T=9, d_k=3, d_v=4, seed=0, shift=0.0):
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(*lead, T, d_k, generator=g, dtype=DT) + shift
+    k = torch.randn(*lead, T, d_k, generator=g, dtype=DT)
+    v = torch.randn(*lead, T, d_v, generator=g, dtype=DT)
+    return q, k, v
+
+
+def _double_sum(q, k, v, gamma, phi, normalize, eps):
+    """o_t = Σ_{s≤t} γ^{t−s} (φ(q_t)·φ(k_s)) v_s, divided by Σ_{s≤t} γ^{t−s} φ(q_t)·φ(k_s) + eps when
+    normalising: two literal loops over t and s, one sequence at a time."""
+    T, d_v = q.shape[-2], v.shape[-1]
+    out = torch.zeros(T, d_v, dtype=DT)
+    for t in range(T):
+        num, den = torch.zeros(d_v, dtype=DT), 0.0
+        for s in range(t + 1):
+            w = gamma ** (t - s) * float(phi(q[t]) @ phi(k[s]))
+            num += w * v[s]
+            den += w
+        out[t] = num / (den + eps) if normalize else num
+    return out
+
+
+def elu1(x):
+    return F.elu(x) + 1.0
+
+
+def test_normaliser_constant_is_a_small_positive_number():
+    assert 0.0 < attention.EPS <= 1e-5
+
+
+@pytest.mark.parametrize("mode", ["parallel", "recurrent", "chunk"])
+@pytest.mark.parametrize("gamma", [None, 0.8])
+def test_normalised_elu1_against_an_explicit_double_sum(mode, gamma):
+    # queries shifted far negative make φ(q)·z small, so that the normaliser's EPS is ~1 % of it:
+    # its sign and its place in the formula are visible, not only the accumulation of z
+    q, k, v = _qkv(2, T=11, shift=-7.0)
+    o = pl.linear_attention(q, k, v, feature_map="elu1", normalize=True, decay=gamma, mode=mode, chunk_size=4)
+    for b in range(2):
+        ref = _double_sum(q[b], k[b], v[b], 1.0 if gamma is None else gamma, elu1, True, attention.EPS)
+        torch.testing.assert_close(o[b], ref, rtol=1e-10, atol=1e-12)
+    # the EPS term matters at this scale: the same sum without it differs clearly
+    ref0 = _double_sum(q[0], k[0], v[0], 1.0 if gamma is None else gamma, elu1, True, 0.0)
+    assert (o[0] - ref0).abs().max() > 1e-4 * ref0.abs().max()
+
+
+@pytest.mark.parametrize("mode", ["parallel", "recurrent", "chunk"])
+def test_unnormalised_decay_against_an_explicit_double_sum(mode):
+    q, k, v = _qkv(T=10)
+    o = pl.linear_attention(q, k, v, decay=0.7, mode=mode, chunk_size=3)
+    torch.testing.assert_close(o, _double_sum(q, k, v, 0.7, lambda x: x, False, 0.0), rtol=1e-10, atol=1e-12)
+
+
+def test_delta_rule_against_a_literal_loop():
+    q, k, v = _qkv(T=12)
+    k = F.normalize(k, dim=-1)
+    beta = torch.linspace(0.1, 1.5, 12, dtype=DT)
+    S = torch.zeros(4, 3, dtype=DT)
+    ref = []
+    for t in range(12):
+        S = S + beta[t] * torch.outer(v[t] - S @ k[t], k[t])
+        ref.append(S @ q[t])
+    for mode in ("recurrent", "chunk"):
+        o = pl.delta_rule_attention(q, k, v, beta, mode=mode, chunk_size=5)
+        torch.testing.assert_close(o, torch.stack(ref), rtol=1e-10, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------------- bounds at the edge
+@pytest.mark.parametrize("mode", ["parallel", "recurrent", "chunk"])
+def test_decay_bounds_at_the_edge(mode):
+    q, k, v = _qkv(T=4)
+    for ok in (0.0, 1.0):
+        pl.linear_attention(q, k, v, decay=ok, mode=mode)
+        pl.linear_attention(q, k, v, decay=torch.tensor(ok, dtype=DT), mode=mode)
+    for bad in (1.0 + 1e-6, -1e-6):
+        with pytest.raises(ValueError, match="decay"):
+            pl.linear_attention(q, k, v, decay=bad, mode=mode)
+        with pytest.raises(ValueError, match="decay"):
+            pl.linear_attention(q, k, v, decay=torch.tensor(bad, dtype=DT), mode=mode)
+
+
+def test_decay_one_is_no_decay_and_zero_keeps_only_the_last_write():
+    q, k, v = _qkv(T=6)
+    torch.testing.assert_close(pl.linear_attention(q, k, v, decay=1.0), pl.linear_attention(q, k, v))
+    last = (q * k).sum(-1, keepdim=True) * v                       # o_t = (q_t·k_t) v_t
+    torch.testing.assert_close(pl.linear_attention(q, k, v, decay=0.0, mode="recurrent"), last)
+
+
+# --------------------------------------------------------------------------------------- gradients
+def _grads(fn, *inputs):
+    leaves = [x.detach().clone().requires_grad_(True) for x in inputs]
+    out = fn(*leaves)
+    w = torch.linspace(-1, 1, out.numel(), dtype=DT).reshape(out.shape)   # a fixed, non-uniform weighting
+    (out * w).sum().backward()
+    return [x.grad for x in leaves]
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_linear_forms_have_the_same_gradients(normalize):
+    q, k, v = _qkv(2, T=13, d_k=3, d_v=2)
+    gamma = torch.tensor([0.9, 0.6], dtype=DT)[:, None].squeeze(-1)
+    S0 = torch.randn(2, 2, 3, dtype=DT, generator=torch.Generator().manual_seed(1))
+    fmap = "elu1" if normalize else "identity"
+
+    def run(mode):
+        def f(q, k, v, gamma, S0):
+            state = (S0, torch.ones(2, 3, dtype=DT)) if normalize else S0
+            return pl.linear_attention(q, k, v, feature_map=fmap, normalize=normalize, decay=gamma, mode=mode,
+                                       chunk_size=4, initial_state=state)
+        return _grads(f, q, k, v, gamma, S0)
+
+    ref = run("recurrent")
+    for mode in ("parallel", "chunk"):
+        for name, a, b in zip(["q", "k", "v", "decay", "S0"], run(mode), ref, strict=True):
+            torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-11, msg=f"{mode}: d/d{name}")
+
+
+def test_delta_forms_have_the_same_gradients():
+    q, k, v = _qkv(2, T=11)
+    k = F.normalize(k, dim=-1)
+    beta = torch.rand(2, 11, dtype=DT, generator=torch.Generator().manual_seed(2))
+    S0 = torch.randn(2, 4, 3, dtype=DT, generator=torch.Generator().manual_seed(3))
+
+    def run(mode):
+        return _grads(lambda q, k, v, b, S0: pl.delta_rule_attention(q, k, v, b, mode=mode, chunk_size=4,
+                                                                     initial_state=S0), q, k, v, beta, S0)
+
+    for name, a, b in zip(["q", "k", "v", "beta", "S0"], run("chunk"), run("recurrent"), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-11, msg=f"d/d{name}")
+
+
+@pytest.mark.parametrize("mode", ["parallel", "recurrent", "chunk"])
+def test_linear_attention_gradcheck(mode):
+    q, k, v = _qkv(T=5, d_k=2, d_v=2)
+    gamma = torch.tensor(0.8, dtype=DT)
+    inputs = tuple(x.requires_grad_(True) for x in (q, k, v, gamma))
+    assert torch.autograd.gradcheck(
+        lambda q, k, v, g: pl.linear_attention(q, k, v, feature_map="elu1", normalize=True, decay=g, mode=mode,
+                                               chunk_size=2), inputs)
+
+
+@pytest.mark.parametrize("mode", ["recurrent", pytest.param("chunk", marks=pytest.mark.slow)])
+def test_delta_rule_gradcheck(mode):
+    q, k, v = _qkv(T=5, d_k=2, d_v=2)
+    k = F.normalize(k, dim=-1).detach()
+    beta = torch.full((5,), 0.5, dtype=DT)
+    inputs = tuple(x.requires_grad_(True) for x in (q, k, v, beta))
+    assert torch.autograd.gradcheck(lambda q, k, v, b: pl.delta_rule_attention(q, k, v, b, mode=mode, chunk_size=2),
+                                    inputs)

@@ -142,6 +142,7 @@ def scalings():
             for c in C.CRITERIA}
 
 
+@pytest.mark.slow
 def test_cosine_criterion_capacity_is_linear_in_d_k(scalings):
     s = scalings["cosine"]
     assert float(s.censored.max()) == 0.0
@@ -150,6 +151,7 @@ def test_cosine_criterion_capacity_is_linear_in_d_k(scalings):
     assert abs(s.slope - 0.5) > 10 * s.slope_se
 
 
+@pytest.mark.slow
 def test_adversarial_capacity_grows_as_sqrt_d_k_and_stays_below_the_typical_row(scalings):
     s = scalings["adversarial"]
     assert float(s.censored.max()) == 0.0
@@ -158,6 +160,7 @@ def test_adversarial_capacity_grows_as_sqrt_d_k_and_stays_below_the_typical_row(
     assert (s.mean < typical).all() and (s.mean > 0.5 * typical).all(), (s.mean, typical)
 
 
+@pytest.mark.slow
 def test_argmax_capacity_with_a_fixed_codebook_is_far_above_sqrt_d_k(scalings):
     s = scalings["argmax"]
     assert float(s.censored.max()) == 0.0
@@ -183,6 +186,7 @@ def test_delta_rule_stores_orthogonal_keys_exactly_up_to_d_k_but_one_pass_is_not
     assert (rand.capacity < d // 2).all()
 
 
+@pytest.mark.slow
 def test_softmax_capacity_grows_with_inverse_temperature():
     runs = [C.retrieval_capacity(32, "cosine", rule="softmax", beta=b, trials=100, n_max=96,
                                  generator=torch.Generator().manual_seed(2)) for b in (0.5, 1.0, 2.0)]
@@ -200,3 +204,17 @@ def test_softmax_capacity_grows_with_inverse_temperature():
 def test_new_bad_inputs_are_rejected(call, err, words):
     with pytest.raises(err, match=words):
         call()
+
+
+DT = torch.float64
+
+
+def test_exact_ties_count_as_recall_failures():
+    """Binary keys can coincide exactly: two identical keys give two identical read-outs, which tie; a
+    recall that cannot tell the two values apart is a failure, not a success."""
+    k = torch.tensor([[1.0, 1.0], [1.0, 1.0]], dtype=DT) / math.sqrt(2)
+    v = torch.eye(2, dtype=DT)
+    m = C.store_and_recall(k, v)
+    assert not m.correct.any()
+    k3 = torch.tensor([[1.0, 1.0], [1.0, -1.0]], dtype=DT) / math.sqrt(2)   # orthogonal: both recalled
+    assert C.store_and_recall(k3, v).correct.all()

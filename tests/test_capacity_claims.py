@@ -27,6 +27,7 @@ def _literal_margin(K: torch.Tensor, signs: tuple[float, ...]) -> float:
     return min(signs[j] * float(mem.read(K[j])[0]) for j in range(n))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["sphere", "gaussian"])
 def test_sign_flip_adversary_is_the_brute_force_worst_case(kind):
     g = torch.Generator().manual_seed(5)
@@ -79,6 +80,7 @@ def _gram_only_capacity(K: np.ndarray) -> int:
     return len(K)
 
 
+@pytest.mark.slow
 def test_criterion_c_is_the_gram_bound_on_the_notebooks_draws():
     # notebook 04, section 4: 100 trials per d_k, n_max = d_k // 4 + 16, generator seeded 10, unit keys;
     # retrieval_capacity draws its keys 25 trials at a time

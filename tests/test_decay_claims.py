@@ -32,6 +32,7 @@ def test_recall_by_age_equals_a_literal_loop():
         assert np.abs(out["delta 0.5"][b].numpy() - _literal(K, V, None, 0.5)).max() < 1e-10
 
 
+@pytest.mark.slow
 def test_at_equal_load_decay_trades_old_pairs_for_recent_and_the_delta_rule_does_better_at_every_age():
     """256 pairs in d_k = 64: Hebbian recall is flat in age; decay γ = 0.95 recalls the last 16 better and
     pairs older than 128 not at all; the delta rule with β = 1 beats decay 0.95 in every age bucket (by more

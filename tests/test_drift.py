@@ -89,6 +89,7 @@ def test_tracker_equals_the_associative_memory(gen, device, dtype, rule):
     assert torch.allclose(out[rule]["gain"][..., -1], gain, rtol=1e-3, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_hebbian_norm_grows_without_bound_while_delta_and_oja_stay_bounded(tracked):
     _, out = tracked
     heb, dlt, oja, clamped = (out[r]["norm"] for r in ("hebbian", "delta", "oja_subspace", "oja_clamped"))
@@ -100,6 +101,7 @@ def test_hebbian_norm_grows_without_bound_while_delta_and_oja_stay_bounded(track
     assert bool(dlt.max() <= math.sqrt(N_KEYS) + 1e-3)                           # ‖S‖ ≤ ‖V‖_F with unit values
 
 
+@pytest.mark.slow
 def test_delta_recovers_after_each_drift_and_hebbian_does_not(tracked):
     stream, out = tracked
     rec_delta = drift.recovery_steps(out["delta"]["cosine"], stream.drift_times)
@@ -198,6 +200,7 @@ def test_scale_values_scales_values_and_targets(gen):
         drift.scale_values(s, torch.ones(3))
 
 
+@pytest.mark.slow
 def test_oja_type_rules_on_a_stationary_stream_reach_their_closed_forms():
     """No drift (one period longer than the stream): each rule's memory against its fixed point computed
     from the value table alone: delta V Kᵀ; oja_subspace V (VᵀV)⁻¹ Kᵀ (the dual basis of the values, so
@@ -233,6 +236,7 @@ def _writes_needed(beta, threshold=0.95):
         m += 1
 
 
+@pytest.mark.slow
 def test_delta_recovery_follows_the_writes_per_key_count():
     """The notebook's claim: after a drift the delta rule needs within one write per key of m*(β)."""
     betas = [0.1, 0.2, 0.5, 1.0, 1.6]

@@ -71,6 +71,7 @@ def _mean_cosine(R: np.ndarray, V: np.ndarray) -> float:
     return float(np.mean((R * V).sum(0) / np.linalg.norm(R, axis=0) / np.linalg.norm(V, axis=0)))
 
 
+@pytest.mark.slow
 def test_on_the_drift_stream_the_cosine_is_set_by_the_residue_not_by_slowness():
     """Unit foods, 8 keys in 16 dims: at the end of each late period the in-span part has converged, and the
     tracking cosine equals that of P⊥S_drift + dual basis (NumPy, from the memory at the drift), well below the
@@ -96,6 +97,7 @@ def test_on_the_drift_stream_the_cosine_is_set_by_the_residue_not_by_slowness():
     assert torch.allclose(full.cosine[0, :, :2000], end.cosine[0], atol=1e-12)
 
 
+@pytest.mark.slow
 def test_the_hebbian_norm_under_steady_rotation_grows_only_through_the_order_of_the_keys():
     """A rotation turns each value by 2π/P per step, so a key's Hebbian sum nearly cancels over each turn; what is
     left grows like a random walk (√t) from the random order in which the keys come: ×2 from 1,000 to 4,000 steps

@@ -60,6 +60,7 @@ def test_evaluate_counts_only_answers():
     assert evaluate(Oracle(b), wrong) == 0.0
 
 
+@pytest.mark.slow
 def test_small_linear_model_learns_recall():
     torch.set_num_threads(min(torch.get_num_threads(), 2))
     model = TinyTransformer(vocab_size(), d_model=32, n_layers=1, n_heads=2, d_head=16, attention="linear", seed=0)
@@ -84,6 +85,7 @@ def test_bad_input():
         train_recall(model, task_kwargs=TASK, steps=1, lr=0.0)
 
 
+@pytest.mark.slow
 def test_depth_width_configs_have_equal_budgets():
     cfg = depth_width_configs(4, d_model=16, d_head=4)
     wide = TinyTransformer(32, seed=0, **cfg["wide-shallow"])
@@ -124,13 +126,14 @@ def test_train_on_another_task():
 
 
 def test_delta_block_uses_the_unchecked_chunk_form_with_the_same_numbers(monkeypatch):
-    """models.Block calls the delta rule through attention.delta_chunk_kernel: the same numbers as the
+    """models.Block calls the delta rule through attention_kernels.delta_chunk_kernel: the same numbers as the
     checked delta_rule_attention (and as its recurrent form), but no input check runs in the forward pass
     (a check reads a tensor back to the host: a device sync on a GPU, a graph break under torch.compile)."""
     import torch.nn.functional as F
 
     import pavlovlab._checks as checks
-    from pavlovlab.attention import delta_chunk_kernel, delta_rule_attention
+    from pavlovlab.attention import delta_rule_attention
+    from pavlovlab.attention_kernels import delta_chunk_kernel
 
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(2, 3, 70, 8, generator=g, dtype=torch.float64) for _ in range(3))

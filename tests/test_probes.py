@@ -120,6 +120,7 @@ def test_bad_input_is_named():
         probes.head_states(model, torch.zeros(1, 3, dtype=torch.long))
 
 
+@pytest.mark.slow
 def test_a_normalised_read_out_hides_the_phenomena_that_only_change_a_size():
     # overexpectation and overshadowing only scale A's association with o: its direction stays o, so a
     # read-out that keeps only the direction (like the models' per-head LayerNorm) cannot see them;

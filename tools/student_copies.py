@@ -11,7 +11,7 @@ tagged ``solution``; they are committed with the package (a learner's installati
 and written here, never by hand.
 
     python tools/student_copies.py --write     # what `make student` runs
-    python tools/student_copies.py --check     # what tests/test_student_committed.py asserts
+    python tools/student_copies.py --check     # what tests/repo/test_student_committed.py asserts
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
 
@@ -58,6 +60,7 @@ def test_every_import_is_a_declared_dependency():
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.slow
 def test_wheel_builds_with_version_and_dependencies(tmp_path):
     try:  # the installed setuptools when it is recent enough for pyproject.toml, else pip's isolated build
         local = int(md.version("setuptools").split(".")[0]) >= 77

@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 
 from pavlovlab.teach.widgets import interactive_plot
 
-COURSE = pathlib.Path(__file__).resolve().parents[1] / "course"
+COURSE = pathlib.Path(__file__).resolve().parents[2] / "course"
 NOTEBOOKS = ["00_start_here", "01_pavlovian_conditioning", "02_hebbian_memory", "03_linear_attention"]
 
 

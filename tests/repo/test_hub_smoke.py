@@ -19,7 +19,7 @@ import urllib.parse
 import nbformat
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 NOTEBOOK = "00_start_here.ipynb"
 BUDGET_S = 90.0
 

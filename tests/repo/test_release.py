@@ -15,7 +15,7 @@ import pytest
 
 import pavlovlab
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import launch_links  # noqa: E402
 
@@ -109,6 +109,7 @@ def test_notebook_footer_names_the_licences(path):
     assert last_md.rstrip().endswith(FOOTER), f"{path.name}: the last markdown cell does not end with the footer"
 
 
+@pytest.mark.slow
 def test_doctor_prints_the_version():
     res = subprocess.run([sys.executable, "-m", "pavlovlab", "doctor"], cwd=ROOT, capture_output=True, text=True,
                          timeout=300)

@@ -15,7 +15,7 @@ import urllib.parse
 import pytest
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 sys.path.insert(0, str(ROOT / "tools"))
 import launch_links  # noqa: E402
@@ -127,7 +127,7 @@ def test_tljh_setup_script_installs_into_the_user_environment_only():
     assert "+ tljh-config set services.cull.timeout" in out.stdout
 
 
-def test_measured_runs_cover_the_issue():
+def test_measured_runs_cover_notebooks_03_and_05_at_4_8_12_learners():
     runs = json.loads((ROOT / "benchmarks" / "hub_results.json").read_text())
     sizes = {(r["notebook"][:2], r["learners"], r["threads"]) for r in runs}
     for nb in ("03", "05"):

@@ -11,7 +11,7 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "course" / "05_depth_and_width.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "course" / "05_depth_and_width.ipynb"
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ import pytest
 from pavlovlab.teach import cli
 from pavlovlab.teach.student import LEARNER_README_NAME, SOLUTION_TAG
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COURSE = ROOT / "course"
 NOTEBOOKS = sorted(p.name for p in COURSE.glob("[0-9]*.ipynb"))
 

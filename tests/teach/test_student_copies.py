@@ -12,7 +12,7 @@ from nbclient import NotebookClient
 
 from pavlovlab.teach.student import make_student_copies
 
-COURSE = Path(__file__).resolve().parent.parent / "course"
+COURSE = Path(__file__).resolve().parents[2] / "course"
 NOTEBOOKS = sorted(p.name for p in COURSE.glob("[0-9]*.ipynb"))
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted(p for tree in ("course", "student") for p in (ROOT / tree).iterdir() if p.suffix in {".ipynb", ".md"})
 LINK = re.compile(r"\]\(([^)\s]+)\)|(?:href|src)=\"([^\"]+)\"")
 INLINE_MATH = re.compile(r"(?<![$\\])\$(?!\$)(.+?)(?<![\\])\$", re.S)

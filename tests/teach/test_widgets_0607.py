@@ -10,7 +10,7 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _widget(notebook: str):
@@ -40,6 +40,7 @@ def _settings(specs: dict) -> list[dict]:
     return runs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("notebook", ["06_delta_and_oja.ipynb", "07_decay_and_unlearning.ipynb"])
 def test_every_widget_option_draws(notebook):
     draw, specs = _widget(notebook)

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 
 from pavlovlab.teach.widgets import interactive_plot
 
-NOTEBOOK = pathlib.Path(__file__).resolve().parents[1] / "course" / "04_capacity_limits.ipynb"
+NOTEBOOK = pathlib.Path(__file__).resolve().parents[2] / "course" / "04_capacity_limits.ipynb"
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 
 from pavlovlab.teach.cli import CI_ONLY, parse_pins, public_version
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BINDER = ROOT / "binder"
 
 
@@ -39,7 +39,7 @@ def test_binder_python_version_and_postbuild():
     text = post.read_text()
     assert "pip install" in text and "--no-deps -e ." in text
     assert "/lab/tree/course/00_start_here.ipynb" in text
-    # the learner copies are committed (tests/test_student_committed.py), not generated on Binder
+    # the learner copies are committed (tests/repo/test_student_committed.py), not generated on Binder
     commands = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
     assert not any("pavlovlab student" in ln for ln in commands)
     assert (ROOT / "student" / "00_start_here.ipynb").is_file()
