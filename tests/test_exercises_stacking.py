@@ -114,3 +114,17 @@ def test_depth_checker_never_raises(capsys):
     assert not ex.check_depth_curve(lambda: "three")
     assert "❌" in capsys.readouterr().out
     assert math.isfinite(ex.depth_theory().sum())
+
+
+def test_exercise_2s_expected_errors_compose_the_hop_error_independently():
+    """The checker's expected (err_A, err_B) is 1 − (1 − p_hop)^L with p_hop the averaged heads' hop error,
+    recomposed here by hand: a checker that drifted from the theory (say 1 − error) would fail this."""
+    from pavlovlab.stacking import hop_error_theory
+    from pavlovlab.teach.exercises import stacking as ex_stacking
+
+    got = ex_stacking.predicted_errors()
+    for name, a in ex_stacking.ARCHITECTURES.items():
+        p_hop = float(hop_error_theory(ex_stacking.N_PAIRS, a["d_k"], H=a["H"]))
+        assert 0 < p_hop < 1
+        assert abs(got[name] - (1 - (1 - p_hop) ** a["L"])) < 1e-12
+    assert got["A"] != got["B"]
