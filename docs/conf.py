@@ -75,9 +75,9 @@ html_static_path = ["_static"]
 html_css_files = ["pavlovlab.css"]
 html_js_files = ["pavlovlab-search.js"]  # search snippets without the theme's buttons
 html_favicon = "_static/favicon.svg"
-# One search control per page: the theme's search button in the page header (also on phones); not a second
-# search field in the left sidebar or the top bar.
-html_sidebars = {"**": ["navbar-logo.html", "icon-links.html", "sbt-sidebar-nav.html"]}
+# One search control per page: the search field in the left sidebar (on phones, where the sidebar folds away,
+# the theme's search button in the page header); no second one in the top bar (navbar_persistent above).
+html_sidebars = {"**": ["navbar-logo.html", "icon-links.html", "search-button-field.html", "sbt-sidebar-nav.html"]}
 
 WIDGET_REPR = re.compile(r"^\s*(VBox|HBox|Box|IntSlider|FloatSlider|Dropdown|Checkbox|Output)\(")
 WIDGET_NOTE = ("Interactive widget (sliders or menus): it runs in JupyterLab, not in this static page. "

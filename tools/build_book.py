@@ -2,7 +2,8 @@
 """Build the course book: stage the sources into ``_build/src``, then Sphinx into ``_build/html``.
 
 Staged (copied, so that every relative link resolves as it does in the repository): docs/ (conf.py, index.md),
-README.md (the landing page, included by index.md; its Binder badge image replaced by a local copy), CHANGELOG.md,
+README.md (the landing page, included by index.md; its Binder and Colab badge images replaced by local
+copies), CHANGELOG.md,
 the licences, CITATION.cff, course/'s notebooks (``[0-9]*.ipynb``: a new notebook joins the book by its name
 alone) and the instructor guide.
 An API page with one section per public module of ``pavlovlab`` is written into the staging folder. A relative
@@ -33,9 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import launch_links  # noqa: E402
 
 FILES = ["README.md", "CHANGELOG.md", "LICENSE", "LICENSE-CONTENT", "CITATION.cff"]
-BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
-"""README's badge image: in the book, the Binder logo shipped with sphinx-book-theme (the book loads nothing
-from the network)."""
+BADGES = {"https://mybinder.org/badge_logo.svg": "logo_binder.svg",
+          "https://colab.research.google.com/assets/colab-badge.svg": "logo_colab.png"}
+"""README's badge images: in the book, the Binder and Colab logos shipped with sphinx-book-theme (the book loads
+nothing from the network)."""
 
 
 def public_modules() -> list[str]:
@@ -150,11 +152,12 @@ def stage(src: Path) -> None:
     import sphinx_book_theme
 
     images = Path(sphinx_book_theme.__file__).parent / "theme" / "sphinx_book_theme" / "static" / "images"
-    logo = images / "logo_binder.svg"
     (src / "_local").mkdir()
-    shutil.copy2(logo, src / "_local" / "binder.svg")
     readme = (src / "README.md").read_text(encoding="utf-8")
-    (src / "README.md").write_text(readme.replace(BINDER_BADGE, "_local/binder.svg"), encoding="utf-8")
+    for url, logo in BADGES.items():
+        shutil.copy2(images / logo, src / "_local" / logo)
+        readme = readme.replace(url, f"_local/{logo}")
+    (src / "README.md").write_text(readme, encoding="utf-8")
     (src / "course").mkdir(exist_ok=True)
     for nb in sorted((ROOT / "course").glob("[0-9]*.ipynb")):
         shutil.copy2(nb, src / "course" / nb.name)

@@ -65,8 +65,12 @@ def page(browser, site, snapshot):
 
 
 def _widget_outputs(stem: str) -> int:
+    """The notebook's interactive widgets (boxes of controls; a tqdm progress bar is a widget too, but its text
+    fallback is the bar itself, not a note)."""
     nb = json.loads((ROOT / "course" / f"{stem}.ipynb").read_text(encoding="utf-8"))
-    return sum(WIDGET_VIEW in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
+    return sum(WIDGET_VIEW in o.get("data", {})
+               and "".join(o["data"].get("text/plain", "")).startswith(("VBox", "HBox"))
+               for c in nb["cells"] for o in c.get("outputs", []))
 
 
 def _check_links(page, site: str, url: str) -> list[str]:
