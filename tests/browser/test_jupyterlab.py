@@ -97,6 +97,18 @@ def kernel_state(lab, name: str) -> tuple[str, str]:
     return "none", ""
 
 
+def kernel_idle(page) -> bool:
+    """The notebook's own status bar says its kernel is idle."""
+    text = " ".join(page.locator(".jp-StatusBar-Widget").filter(has_text="|").all_inner_texts())
+    return "Idle" in text
+
+
+QUIET_S = 10.0
+"""How long a notebook must stay quiet (no prompt queued or running, kernel idle in the server's record and in
+the notebook's status bar, no cell finishing and no kernel activity) before it counts as finished: between two
+cells of "Run All" the kernel is idle for a moment, which a single poll can catch."""
+
+
 def save(page) -> None:
     page.locator('.jp-NotebookPanel-toolbar [data-command="docmanager:save"]').first.click()
     page.wait_for_function("""() => {
@@ -161,13 +173,11 @@ def executed(request, browser, lab):
                     run["seen"], run["last_progress"] = (done, activity), now
                 # "Run All" has reached the kernel once a prompt is queued, running or done
                 run["started"] = run.get("started", False) or busy > 0 or done > 0
-                # finished, or stopped at an error (JupyterLab then un-queues the rest): for 3 polls in a row no
-                # prompt is queued or running and the kernel itself says idle (a hidden solution cell shows
-                # no prompt, so the count of visible cells alone cannot say it)
-                quiet = run["started"] and not busy and state == "idle"
-                run["idle_polls"] = run.get("idle_polls", 0) + 1 if quiet else 0
+                # finished, or stopped at an error (JupyterLab then un-queues the rest): quiet for QUIET_S (a
+                # hidden solution cell shows no prompt, so the count of visible cells alone cannot say it)
                 stalled = now - run.get("last_progress", now)
-                if (done == run["visible"] and not busy and state == "idle") or run["idle_polls"] >= 3:
+                quiet = run["started"] and not busy and state == "idle" and kernel_idle(page) and stalled >= QUIET_S
+                if (done == run["visible"] and not busy and state == "idle") or quiet:
                     save(page)
                     widgets = widget_report(page) if _uses_widgets(run["source"]) else None
                     results[name] = {"page": page, "error": None, "seconds": round(elapsed, 1), "widgets": widgets}
