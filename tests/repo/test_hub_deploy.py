@@ -4,6 +4,7 @@ with the memory that benchmarks/hub.py measured (benchmarks/hub_results.json).""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -169,7 +170,10 @@ def test_z2jh_shared_password_logins_work_with_the_real_authenticator():
     assert admins and auth.admin_users == set(admins) and auth.allow_all
 
     def login(name, password):
-        return asyncio.run(auth.get_authenticated_user(None, {"username": name, "password": password}))
+        # in a thread of its own: after the Playwright tests this thread may already run an event loop
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, auth.get_authenticated_user(
+                None, {"username": name, "password": password})).result()
 
     learner = login("learner17", "learners-2026")
     assert learner and learner["name"] == "learner17" and not learner.get("admin")
