@@ -118,7 +118,7 @@ def test_estimators_on_hand_made_curves():
     (lambda: C.average_capacity_theory(8, 1.5), ValueError, "threshold"),
     (lambda: C.capacity_from_fidelity([1, 2], torch.ones(3)), ValueError, "len\\(ns\\)"),
     (lambda: C.capacity_from_fidelity([1, 2], torch.ones(2), threshold=0), ValueError, "threshold"),
-    (lambda: C.capacity_sweep(16), ValueError, "d_ks"),
+    (lambda: C.capacity_sweep(16), TypeError, "d_ks"),
     (lambda: C.n_grid(16, points=0), ValueError, "points"),
 ])
 def test_bad_inputs_are_rejected_clearly(call, err, words):

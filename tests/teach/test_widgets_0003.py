@@ -25,7 +25,8 @@ NOTEBOOKS = ["00_start_here", "01_pavlovian_conditioning", "02_hebbian_memory", 
 def _widget(name: str):
     """Run the notebook's set-up cell, the cells that define helpers the widget uses, then its widget cell with
     an ``interactive_plot`` that records, for every figure drawn, its axes' titles, y-limits and line data."""
-    code = [c.source for c in nbformat.read(COURSE / f"{name}.ipynb", as_version=4).cells if c.cell_type == "code"]
+    code = [c.source for c in nbformat.read(COURSE / f"{name}.ipynb", as_version=4).cells
+            if c.cell_type == "code" and "launch" not in c.metadata.get("tags", [])]   # not the Colab install cell
     widget_cell = next(s for s in code if "interactive_plot(" in s and not s.lstrip().startswith(("import", "from")))
     helpers = [s for s in code if s is not widget_cell and "raise NotImplementedError" not in s
                and any(f"{m}(" in widget_cell for m in re.findall(r"^def (\w+)\(", s, flags=re.M))]

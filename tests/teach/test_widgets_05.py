@@ -16,7 +16,8 @@ NOTEBOOK = Path(__file__).resolve().parents[2] / "course" / "05_depth_and_width.
 
 @pytest.fixture(scope="module")
 def widget():
-    cells = [c for c in json.loads(NOTEBOOK.read_text())["cells"] if c["cell_type"] == "code"]
+    cells = [c for c in json.loads(NOTEBOOK.read_text())["cells"]
+             if c["cell_type"] == "code" and "launch" not in c.get("metadata", {}).get("tags", [])]   # not Colab's
     setup = "".join(cells[0]["source"])
     draw = next("".join(c["source"]) for c in cells if "interactive_plot(draw" in "".join(c["source"]))
     scope: dict = {}

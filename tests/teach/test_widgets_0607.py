@@ -15,7 +15,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 def _widget(notebook: str):
     """Run the notebook's setup cell and its widget cell with ``interactive_plot`` recorded, not displayed."""
-    cells = [c for c in json.loads((ROOT / "course" / notebook).read_text())["cells"] if c["cell_type"] == "code"]
+    cells = [c for c in json.loads((ROOT / "course" / notebook).read_text())["cells"]
+             if c["cell_type"] == "code" and "launch" not in c.get("metadata", {}).get("tags", [])]   # not Colab's
     setup = "".join(cells[0]["source"])
     widget = next("".join(c["source"]) for c in cells if "interactive_plot(draw" in "".join(c["source"]))
     seen = {}
