@@ -54,7 +54,8 @@ g = torch.Generator().manual_seed(0)
 ''',
     ('attention', 1): "q, k, v = torch.randn(8, 4), torch.randn(8, 4), torch.randn(8, 3)",
     ('attention', 2): "d_k, d_v = 4, 3\nq, k, v = torch.randn(8, d_k), torch.randn(8, d_k), torch.randn(8, d_v)",
-    ('capacity', 4): "from pavlovlab import capacity as cap\nfrom pavlovlab.sampling import random_keys, random_values\n"
+    ('capacity', 4): "from pavlovlab import capacity as cap\n"
+                     "from pavlovlab.sampling import random_keys, random_values\n"
                      "from pavlovlab.statistics import fit_slope",
     ('stacking', 2): "from pavlovlab import stacking as st",
     ('stacking', 3): "from pavlovlab.sampling import random_keys",
