@@ -5,19 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from test_attention import DT, _qkv  # the same float64 draws as the attention tests
 
 import pavlovlab as pl
 from pavlovlab import attention_kernels
-
-DT = torch.float64
-
-
-def _qkv(*lead, T=9, d_k=3, d_v=4, seed=0, shift=0.0):
-    g = torch.Generator().manual_seed(seed)
-    q = torch.randn(*lead, T, d_k, generator=g, dtype=DT) + shift
-    k = torch.randn(*lead, T, d_k, generator=g, dtype=DT)
-    v = torch.randn(*lead, T, d_v, generator=g, dtype=DT)
-    return q, k, v
 
 
 def _forward_substitution(A, R):
