@@ -20,7 +20,7 @@ OKABE_ITO = {
     "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "reddish purple": "#CC79A7",
 }
 """Okabe and Ito's colour-blind-safe palette (2008): every pair stays apart under protanopia and deuteranopia
-(tests/test_palette.py measures it)."""
+(tests/teach/test_palette.py measures it)."""
 
 COLORS = {
     "hebbian": OKABE_ITO["vermillion"], "delta": OKABE_ITO["bluish green"], "oja": OKABE_ITO["blue"],

@@ -46,6 +46,7 @@ def test_default_view_ranks_one_big_head_first(widget):
     plt.close("all")
 
 
+@pytest.mark.slow  # draws every combination of the sliders: about 9 s
 def test_every_slider_value_draws(widget):
     c = widget.controls
     defaults = {name: w.value for name, w in c.items()}

@@ -1,26 +1,15 @@
 """The checkers of notebook 08's exercises accept correct answers and reject the typical mistakes
-(the registered ones are exercised by tests/test_exercise_pedagogy.py too)."""
+(the registered ones are exercised by tests/teach/test_exercise_pedagogy.py too)."""
 
 from __future__ import annotations
 
-import pytest
 import torch
 
 from pavlovlab import designs, probes, statistics
 from pavlovlab.teach.exercises import probes as probe_exercises
 
 ex = probe_exercises.session()
-"""A learner's session; a fresh one before every test (:func:`_fresh_session`)."""
-
-
-def _new_session():
-    global ex
-    ex = probe_exercises.session()
-
-
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    _new_session()
+"""A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""
 
 
 def _crosstalk_loop(keys: torch.Tensor) -> torch.Tensor:

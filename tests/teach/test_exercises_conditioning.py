@@ -3,24 +3,13 @@ away, a stub is "not yet implemented", and nothing the learner does makes a chec
 
 import math
 
-import pytest
 import torch
 
 from pavlovlab.conditioning import hebbian_conditioning, rescorla_wagner
 from pavlovlab.teach.exercises import conditioning
 
 E = conditioning.session()
-"""A learner's session; a fresh one before every test (:func:`_fresh_session`)."""
-
-
-def _new_session():
-    global E
-    E = conditioning.session()
-
-
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    _new_session()
+"""A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""
 
 
 
@@ -47,12 +36,12 @@ def good_blocking(n_pretrain, n_compound, alpha):
     return rescorla_wagner(cs, torch.ones(n_pretrain + n_compound), alpha=alpha)[-1, 1]
 
 
-def test_rw_update_checker(capsys):
+def test_rw_update_checker(capsys, fresh_sessions):
     assert E.check_rw_update(good_update) is True
     assert "✅" in capsys.readouterr().out
     assert E.check_rw_update(in_place_update) is True  # copies are passed: in-place is fine
     capsys.readouterr()
-    _new_session()                                            # a learner's first attempt
+    fresh_sessions()                                            # a learner's first attempt
     assert E.check_rw_update(hebbian_update) is False
     out = capsys.readouterr().out
     assert "❌" in out and "Hint" in out and "already predicts" in out   # fails at once, on the telling case
@@ -96,7 +85,7 @@ def test_references_agree_with_hand_computation():
 
 # --- Exercise 3: the designed measurement ---------------------------------------------------------
 
-def test_blocking_sweep_checker_judges_the_curve(capsys):
+def test_blocking_sweep_checker_judges_the_curve(capsys, fresh_sessions):
     n_pre = torch.arange(0, 31, 3)
     good = torch.tensor([float(good_blocking(int(n), 30, 0.2)) for n in n_pre])
     assert E.check_blocking_sweep(n_pre, good, 0.2, 30) is True
@@ -109,7 +98,7 @@ def test_blocking_sweep_checker_judges_the_curve(capsys):
     heb = torch.tensor([hebbian_conditioning(torch.cat([torch.tensor([[1.0, 0.0]]).repeat(int(n), 1),
                         torch.tensor([[1.0, 1.0]]).repeat(30, 1)]), torch.ones(int(n) + 30), alpha=0.2)[-1, 1].item()
                         for n in n_pre])
-    _new_session()
+    fresh_sessions()
     assert E.check_blocking_sweep(n_pre, heb, 0.2, 30) is False
     first = capsys.readouterr().out
     assert "❌" in first and "expected" not in first

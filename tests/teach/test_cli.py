@@ -321,7 +321,7 @@ def test_reproduce_quick_writes_every_figure_and_the_numbers(capsys, tmp_path):
 # ------------------------------------------------------------------ nothing lost: the data-loss cases
 # Every case runs against a temporary copy of the real course (never the checkout) and checks that the
 # command exits 2 with one line naming the folder, and that not one byte of the course changed.
-COURSE = Path(__file__).resolve().parent.parent / "course"
+COURSE = Path(__file__).resolve().parents[2] / "course"
 
 
 @pytest.fixture

@@ -9,17 +9,7 @@ from pavlovlab.sampling import random_keys
 from pavlovlab.teach.exercises import hebbian
 
 ex = hebbian.session()
-"""A learner's session; a fresh one before every test (:func:`_fresh_session`)."""
-
-
-def _new_session():
-    global ex
-    ex = hebbian.session()
-
-
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    _new_session()
+"""A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""
 
 
 
@@ -96,7 +86,7 @@ def test_references_against_hand_sums(gen):
     torch.testing.assert_close(ex.crosstalk_reference(keys, values, 2), crosstalk_loop(keys, values, 2))
 
 
-def test_crosstalk_slope_checker_judges_the_result(capsys):
+def test_crosstalk_slope_checker_judges_the_result(capsys, fresh_sessions):
     ns = torch.tensor([2, 4, 8, 16, 32, 64, 128])
     g = torch.Generator().manual_seed(0)
     good = measure_crosstalk_variance(ns, 32, trials=200, generator=g)
@@ -104,7 +94,7 @@ def test_crosstalk_slope_checker_judges_the_result(capsys):
     assert "✅" in capsys.readouterr().out
     assert ex.check_crosstalk_slope(ns, good.float(), 32) is True       # float32 is fine
     capsys.readouterr()
-    _new_session()
+    fresh_sessions()
     assert ex.check_crosstalk_slope(ns, good + 1.0, 32) is False         # the signal measured too
     first = capsys.readouterr().out
     assert "❌" in first and "fitted slope" not in first

@@ -11,17 +11,7 @@ import pavlovlab as pl
 from pavlovlab.teach.exercises import attention
 
 ex = attention.session()
-"""A learner's session; a fresh one before every test (:func:`_fresh_session`)."""
-
-
-def _new_session():
-    global ex
-    ex = attention.session()
-
-
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    _new_session()
+"""A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""
 
 
 

@@ -22,7 +22,7 @@ import pavlovlab.teach.exercises as exercises_pkg
 from pavlovlab.teach import student
 from pavlovlab.teach.exercises import _core
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COURSE = ROOT / "course"
 PRELUDE = "import math\nimport numpy as np\nimport torch\nimport pavlovlab as pl\n"
 BOOKS = exercises_pkg.books()

@@ -1,31 +1,19 @@
 """The demo exercise of notebook 00: a right answer passes in float32 and float64, the classic mistake
 (an average instead of a sum) fails with a question, a stub is greeted kindly, nothing raises."""
 
-import pytest
 import torch
 
 from pavlovlab.teach.exercises import start
 
 ex = start.session()
-"""A learner's session; a fresh one before every test (:func:`_fresh_session`)."""
+"""A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""
 
 
-def _new_session():
-    global ex
-    ex = start.session()
-
-
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    _new_session()
-
-
-def test_match_checker(capsys):
-    _new_session()
+def test_match_checker(capsys, fresh_sessions):
     assert ex.check_match(lambda bell, test: torch.dot(bell, test)) is True
     assert ex.check_match(lambda bell, test: float((bell * test).sum())) is True
     capsys.readouterr()
-    _new_session()
+    fresh_sessions()
     assert ex.check_match(lambda bell, test: (bell * test).mean()) is False
     out = capsys.readouterr().out
     assert "❌" in out and "three features" in out and "ex.hint(1)" in out and "expected" not in out

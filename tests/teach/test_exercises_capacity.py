@@ -10,17 +10,7 @@ from pavlovlab import capacity as cap
 from pavlovlab.teach.exercises import capacity
 
 ex = capacity.session()
-"""A learner's session; a fresh one before every test (:func:`_fresh_session`)."""
-
-
-def _new_session():
-    global ex
-    ex = capacity.session()
-
-
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    _new_session()
+"""A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""
 
 
 
@@ -170,11 +160,11 @@ def test_reference_capacity_matches_a_literal_loop():
 
 
 @pytest.mark.slow
-def test_designed_measurement_right_passes_typical_mistakes_fail(capsys):
+def test_designed_measurement_right_passes_typical_mistakes_fail(capsys, fresh_sessions):
     right = [_measure(d, lambda c: c.amin(-1)) for d in D_KS]
     assert ex.check_capacity_slope(D_KS, right) is True
     assert "✅" in capsys.readouterr().out
-    _new_session()
+    fresh_sessions()
     mean_item = [_measure(d, lambda c: c.mean(-1)) for d in D_KS]            # the average item, not the worst
     assert ex.check_capacity_slope(D_KS, mean_item) is False
     first = capsys.readouterr().out

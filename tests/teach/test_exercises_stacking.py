@@ -3,24 +3,13 @@ a stub is 'not yet implemented', and nothing raises. Expected values come from c
 
 import math
 
-import pytest
 import torch
 
 from pavlovlab.sampling import random_keys
 from pavlovlab.teach.exercises import stacking
 
 ex = stacking.session()
-"""A learner's session; a fresh one before every test (:func:`_fresh_session`)."""
-
-
-def _new_session():
-    global ex
-    ex = stacking.session()
-
-
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    _new_session()
+"""A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""
 
 
 def _stub(*args, **kwargs):
@@ -31,16 +20,12 @@ def _broken(*args, **kwargs):
     return 1 / 0
 
 
-def _reset():
-    _new_session()
-
-
-def test_predicted_error(capsys):
-    _reset()
+def test_predicted_error(capsys, fresh_sessions):
+    fresh_sessions()
     assert ex.predicted_error_reference(3, 2, 0.5) == 1 - 0.75 ** 3          # closed form by hand
     assert ex.check_predicted_error(lambda L, H, p: 1 - (1 - p ** H) ** L)
     assert "✅" in capsys.readouterr().out
-    _reset()
+    fresh_sessions()
     assert not ex.check_predicted_error(lambda L, H, p: L * p ** H)        # only the approximation
     first = capsys.readouterr().out
     assert "❌" in first and "expected" not in first and "ex.hint(1)" in first
@@ -105,8 +90,8 @@ def test_depth_measurement_judge():
     assert not ex.judge_depth_curve([1, 2])[0]
 
 
-def test_depth_checker_never_raises(capsys):
-    _reset()
+def test_depth_checker_never_raises(capsys, fresh_sessions):
+    fresh_sessions()
     assert not ex.check_depth_curve(lambda: [float("nan")] * 3)
     assert "❌" in capsys.readouterr().out
     assert not ex.check_depth_curve(_stub)

@@ -9,17 +9,7 @@ import torch
 from pavlovlab.teach.exercises import forgetting
 
 ex = forgetting.session()
-"""A learner's session; a fresh one before every test (:func:`_fresh_session`)."""
-
-
-def _new_session():
-    global ex
-    ex = forgetting.session()
-
-
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    _new_session()
+"""A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""
 
 
 def stub(*args):
