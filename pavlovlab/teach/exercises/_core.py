@@ -675,14 +675,10 @@ def check_value(get: Callable[[], Any] | Any, expected: Any, *, turn: Turn | Non
     """Compare a learner's value (or a zero-argument function that returns it) with the expected one.
     (``name`` heads the verdict when no ``turn`` of a declared exercise is given.)"""
     turn = turn if turn is not None else Turn.loose(name)
-    try:
-        got = call_with_limit(get, limit=IMPLEMENT_TIME_LIMIT) if callable(get) else get
-    except NotImplementedError:
-        return turn.pending()
-    except TookTooLong:
-        return turn.finish(False, _too_long(IMPLEMENT_TIME_LIMIT, "to compute its answer"), answer=get, hint=hint)
-    except Exception as e:
-        return turn.finish(False, raised(e, "computing your answer"), answer=get, hint=hint)
+    done, got = _learner_result(get, IMPLEMENT_TIME_LIMIT, turn, get, hint,
+                                "to compute its answer", "computing your answer")
+    if not done:
+        return got
     try:
         ok, why, detail = compare(got, expected, rtol, atol)
     except Exception:  # an answer of a kind nobody expected: say so, never a traceback
@@ -692,6 +688,23 @@ def check_value(get: Callable[[], Any] | Any, expected: Any, *, turn: Turn | Non
 
 class Unreadable(ValueError):
     """A result of the wrong form: the message says what was expected (the checker shows it as it is)."""
+
+
+def _learner_result(get: Callable[[], Any] | Any, limit: float, turn: Turn, answer: Any, hint: str,
+                    too_long: str, doing: str) -> tuple[bool, Any]:
+    """``(True, result)`` of the learner's ``get`` (called within ``limit`` seconds), or ``(False, verdict)``
+    where it is a stub, runs too long (``too_long``: "to run") or raises (``doing``: "running your
+    measurement"): the verdict is already told, kindly."""
+    try:
+        return True, call_with_limit(get, limit=limit) if callable(get) else get
+    except NotImplementedError:
+        return False, turn.pending()
+    except TookTooLong:
+        return False, turn.finish(False, _too_long(limit, too_long), answer=answer, hint=hint)
+    except Unreadable as e:
+        return False, turn.finish(False, str(e), answer=answer, hint=hint)
+    except Exception as e:
+        return False, turn.finish(False, raised(e, doing), answer=answer, hint=hint)
 
 
 def check_measurement(get: Callable[[], Any] | Any, judge: Callable[[Any], tuple], *, turn: Turn | None = None,
@@ -707,16 +720,9 @@ def check_measurement(get: Callable[[], Any] | Any, judge: Callable[[Any], tuple
     turn = turn if turn is not None else Turn.loose(name)
     answer = get if answer is None else answer
     limit = DESIGN_TIME_LIMIT if limit is None else limit
-    try:
-        got = call_with_limit(get, limit=limit) if callable(get) else get
-    except NotImplementedError:
-        return turn.pending()
-    except TookTooLong:
-        return turn.finish(False, _too_long(limit, "to run"), answer=answer, hint=hint)
-    except Unreadable as e:
-        return turn.finish(False, str(e), answer=answer, hint=hint)
-    except Exception as e:
-        return turn.finish(False, raised(e, "running your measurement"), answer=answer, hint=hint)
+    done, got = _learner_result(get, limit, turn, answer, hint, "to run", "running your measurement")
+    if not done:
+        return got
     if on_meta(got):
         return turn.finish(False, META_MESSAGE, answer=answer, hint=hint)
     try:
