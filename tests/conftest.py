@@ -30,3 +30,31 @@ def rel_rms(a: torch.Tensor, b: torch.Tensor) -> float:
     """Relative RMS error ‖a − b‖ / ‖b‖ (0 when both are zero)."""
     denom = b.norm().item()
     return (a - b).norm().item() / denom if denom > 0 else (a - b).norm().item()
+
+
+@pytest.fixture(autouse=True)
+def fresh_sessions(request):
+    """Every learner session a test module keeps at module level (``ex = attention.session()``) starts each
+    test afresh, as in a new kernel: no attempts, no hints shown, no solution read. A test that needs a
+    new learner part-way through calls the fixture's value: ``fresh_sessions()``."""
+    from pavlovlab.teach.exercises._core import Session
+
+    def renew() -> None:
+        for name, value in list(vars(request.module).items()):
+            if isinstance(value, Session):
+                setattr(request.module, name, value.book.session())
+
+    renew()
+    return renew
+
+
+NBVAL_OUTPUT_PATIENCE_S = 120
+"""How long nbval waits for a cell's next output message once the cell has run (nbval's own is 5 s)."""
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """On a loaded machine a kernel can send a long cell's last progress-bar messages more than nbval's
+    5 s after its reply: wait for the kernel's messages as long as they take, not a fixed 5 s."""
+    for item in items:
+        if hasattr(item, "output_timeout") and type(item).__module__.startswith("nbval"):
+            item.output_timeout = NBVAL_OUTPUT_PATIENCE_S
