@@ -3,8 +3,8 @@
 Each design (``acquisition``, ``extinction``, ``blocking``, ...) returns a :class:`Design` ``(cs, us, labels)``:
 ``cs`` (trials, n_cs) the presence (0/1) of each CS on each trial, ``us`` (trials,) the US magnitude ``λ``
 (0 when absent) and :class:`Labels` (CS names, phases, relative saliences). ``DESIGNS`` maps a readable name
-to each design; :func:`pavlovlab.conditioning.simulate` runs a learning rule on one. The same designs written
-as token sequences, with a control arm, for trained models are in :mod:`pavlovlab.designs`.
+to each design; :func:`pavlovlab.conditioning.simulate` runs a learning rule on one. Designs written as token
+sequences, each with a control arm, for the trained models are in :mod:`pavlovlab.designs`.
 """
 
 from __future__ import annotations
