@@ -22,6 +22,7 @@ import argparse
 import torch
 from timing import median_time
 
+from pavlovlab import average_recall
 from pavlovlab import capacity as C
 from pavlovlab.sampling import random_keys
 
@@ -29,8 +30,8 @@ D_KS = (16, 32, 64, 128, 256)
 
 
 def gram_only(d_k: int, trials: int, device: torch.device, dtype: torch.dtype) -> None:
-    N = int(C.n_grid(d_k)[-1])
-    chunk = C._chunk(N, dtype)
+    N = int(average_recall.n_grid(d_k)[-1])
+    chunk = average_recall._chunk(N, dtype)
     g = torch.Generator().manual_seed(0)
     out = torch.empty(min(chunk, trials), N, N, device=device, dtype=dtype)
     for s in range(0, trials, chunk):
@@ -51,16 +52,17 @@ def main() -> None:
     print(f"{'d_k':>5s} {'max n':>6s} {'sweep (s)':>10s} {'Gram only (s)':>14s} {'sweep / Gram':>13s}")
     total_sweep = total_gram = 0.0
     for d in D_KS:
-        ns = C.n_grid(d)
-        sweep = median_time(lambda d=d: C.capacity_sweep([d], trials=args.trials, device=device, dtype=dtype,
-                                                         generator=torch.Generator().manual_seed(0)),
+        ns = average_recall.n_grid(d)
+        sweep = median_time(lambda d=d: average_recall.capacity_sweep([d], trials=args.trials, device=device,
+                                                                      dtype=dtype,
+                                                                      generator=torch.Generator().manual_seed(0)),
                             args.repeats, device)
         gram = median_time(lambda d=d: gram_only(d, args.trials, device, dtype), args.repeats, device)
         total_sweep, total_gram = total_sweep + sweep, total_gram + gram
         print(f"{d:5d} {int(ns[-1]):6d} {sweep:10.3f} {gram:14.3f} {sweep / gram:13.2f}")
     print(f"{'all':>5s} {'':6s} {total_sweep:10.3f} {total_gram:14.3f} {total_sweep / total_gram:13.2f}")
-    full = median_time(lambda: C.capacity_sweep(list(D_KS), trials=args.trials, device=device, dtype=dtype,
-                                                generator=torch.Generator().manual_seed(0)),
+    full = median_time(lambda: average_recall.capacity_sweep(list(D_KS), trials=args.trials, device=device, dtype=dtype,
+                                                             generator=torch.Generator().manual_seed(0)),
                        args.repeats, device)
     print(f"full sweep in one call (capacity_sweep over all d_k): {full:.3f} s   goal ≤ 2 s on the 2-core CPU: "
           f"{'met' if full <= 2.0 else 'not met here'}")

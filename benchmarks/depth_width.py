@@ -15,7 +15,7 @@ shape: final held-out accuracy as mean ± sd [min, max] over seeds, and the step
 ``--threshold`` (per seed; "never" if not reached), so that speed and final accuracy are reported apart.
 ``--save FILE`` stores every run's history as JSON, rewritten after each shape (it refuses to replace an
 existing file without ``--overwrite``); notebook 05 reads the stored runs, shipped with the package as
-``pavlovlab/data/depth_width_{1,2}hop.json``, as cached fuller runs (:func:`pavlovlab.stacking.cached_shape_runs`).
+``pavlovlab/data/depth_width_{1,2}hop.json``, as cached fuller runs (:func:`pavlovlab.depth_width.cached_shape_runs`).
 
     python benchmarks/depth_width.py                                  # 3 seeds, 1500 steps, K = 1 and 2
     python benchmarks/depth_width.py --seeds 5 --steps 1000 --hops 2 --shapes wide-shallow 2×2 4×1 \

@@ -21,7 +21,7 @@ import time
 
 import torch
 
-from pavlovlab import models, probes
+from pavlovlab import head_memory, models, probes
 from pavlovlab.teach.report import verdict_sentence
 
 
@@ -62,7 +62,7 @@ def main() -> None:
     print("\ntrained-head key overlaps (linear attention, keys at the value positions, 8 pairs, d_head 16):")
     cross = []
     for s, r in zip(args.seeds, runs["linear"], strict=True):
-        h = probes.trained_head_overlaps(r["model"])
+        h = head_memory.trained_head_overlaps(r["model"])
         c, rnd = h["overlap"].mean(0), h["random"].mean(0)
         cross.append([s, c.tolist(), rnd.tolist(), float(h["theory"])])
         print(f"  seed {s}: per head {[round(x, 3) for x in c.tolist()]}, "
@@ -70,7 +70,7 @@ def main() -> None:
               f"theory (n-1)/d_k = {float(h['theory']):.3f}")
     print("\nrecall against load (linear models; n pairs: accuracy, per-head |fidelity| vs 1/sqrt(1 + c)):")
     for s, r in zip(args.seeds, runs["linear"], strict=True):
-        L = probes.recall_against_load(r["model"], (4, 8, 12, 16))
+        L = head_memory.recall_against_load(r["model"], (4, 8, 12, 16))
         for i, n in enumerate(L["n"].tolist()):
             heads = ", ".join(f"{abs(f):.2f}/{t:.2f}" for f, t in
                               zip(L["fidelity"][i].tolist(), L["fidelity_theory"][i].tolist(), strict=True))

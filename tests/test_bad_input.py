@@ -139,6 +139,7 @@ def _memory():
 
 def _conditioning():
     from pavlovlab import conditioning as C
+    from pavlovlab import trial_tables as Tt
 
     cs, us = torch.ones(30, 1), torch.ones(30)
 
@@ -153,18 +154,19 @@ def _conditioning():
         ("alpha keeps its gradient", grad_flows, "ok", ""),
         ("NaN cs", lambda: C.rescorla_wagner(_nan(cs), us), ValueError, "cs: expected finite"),
         ("design typo", lambda: C.simulate("blockin"), ValueError, "design"),
-        ("design dtype as a string", lambda: C.acquisition(3, dtype="float64").cs.dtype == torch.float64, "ok", ""),
-        ("design dtype 'int64'", lambda: C.extinction(3, dtype="int64"), TypeError, "dtype: expected a floating-point"),
+        ("design dtype as a string", lambda: Tt.acquisition(3, dtype="float64").cs.dtype == torch.float64, "ok", ""),
+        ("design dtype 'int64'", lambda: Tt.extinction(3, dtype="int64"), TypeError,
+         "dtype: expected a floating-point"),
     ]
 
 
 def _capacity():
-    from pavlovlab import capacity as Cp
+    from pavlovlab import average_recall as Ar
     from pavlovlab import sampling as Sa
 
     return [
-        ("average capacity d_k < 0", lambda: Cp.average_capacity_theory(-16), ValueError, "d_k: expected numbers > 0"),
-        ("fidelity n = 0", lambda: Cp.fidelity_theory(0, 16), ValueError, "n: expected"),
+        ("average capacity d_k < 0", lambda: Ar.average_capacity_theory(-16), ValueError, "d_k: expected numbers > 0"),
+        ("fidelity n = 0", lambda: Ar.fidelity_theory(0, 16), ValueError, "n: expected"),
         ("random_keys dtype string", lambda: Sa.random_keys(2, d=3, dtype="float64").dtype == torch.float64, "ok", ""),
         ("random_keys dtype long", lambda: Sa.random_keys(2, d=3, dtype=torch.long), TypeError, "dtype:"),
         ("random_keys kind typo", lambda: Sa.random_keys(2, d=3, kind="normal"), ValueError, "kind: expected one of"),
@@ -172,18 +174,18 @@ def _capacity():
 
 
 def _stacking():
-    from pavlovlab import stacking as St
+    from pavlovlab import stacking_theory as Th
 
     return [
-        ("crosstalk_variance n = 0", lambda: St.crosstalk_variance(0, 16), ValueError, "n: expected numbers >= 1"),
-        ("crosstalk_variance d_k = 0", lambda: St.crosstalk_variance(4, 0), ValueError, "d_k: expected numbers >= 1"),
-        ("paper_bound n = 0", lambda: St.paper_bound(1, 1, 0, 16), ValueError, "n: expected numbers >= 1"),
-        ("paper_bound L = −1", lambda: St.paper_bound(-1, 1, 8, 16), ValueError, "L: expected numbers >= 0"),
-        ("stack_error_theory L = −2", lambda: St.stack_error_theory(-2, 1, 8, 16), ValueError, "L: expected numbers"),
-        ("stack_error_theory p_head = 2", lambda: St.stack_error_theory(2, 1, 8, 16, rule="all_fail", p_head=2),
+        ("crosstalk_variance n = 0", lambda: Th.crosstalk_variance(0, 16), ValueError, "n: expected numbers >= 1"),
+        ("crosstalk_variance d_k = 0", lambda: Th.crosstalk_variance(4, 0), ValueError, "d_k: expected numbers >= 1"),
+        ("paper_bound n = 0", lambda: Th.paper_bound(1, 1, 0, 16), ValueError, "n: expected numbers >= 1"),
+        ("paper_bound L = −1", lambda: Th.paper_bound(-1, 1, 8, 16), ValueError, "L: expected numbers >= 0"),
+        ("stack_error_theory L = −2", lambda: Th.stack_error_theory(-2, 1, 8, 16), ValueError, "L: expected numbers"),
+        ("stack_error_theory p_head = 2", lambda: Th.stack_error_theory(2, 1, 8, 16, rule="all_fail", p_head=2),
          ValueError, "p_head: expected numbers <= 1"),
-        ("paper_bound NaN", lambda: St.paper_bound(1, 1, float("nan"), 16), ValueError, "n: expected finite"),
-        ("crosstalk_variance value", lambda: St.crosstalk_variance(9, 4, 2) == 1.0, "ok", ""),
+        ("paper_bound NaN", lambda: Th.paper_bound(1, 1, float("nan"), 16), ValueError, "n: expected finite"),
+        ("crosstalk_variance value", lambda: Th.crosstalk_variance(9, 4, 2) == 1.0, "ok", ""),
     ]
 
 

@@ -1,6 +1,7 @@
-"""Bad input for ``pavlovlab.capacity``, ``pavlovlab.statistics``, ``pavlovlab.hebbian``, ``pavlovlab.unlearning``
-and ``pavlovlab.probes``/``pavlovlab.designs``: the exact calls of the hostile-input run, property-based tests, and
-tests that catch plausible bugs (thresholds at their boundary, non-unit keys, partial steps, paired arms)."""
+"""Bad input for ``pavlovlab.capacity``/``pavlovlab.average_recall``, ``pavlovlab.statistics``, ``pavlovlab.hebbian``,
+``pavlovlab.unlearning`` and ``pavlovlab.probes``/``pavlovlab.head_memory``/``pavlovlab.designs``: the exact calls of
+the hostile-input run, property-based tests, and tests that catch plausible bugs (thresholds at their boundary,
+non-unit keys, partial steps, paired arms)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from pavlovlab import average_recall as Ar  # noqa: E402
 from pavlovlab import capacity as Cp  # noqa: E402
 from pavlovlab import designs as De  # noqa: E402
+from pavlovlab import head_memory as Hm  # noqa: E402
 from pavlovlab import hebbian as Hb  # noqa: E402
 from pavlovlab import probes as Pr  # noqa: E402
 from pavlovlab import statistics as Stt  # noqa: E402
@@ -36,28 +39,28 @@ def rows():
     dup = torch.stack([keys[1], keys[2], keys[1]])
     return [
         # capacity
-        ("fidelity_theory(nan, 8)", lambda: Cp.fidelity_theory(NAN, 8), ValueError, "n: expected finite numbers"),
-        ("fidelity_theory('3', 8)", lambda: Cp.fidelity_theory("3", 8), TypeError, "n: expected a number"),
-        ("fidelity_theory(3, 0)", lambda: Cp.fidelity_theory(3, 0), ValueError, "d_k: expected numbers > 0"),
+        ("fidelity_theory(nan, 8)", lambda: Ar.fidelity_theory(NAN, 8), ValueError, "n: expected finite numbers"),
+        ("fidelity_theory('3', 8)", lambda: Ar.fidelity_theory("3", 8), TypeError, "n: expected a number"),
+        ("fidelity_theory(3, 0)", lambda: Ar.fidelity_theory(3, 0), ValueError, "d_k: expected numbers > 0"),
         ("fidelity_theory keeps a float32 tensor's dtype",
-         lambda: Cp.fidelity_theory(torch.tensor([3.0]), 8).dtype == torch.float32, "ok", ""),
+         lambda: Ar.fidelity_theory(torch.tensor([3.0]), 8).dtype == torch.float32, "ok", ""),
         ("worst_case_bound(nan)", lambda: Cp.worst_case_bound(NAN), ValueError, "d_k: expected finite numbers"),
         ("worst_case_bound(inf)", lambda: Cp.worst_case_bound(math.inf), ValueError, "d_k: expected finite numbers"),
-        ("capacity_from_fidelity all-NaN curve", lambda: Cp.capacity_from_fidelity([1, 2, 3], torch.full((3,), NAN)),
+        ("capacity_from_fidelity all-NaN curve", lambda: Ar.capacity_from_fidelity([1, 2, 3], torch.full((3,), NAN)),
          ValueError, "fidelity: expected finite mean cosines"),
         ("capacity_from_fidelity NaN inside the curve",
-         lambda: Cp.capacity_from_fidelity([1, 2, 3], torch.tensor([0.9, NAN, 0.9])), ValueError,
+         lambda: Ar.capacity_from_fidelity([1, 2, 3], torch.tensor([0.9, NAN, 0.9])), ValueError,
          "fidelity: expected finite mean cosines"),
         ("capacity_from_fidelity per-item NaN for items not stored is fine",
-         lambda: Cp.capacity_from_fidelity([1, 2], torch.tensor([[[0.9, NAN], [0.85, 0.85]]])) == 2, "ok", ""),
+         lambda: Ar.capacity_from_fidelity([1, 2], torch.tensor([[[0.9, NAN], [0.85, 0.85]]])) == 2, "ok", ""),
         ("n_grid(16, points=100, max_ratio=0.5) is 1..8 (documented: never past max_ratio · d_k)",
-         lambda: Cp.n_grid(16, points=100, max_ratio=0.5).tolist() == list(range(1, 9)), "ok", ""),
+         lambda: Ar.n_grid(16, points=100, max_ratio=0.5).tolist() == list(range(1, 9)), "ok", ""),
         ("n_grid(64, points=20) stays within 1..256, distinct",
          lambda: (lambda g: int(g[0]) == 1 and int(g[-1]) == 256 and bool((g.diff() > 0).all()) and len(g) == 20)(
-             Cp.n_grid(64, points=20)), "ok", ""),
-        ("n_grid(16, points=8, max_ratio=0.5) stays <= 8", lambda: Cp.n_grid(16, points=8, max_ratio=0.5).tolist()
+             Ar.n_grid(64, points=20)), "ok", ""),
+        ("n_grid(16, points=8, max_ratio=0.5) stays <= 8", lambda: Ar.n_grid(16, points=8, max_ratio=0.5).tolist()
          == list(range(1, 9)), "ok", ""),
-        ("n_grid(16, max_ratio=0.01)", lambda: Cp.n_grid(16, points=1, max_ratio=0.01), ValueError,
+        ("n_grid(16, max_ratio=0.01)", lambda: Ar.n_grid(16, points=1, max_ratio=0.01), ValueError,
          "max_ratio: expected max_ratio · d_k >= 1"),
         # statistics
         ("fit_slope with constant x", lambda: Stt.fit_slope([2, 2, 2], [1, 2, 3]), ValueError,
@@ -100,7 +103,7 @@ def rows():
          "ok", ""),
         ("readout_norm(model=None)", lambda: Pr.readout_norm(None, torch.zeros(1, 2, 3)), TypeError,
          "model: expected a pavlovlab.models.TinyTransformer"),
-        ("recall_against_load(model='m')", lambda: Pr.recall_against_load("m", [8]), TypeError, "model: expected"),
+        ("recall_against_load(model='m')", lambda: Hm.recall_against_load("m", [8]), TypeError, "model: expected"),
         ("relative_effects without acquisition", lambda: Pr.relative_effects({"blocking": torch.ones(2, 3)},
                                                                              "blocking"), ValueError,
          "results: expected effects for 'acquisition'"),
@@ -150,8 +153,8 @@ def test_outer_product_memory_with_non_unit_keys_matches_the_sum():
 def test_capacity_from_fidelity_counts_a_value_equal_to_the_threshold(threshold):
     """"Stays ≥ threshold": a curve point exactly at the threshold counts (``>`` would drop it)."""
     f = torch.tensor([0.95, 0.9, threshold, threshold - 0.01], dtype=torch.float64)
-    assert Cp.capacity_from_fidelity([1, 2, 3, 4], f, threshold=threshold) == 3
-    assert Cp.capacity_from_fidelity([1, 2, 3, 4], f + 0.01, threshold=threshold) == 4
+    assert Ar.capacity_from_fidelity([1, 2, 3, 4], f, threshold=threshold) == 3
+    assert Ar.capacity_from_fidelity([1, 2, 3, 4], f + 0.01, threshold=threshold) == 4
 
 
 def test_unlearn_delta_partial_step_removes_beta_norm_squared_of_the_error():
@@ -192,9 +195,9 @@ hyper = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3
 @FAST
 @given(n=hyper, d_k=hyper)
 def test_property_capacity_theories_name_the_argument(n, d_k):
-    for call, names in [(lambda: Cp.fidelity_theory(n, d_k), {"n", "d_k"}),
+    for call, names in [(lambda: Ar.fidelity_theory(n, d_k), {"n", "d_k"}),
                         (lambda: Cp.worst_case_bound(d_k), {"d_k"}),
-                        (lambda: Cp.average_capacity_theory(d_k), {"d_k"})]:
+                        (lambda: Ar.average_capacity_theory(d_k), {"d_k"})]:
         try:
             out = call()
         except (ValueError, TypeError) as e:

@@ -1,6 +1,6 @@
-"""Bad input for ``pavlovlab.conditioning`` and its plots (``pavlovlab.teach.plotting``): the exact calls of the
-hostile-input run, the several-CS stability bound, a property-based test, and tests that catch plausible bugs
-(negative predictions, the bound's boundary)."""
+"""Bad input for ``pavlovlab.conditioning``, ``pavlovlab.trial_tables`` and their plots (``pavlovlab.teach.plotting``):
+the exact calls of the hostile-input run, the several-CS stability bound, a property-based test, and tests that catch
+plausible bugs (negative predictions, the bound's boundary)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from pavlovlab import conditioning as C  # noqa: E402
+from pavlovlab import trial_tables as Tt  # noqa: E402
 
 
 def _plots():
@@ -23,7 +24,7 @@ def _plots():
     from pavlovlab.teach import plotting as P
 
     ax = Figure().add_subplot()
-    cs, us, labels = C.blocking(5)
+    cs, us, labels = Tt.blocking(5)
     V = C.rescorla_wagner(cs, us)
     return [
         ("plot_strengths batched V", lambda: P.plot_strengths(ax, V.expand(3, *V.shape), labels), ValueError,
@@ -69,8 +70,8 @@ def rows():
          lambda: C.rescorla_wagner(two, us, beta=torch.tensor(0.5, requires_grad=True)), TypeError,
          "that requires grad"),
         ("acquisition(dtype='float32') (accepted by contract)",
-         lambda: C.acquisition(3, dtype="float32").cs.dtype == torch.float32, "ok", ""),
-        ("acquisition(dtype='float')", lambda: C.acquisition(3, dtype="floaty"), TypeError, "dtype: expected"),
+         lambda: Tt.acquisition(3, dtype="float32").cs.dtype == torch.float32, "ok", ""),
+        ("acquisition(dtype='float')", lambda: Tt.acquisition(3, dtype="floaty"), TypeError, "dtype: expected"),
         *_plots(),
     ]
 
@@ -98,7 +99,7 @@ def _literal_rw(cs, us, alpha, beta):
 def test_negative_strengths_and_predictions_match_a_literal_loop():
     """Conditioned inhibition drives V_X below 0 and AX− trials predict less than 0 on the way: a prediction
     clamped at 0 (or a strength clamped at 0) fails here."""
-    cs, us, _ = C.conditioned_inhibition(20, dtype=torch.float64)
+    cs, us, _ = Tt.conditioned_inhibition(20, dtype=torch.float64)
     cs = torch.cat([cs, torch.tensor([[0.0, 1.0]] * 5, dtype=torch.float64)])   # X alone, no food: V_X < 0 shows
     us = torch.cat([us, torch.zeros(5, dtype=torch.float64)])
     V = C.rescorla_wagner(cs, us, alpha=0.3)
@@ -143,12 +144,12 @@ def test_property_bad_hyper_parameters_name_an_argument(alpha, lam, n):
     for call, names in [
         (lambda: C.rescorla_wagner(torch.ones(max(n, 0), 2), torch.ones(max(n, 0)), alpha=alpha), ("alpha",)),
         (lambda: C.blocking_theory(n, alpha=0.3 if alpha is None else alpha, lam=lam), ("alpha", "lam", "n_pretrain")),
-        (lambda: C.acquisition(n, lam=lam), ("n_trials", "lam")),
+        (lambda: Tt.acquisition(n, lam=lam), ("n_trials", "lam")),
     ]:
         try:
             out = call()
         except (ValueError, TypeError) as e:
             assert any(str(e).startswith(f"{name}:") for name in names), str(e)
             continue
-        values = out.cs if isinstance(out, C.Design) else out
+        values = out.cs if isinstance(out, Tt.Design) else out
         assert bool(torch.isfinite(torch.as_tensor(values)).all())

@@ -9,6 +9,7 @@ import torch
 
 from pavlovlab import attention as A
 from pavlovlab import conditioning as C
+from pavlovlab import trial_tables as Tt
 from pavlovlab._checks import check_device, check_float_dtype, check_int, check_real, check_shape
 
 
@@ -29,7 +30,7 @@ def test_numpy_integers_are_integers():
 def test_one_element_tensors_and_numpy_floats_are_numbers():
     q, k, v = _qkv()
     assert torch.equal(A.softmax_attention(q, k, v, scale=torch.tensor(2.0)), A.softmax_attention(q, k, v, scale=2.0))
-    cs, us, _ = C.acquisition(10)
+    cs, us, _ = Tt.acquisition(10)
     assert torch.equal(C.rescorla_wagner(cs, us, alpha=np.float32(0.25)), C.rescorla_wagner(cs, us, alpha=0.25))
     assert check_real("x", np.float32(0.5)) == 0.5 and type(check_real("x", torch.tensor([0.5]))) is float
     with pytest.raises(TypeError, match="that requires grad"):
@@ -41,7 +42,7 @@ def test_one_element_tensors_and_numpy_floats_are_numbers():
 def test_dtype_names():
     assert check_float_dtype("dtype", "float32") is torch.float32
     assert check_float_dtype("dtype", "torch.float64") is torch.float64
-    assert C.acquisition(3, dtype="float64").cs.dtype == torch.float64
+    assert Tt.acquisition(3, dtype="float64").cs.dtype == torch.float64
     assert check_float_dtype("dtype", "double") is torch.float64   # torch's own aliases are its names too
     for bad in ("int64", "f32", "float31", torch.long, 32):
         with pytest.raises(TypeError, match="dtype: expected a floating-point dtype"):

@@ -1,6 +1,7 @@
-"""Bad input for the experiment and theory helpers behind the notebooks' science: ``pavlovlab.capacity``'s sweeps,
-``pavlovlab.decay.recall_by_age``, ``pavlovlab.oja.memory_fixed_point``, ``pavlovlab.stacking``'s one-hop
-helpers and ``pavlovlab.unlearning``'s cue probes. Each "ok" row checks a value worked out by hand."""
+"""Bad input for the experiment and theory helpers behind the notebooks' science: ``pavlovlab.average_recall``'s
+sweeps and ``pavlovlab.capacity``'s slopes, ``pavlovlab.decay.recall_by_age``, ``pavlovlab.oja.memory_fixed_point``,
+the one-hop helpers of ``pavlovlab.stacking``, ``pavlovlab.stacking_theory`` and ``pavlovlab.depth_width``, and
+``pavlovlab.unlearning``'s cue probes. Each "ok" row checks a value worked out by hand."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ import numpy as np
 import torch
 from badinput import check, parametrize
 
+from pavlovlab import average_recall as Ar
 from pavlovlab import capacity as Cp
 from pavlovlab import decay as D
+from pavlovlab import depth_width as Dw
 from pavlovlab import oja as O
 from pavlovlab import stacking as St
+from pavlovlab import stacking_theory as Th
 from pavlovlab import unlearning as U
 
 NAN = math.nan
@@ -38,7 +42,7 @@ def _local_slopes_by_hand():
 def _store_and_recall_by_hand():
     """Keys (1, 0) and (0.6, 0.8), one-hot values: S k_j = e_j + 0.6 e_other, cosine 1/√1.36, both decoded."""
     keys = torch.tensor([[1.0, 0.0], [0.6, 0.8]], dtype=torch.float64)
-    m = Cp.store_and_recall(keys, torch.eye(2, dtype=torch.float64))
+    m = Ar.store_and_recall(keys, torch.eye(2, dtype=torch.float64))
     return bool(torch.allclose(m.cosine, torch.full((2,), 1 / math.sqrt(1.36), dtype=torch.float64))
                 and m.correct.all())
 
@@ -63,7 +67,7 @@ def _one_hop_two_items():
 def _shape_difference_by_hand():
     """a = (1, 3), b = (0, 2): diff 1, s²/n = 1 each, se = √2, df = 4 / (1 + 1) = 2; the t quantile at 0.975
     with 2 degrees of freedom is (2p − 1)/√(2p(1 − p)) = 4.30265 (the package tabulates 4.303: within 1e-4)."""
-    r = St.shape_difference([1.0, 3.0], np.array([0.0, 2.0]))
+    r = Dw.shape_difference([1.0, 3.0], np.array([0.0, 2.0]))
     p = 0.975
     half = (2 * p - 1) / math.sqrt(2 * p * (1 - p)) * math.sqrt(2)
     return r.diff == 1.0 and math.isclose(r.df, 2.0) and math.isclose(r.lo, 1 - half, rel_tol=1e-4) \
@@ -107,40 +111,40 @@ def rows():
     keys = torch.eye(4)[:3]
     S = torch.zeros(3, 4)
     return [
-        # capacity.capacity_sweep
-        ("capacity_sweep(8)", lambda: Cp.capacity_sweep(8), TypeError, "d_ks: expected a non-empty sequence"),
-        ("capacity_sweep('ab')", lambda: Cp.capacity_sweep("ab"), TypeError, "d_ks: expected a non-empty sequence"),
-        ("capacity_sweep([])", lambda: Cp.capacity_sweep([]), ValueError, "d_ks: expected a non-empty sequence"),
-        ("capacity_sweep([8.0])", lambda: Cp.capacity_sweep([8.0]), TypeError, "d_ks[0]: expected an integer"),
-        ("capacity_sweep([0])", lambda: Cp.capacity_sweep([0]), ValueError, "d_ks[0]: expected an integer >= 1"),
-        ("capacity_sweep(max_ratio=nan)", lambda: Cp.capacity_sweep([8], max_ratio=NAN), ValueError,
+        # average_recall.capacity_sweep
+        ("capacity_sweep(8)", lambda: Ar.capacity_sweep(8), TypeError, "d_ks: expected a non-empty sequence"),
+        ("capacity_sweep('ab')", lambda: Ar.capacity_sweep("ab"), TypeError, "d_ks: expected a non-empty sequence"),
+        ("capacity_sweep([])", lambda: Ar.capacity_sweep([]), ValueError, "d_ks: expected a non-empty sequence"),
+        ("capacity_sweep([8.0])", lambda: Ar.capacity_sweep([8.0]), TypeError, "d_ks[0]: expected an integer"),
+        ("capacity_sweep([0])", lambda: Ar.capacity_sweep([0]), ValueError, "d_ks[0]: expected an integer >= 1"),
+        ("capacity_sweep(max_ratio=nan)", lambda: Ar.capacity_sweep([8], max_ratio=NAN), ValueError,
          "max_ratio: expected a finite number"),
-        ("capacity_sweep(dtype='int64')", lambda: Cp.capacity_sweep([8], dtype="int64"), TypeError,
+        ("capacity_sweep(dtype='int64')", lambda: Ar.capacity_sweep([8], dtype="int64"), TypeError,
          "dtype: expected a floating-point dtype"),
         ("capacity_sweep(np.array([8])) (NumPy integers accepted by contract): n = 1 recalls with cosine 1",
          lambda: (lambda out: out.d_ks == [8] and type(out.d_ks[0]) is int
                   and bool(torch.allclose(out.fidelity[0][:, 0], torch.ones(2))))(
-             Cp.capacity_sweep(np.array([8]), points=3, trials=2, generator=_gen())), "ok", ""),
-        # capacity.recall_sweep
-        ("recall_sweep(ns='abc')", lambda: Cp.recall_sweep(8, "abc"), TypeError, "ns: expected a non-empty 1-D"),
-        ("recall_sweep(ns=[1.5])", lambda: Cp.recall_sweep(8, [1.5]), ValueError, "ns: expected a non-empty 1-D"),
-        ("recall_sweep(ns=[2, 1])", lambda: Cp.recall_sweep(8, [2, 1]), ValueError, "ns: expected strictly increasing"),
-        ("recall_sweep(ns=[0])", lambda: Cp.recall_sweep(8, [0]), ValueError, "ns: expected numbers of pairs >= 1"),
-        ("recall_sweep(d_k=0)", lambda: Cp.recall_sweep(0, [1]), ValueError, "d_k: expected an integer >= 1"),
-        ("recall_sweep(device='gpu0')", lambda: Cp.recall_sweep(8, [1], device="gpu0"), ValueError,
+             Ar.capacity_sweep(np.array([8]), points=3, trials=2, generator=_gen())), "ok", ""),
+        # average_recall.recall_sweep
+        ("recall_sweep(ns='abc')", lambda: Ar.recall_sweep(8, "abc"), TypeError, "ns: expected a non-empty 1-D"),
+        ("recall_sweep(ns=[1.5])", lambda: Ar.recall_sweep(8, [1.5]), ValueError, "ns: expected a non-empty 1-D"),
+        ("recall_sweep(ns=[2, 1])", lambda: Ar.recall_sweep(8, [2, 1]), ValueError, "ns: expected strictly increasing"),
+        ("recall_sweep(ns=[0])", lambda: Ar.recall_sweep(8, [0]), ValueError, "ns: expected numbers of pairs >= 1"),
+        ("recall_sweep(d_k=0)", lambda: Ar.recall_sweep(0, [1]), ValueError, "d_k: expected an integer >= 1"),
+        ("recall_sweep(device='gpu0')", lambda: Ar.recall_sweep(8, [1], device="gpu0"), ValueError,
          "device: expected a device name"),
         ("recall_sweep(dtype='float32') (accepted by contract): one stored item reads back exactly",
          lambda: (lambda m: m.cosine.dtype == torch.float32 and bool(torch.allclose(m.cosine[:, 0, 0], torch.ones(3)))
                   and bool(m.correct[:, 0, 0].all()) and bool(m.cosine[:, 0, 1].isnan().all()))(
-             Cp.recall_sweep(4, [1, 2], trials=3, generator=_gen(), dtype="float32")), "ok", ""),
-        # capacity.store_and_recall
-        ("store_and_recall(list keys)", lambda: Cp.store_and_recall([[1.0]], torch.zeros(1, 1)), TypeError,
+             Ar.recall_sweep(4, [1, 2], trials=3, generator=_gen(), dtype="float32")), "ok", ""),
+        # average_recall.store_and_recall
+        ("store_and_recall(list keys)", lambda: Ar.store_and_recall([[1.0]], torch.zeros(1, 1)), TypeError,
          "keys: expected a torch.Tensor"),
-        ("store_and_recall(3 keys, 2 values)", lambda: Cp.store_and_recall(keys, torch.ones(2, 4)), ValueError,
+        ("store_and_recall(3 keys, 2 values)", lambda: Ar.store_and_recall(keys, torch.ones(2, 4)), ValueError,
          "values: expected number of pairs n (dim -2 of keys) = 3, got 2"),
-        ("store_and_recall(float64 values)", lambda: Cp.store_and_recall(keys, torch.ones(3, 2).double()), TypeError,
+        ("store_and_recall(float64 values)", lambda: Ar.store_and_recall(keys, torch.ones(3, 2).double()), TypeError,
          "values: expected dtype torch.float32"),
-        ("store_and_recall(NaN value)", lambda: Cp.store_and_recall(keys, torch.tensor([[1.0], [NAN], [1.0]])),
+        ("store_and_recall(NaN value)", lambda: Ar.store_and_recall(keys, torch.tensor([[1.0], [NAN], [1.0]])),
          ValueError, "values: expected finite values"),
         ("store_and_recall of keys at cosine 0.6: cosine 1/√1.36", _store_and_recall_by_hand, "ok", ""),
         # capacity.local_slopes
@@ -188,27 +192,27 @@ def rows():
          lambda: O.memory_fixed_point(S, torch.eye(4, dtype=torch.float64)[:2], torch.eye(3)[:2]), TypeError,
          "keys: expected dtype torch.float32"),
         ("memory_fixed_point keeps the part of S outside the values' span", _fixed_point_by_hand, "ok", ""),
-        # stacking.hop_failure_bound, loss_threshold, one_hop, shape_difference
-        ("hop_failure_bound(nan, 8)", lambda: St.hop_failure_bound(NAN, 8), ValueError, "n: expected finite numbers"),
-        ("hop_failure_bound(3, 'a')", lambda: St.hop_failure_bound(3, "a"), TypeError, "d_k: expected a number"),
-        ("hop_failure_bound(3, 0)", lambda: St.hop_failure_bound(3, 0), ValueError, "d_k: expected numbers >= 1"),
-        ("hop_failure_bound(t_max=1.5)", lambda: St.hop_failure_bound(3, 8, t_max=1.5), ValueError,
+        # stacking_theory.hop_failure_bound, loss_threshold; stacking.one_hop; depth_width.shape_difference
+        ("hop_failure_bound(nan, 8)", lambda: Th.hop_failure_bound(NAN, 8), ValueError, "n: expected finite numbers"),
+        ("hop_failure_bound(3, 'a')", lambda: Th.hop_failure_bound(3, "a"), TypeError, "d_k: expected a number"),
+        ("hop_failure_bound(3, 0)", lambda: Th.hop_failure_bound(3, 0), ValueError, "d_k: expected numbers >= 1"),
+        ("hop_failure_bound(t_max=1.5)", lambda: Th.hop_failure_bound(3, 8, t_max=1.5), ValueError,
          "t_max: expected numbers <= 1"),
-        ("hop_failure_bound(H=0)", lambda: St.hop_failure_bound(3, 8, H=0), ValueError, "H: expected numbers >= 1"),
+        ("hop_failure_bound(H=0)", lambda: Th.hop_failure_bound(3, 8, H=0), ValueError, "H: expected numbers >= 1"),
         ("hop_failure_bound(3, 64, t_max=0) = 2·2/64; vacuous (capped at 1) once n − 1 ≥ d_k",
-         lambda: St.hop_failure_bound(3, 64, t_max=0.0) == 4 / 64 and St.hop_failure_bound(40, 8) == 1.0, "ok", ""),
-        ("loss_threshold(1.5)", lambda: St.loss_threshold(1.5), ValueError, "t: expected numbers <= 1"),
-        ("loss_threshold(-1.5)", lambda: St.loss_threshold(-1.5), ValueError, "t: expected numbers >= -1"),
-        ("loss_threshold(nan)", lambda: St.loss_threshold(NAN), ValueError, "t: expected finite numbers"),
-        ("loss_threshold('a')", lambda: St.loss_threshold("a"), TypeError, "t: expected a number"),
+         lambda: Th.hop_failure_bound(3, 64, t_max=0.0) == 4 / 64 and Th.hop_failure_bound(40, 8) == 1.0, "ok", ""),
+        ("loss_threshold(1.5)", lambda: Th.loss_threshold(1.5), ValueError, "t: expected numbers <= 1"),
+        ("loss_threshold(-1.5)", lambda: Th.loss_threshold(-1.5), ValueError, "t: expected numbers >= -1"),
+        ("loss_threshold(nan)", lambda: Th.loss_threshold(NAN), ValueError, "t: expected finite numbers"),
+        ("loss_threshold('a')", lambda: Th.loss_threshold("a"), TypeError, "t: expected a number"),
         ("loss_threshold at t = 0, −1, 1: √(1/2), 1, 0",
-         lambda: math.isclose(St.loss_threshold(0), math.sqrt(0.5)) and St.loss_threshold(-1) == 1.0
-         and St.loss_threshold(1) == 0.0, "ok", ""),
-        ("cached_shape_runs(3)", lambda: St.cached_shape_runs(3), ValueError, "hops: expected 1 or 2"),
-        ("cached_shape_runs('1')", lambda: St.cached_shape_runs("1"), TypeError, "hops: expected an integer"),
+         lambda: math.isclose(Th.loss_threshold(0), math.sqrt(0.5)) and Th.loss_threshold(-1) == 1.0
+         and Th.loss_threshold(1) == 0.0, "ok", ""),
+        ("cached_shape_runs(3)", lambda: Dw.cached_shape_runs(3), ValueError, "hops: expected 1 or 2"),
+        ("cached_shape_runs('1')", lambda: Dw.cached_shape_runs("1"), TypeError, "hops: expected an integer"),
         ("cached_shape_runs(1): one record per shape, accuracies in [0, 1]",
-         lambda: all(0 <= a <= 1 for r in St.cached_shape_runs(1)["runs"] for row in r["accuracy"] for a in row)
-         and len({r["shape"] for r in St.cached_shape_runs(1)["runs"]}) == len(St.cached_shape_runs(1)["runs"]),
+         lambda: all(0 <= a <= 1 for r in Dw.cached_shape_runs(1)["runs"] for row in r["accuracy"] for a in row)
+         and len({r["shape"] for r in Dw.cached_shape_runs(1)["runs"]}) == len(Dw.cached_shape_runs(1)["runs"]),
          "ok", ""),
         ("one_hop(n=1)", lambda: St.one_hop(1, 8), ValueError, "n: expected at least 2 stored associations"),
         ("one_hop(n=3.0)", lambda: St.one_hop(3.0, 8), TypeError, "n: expected an integer"),
@@ -218,11 +222,11 @@ def rows():
         ("one_hop(dtype=torch.int32)", lambda: St.one_hop(3, 8, dtype=torch.int32), TypeError,
          "dtype: expected a floating-point dtype"),
         ("one_hop with n = 2 never fails (|k·k'| ≤ 1)", _one_hop_two_items, "ok", ""),
-        ("shape_difference(NaN seed)", lambda: St.shape_difference([1, 2], [1, NAN]), ValueError,
+        ("shape_difference(NaN seed)", lambda: Dw.shape_difference([1, 2], [1, NAN]), ValueError,
          "b: expected finite numbers"),
-        ("shape_difference('ab', ...)", lambda: St.shape_difference("ab", [1, 2]), TypeError,
+        ("shape_difference('ab', ...)", lambda: Dw.shape_difference("ab", [1, 2]), TypeError,
          "a: expected a number or an array"),
-        ("shape_difference(one seed)", lambda: St.shape_difference([1], [1, 2]), ValueError,
+        ("shape_difference(one seed)", lambda: Dw.shape_difference([1], [1, 2]), ValueError,
          "a, b: expected at least 2 seeds each, got 1 and 2"),
         ("shape_difference of (1, 3) and (0, 2): Welch with df = 2", _shape_difference_by_hand, "ok", ""),
         # unlearning.probe_cues, cue_response, generalisation_after_unlearning

@@ -1,5 +1,6 @@
-"""Bad input for ``pavlovlab.stacking``, ``pavlovlab.decay`` and ``pavlovlab.oja``: the exact calls of the
-hostile-input run, a property-based test per module, and boundary tests that catch plausible bugs."""
+"""Bad input for ``pavlovlab.stacking``/``pavlovlab.stacking_theory``/``pavlovlab.depth_width``, ``pavlovlab.decay`` and
+``pavlovlab.oja``: the exact calls of the hostile-input run, a property-based test per module, and boundary tests
+that catch plausible bugs."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from pavlovlab import decay as D  # noqa: E402
+from pavlovlab import depth_width as Dw  # noqa: E402
 from pavlovlab import oja as O  # noqa: E402
-from pavlovlab import stacking as St  # noqa: E402
+from pavlovlab import stacking_theory as Th  # noqa: E402
 from pavlovlab._checks import NonFiniteWarning  # noqa: E402
 
 FAST = settings(max_examples=30, deadline=None, derandomize=True, database=None)
@@ -25,14 +27,14 @@ FAST = settings(max_examples=30, deadline=None, derandomize=True, database=None)
 def rows():
     x = O.data_cloud(50, 3, generator=torch.Generator().manual_seed(0))
     return [
-        ("raw_noise_theory(-1, 8, 16)", lambda: St.raw_noise_theory(-1, 8, 16), ValueError, "L: expected numbers >= 0"),
-        ("raw_noise_theory(1, 8, nan)", lambda: St.raw_noise_theory(1, 8, math.nan), ValueError, "d: expected finite"),
-        ("same_task_budget(2, 3, 8)", lambda: St.same_task_budget(2, 3, 8), ValueError,
+        ("raw_noise_theory(-1, 8, 16)", lambda: Th.raw_noise_theory(-1, 8, 16), ValueError, "L: expected numbers >= 0"),
+        ("raw_noise_theory(1, 8, nan)", lambda: Th.raw_noise_theory(1, 8, math.nan), ValueError, "d: expected finite"),
+        ("same_task_budget(2, 3, 8)", lambda: Dw.same_task_budget(2, 3, 8), ValueError,
          "width: expected a width with at least one way to cut it into heads of d_k >= 4"),
-        ("hop_error_theory(n=nan)", lambda: St.hop_error_theory(math.nan, 16), ValueError, "n: expected finite"),
-        ("hop_error_theory(points=0)", lambda: St.hop_error_theory(8, 16, points=0), ValueError,
+        ("hop_error_theory(n=nan)", lambda: Th.hop_error_theory(math.nan, 16), ValueError, "n: expected finite"),
+        ("hop_error_theory(points=0)", lambda: Th.hop_error_theory(8, 16, points=0), ValueError,
          "points: expected an integer >= 1"),
-        ("hop_error_theory('3', 16)", lambda: St.hop_error_theory("3", 16), TypeError, "n: expected a number"),
+        ("hop_error_theory('3', 16)", lambda: Th.hop_error_theory("3", 16), TypeError, "n: expected a number"),
         ("measured_half_life(L=0)", lambda: D.measured_half_life(torch.ones(0)), ValueError,
          "strength: expected a curve over at least 2 lags"),
         ("measured_half_life(L=1)", lambda: D.measured_half_life(torch.ones(1)), ValueError,
@@ -97,10 +99,10 @@ numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(
 @FAST
 @given(L=numbers, n=numbers, d=numbers)
 def test_property_stacking_theories_name_the_argument(L, n, d):
-    for call, names in [(lambda: St.raw_noise_theory(L, n, d), {"L", "n", "d"}),
-                        (lambda: St.paper_bound(L, 1, n, d), {"L", "n", "d_k"}),
-                        (lambda: St.hop_error_theory(n, d), {"n", "d_k", "d_v", "H", "d_k, d_v", "n, H"}),
-                        (lambda: St.crosstalk_variance(n, d), {"n", "d_k", "d_v"})]:
+    for call, names in [(lambda: Th.raw_noise_theory(L, n, d), {"L", "n", "d"}),
+                        (lambda: Th.paper_bound(L, 1, n, d), {"L", "n", "d_k"}),
+                        (lambda: Th.hop_error_theory(n, d), {"n", "d_k", "d_v", "H", "d_k, d_v", "n, H"}),
+                        (lambda: Th.crosstalk_variance(n, d), {"n", "d_k", "d_v"})]:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:

@@ -11,8 +11,10 @@ from badinput import check, parametrize
 from pavlovlab import capacity as Cp
 from pavlovlab import conditioning as C
 from pavlovlab import decay as D
+from pavlovlab import depth_width as Dw
 from pavlovlab import designs as De
 from pavlovlab import drift as Dr
+from pavlovlab import head_memory as Hm
 from pavlovlab import hebbian as Hb
 from pavlovlab import memory as M
 from pavlovlab import models as Mo
@@ -22,21 +24,22 @@ from pavlovlab import sampling as Sa
 from pavlovlab import stacking as St
 from pavlovlab import statistics as Stt
 from pavlovlab import tasks as Ta
+from pavlovlab import trial_tables as Tt
 from pavlovlab import unlearning as U
 
 
 def rows():
     stream = Dr.redraw_stream(n_keys=2, d_k=4, d_v=4, steps=8, period=4)
     return [
-        ("blocking_control(-1)", lambda: C.blocking_control(-1), ValueError, "n_trials: expected an integer >= 0"),
+        ("blocking_control(-1)", lambda: Tt.blocking_control(-1), ValueError, "n_trials: expected an integer >= 0"),
         ("hebbian_conditioning us of the wrong length", lambda: C.hebbian_conditioning(torch.ones(3, 1), torch.ones(4)),
          ValueError, "us: expected one US per trial"),
-        ("overexpectation(0)", lambda: C.overexpectation(0), ValueError, "n_trials: expected an integer >= 1"),
-        ("overshadowing(salience=(1, 0))", lambda: C.overshadowing(5, salience=(1, 0)), ValueError,
+        ("overexpectation(0)", lambda: Tt.overexpectation(0), ValueError, "n_trials: expected an integer >= 1"),
+        ("overshadowing(salience=(1, 0))", lambda: Tt.overshadowing(5, salience=(1, 0)), ValueError,
          "salience[1]: expected a number > 0"),
-        ("partial_reinforcement(p=1.5)", lambda: C.partial_reinforcement(5, p=1.5), ValueError,
+        ("partial_reinforcement(p=1.5)", lambda: Tt.partial_reinforcement(5, p=1.5), ValueError,
          "p: expected a number <= 1"),
-        ("reacquisition(2.5)", lambda: C.reacquisition(2.5), TypeError, "n_trials: expected an integer"),
+        ("reacquisition(2.5)", lambda: Tt.reacquisition(2.5), TypeError, "n_trials: expected an integer"),
         ("effective_window(1.5)", lambda: D.effective_window(1.5), ValueError, "gamma: expected a number <= 1"),
         ("gated_recall(g with a NaN)", lambda: D.gated_recall(torch.tensor([0.5, math.nan])), ValueError,
          "g: expected finite values"),
@@ -46,7 +49,7 @@ def rows():
          "deep_layers: expected a divisor of budget = 4"),
         ("steps_to_threshold without accuracies", lambda: Mo.steps_to_threshold({"step": [1]}, 0.5), TypeError,
          "history: expected the dict train_recall returns"),
-        ("budget_shapes(0)", lambda: St.budget_shapes(0), ValueError, "budget: expected an integer >= 1"),
+        ("budget_shapes(0)", lambda: Dw.budget_shapes(0), ValueError, "budget: expected an integer >= 1"),
         ("chain_error(device='gpu0')", lambda: St.chain_error(2, 1, 8, 8, device="gpu0"), ValueError,
          "device: expected a device name"),
         ("raw_chain(n=1)", lambda: St.raw_chain(2, 1, 8), ValueError, "n: expected at least 2 stored associations"),
@@ -85,9 +88,9 @@ def _layout_rows():
         ("train_models(['nope'])", lambda: Mo.train_models(["nope"], [0], steps=1, progress=False), ValueError,
          "attention: expected one of"),
         ("effects('batch', f)", lambda: Pr.effects("batch", lambda w: w), TypeError, "batch: expected a ProbeBatch"),
-        ("head_states(layer=3)", lambda: Pr.head_states(model, torch.zeros(1, 3, dtype=torch.long), layer=3),
+        ("head_states(layer=3)", lambda: Hm.head_states(model, torch.zeros(1, 3, dtype=torch.long), layer=3),
          ValueError, "layer: expected"),
-        ("mean_squared_overlap(1-D)", lambda: Pr.mean_squared_overlap(one), ValueError,
+        ("mean_squared_overlap(1-D)", lambda: Hm.mean_squared_overlap(one), ValueError,
          "keys: expected a tensor of rank >= 2"),
         ("model_effects with a number for a model", lambda: Pr.model_effects({"linear": [{"model": 3}]}), TypeError,
          "runs['linear'][0]: expected a dict with a TinyTransformer"),
@@ -96,7 +99,7 @@ def _layout_rows():
         ("model_response(outcome = 9 >= vocab)",
          lambda: Pr.model_response(model, torch.zeros(1, 3, 8), torch.tensor([9])), ValueError,
          "outcome: expected token ids in [0, vocab_size = 8)"),
-        ("trained_head_overlaps(n_pairs=0)", lambda: Pr.trained_head_overlaps(model, n_pairs=0), ValueError,
+        ("trained_head_overlaps(n_pairs=0)", lambda: Hm.trained_head_overlaps(model, n_pairs=0), ValueError,
          "n_pairs: expected an integer >= 1"),
         ("verdicts with a 1-D result", lambda: Pr.verdicts({"linear": {"blocking": one}}), ValueError,
          "results['linear']['blocking']: expected a tensor of rank 2"),

@@ -1,14 +1,14 @@
 """Tests for pavlovlab.probes: the probes on hand-built circuits (the known answers), the verdicts, and
-the trained-head read-out. Expected values come from independent
-computations: Rescorla–Wagner's own recursion (pavlovlab.conditioning), literal loops, the closed form
-(n − 1)/d_k, the model's own forward pass."""
+the trained models' logits. Expected values come from independent
+computations: Rescorla–Wagner's own recursion (pavlovlab.conditioning), literal loops, the model's own
+forward pass."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from pavlovlab import conditioning, designs, linear_attention, probes
+from pavlovlab import conditioning, designs, probes
 from pavlovlab.models import TinyTransformer
 from pavlovlab.statistics import summarize
 from pavlovlab.teach.report import verdict_sentence
@@ -82,42 +82,11 @@ def test_model_effects_shapes_on_untrained_models():
     assert torch.isfinite(res["softmax"]["acquisition"]).all()
 
 
-def test_head_state_reads_what_linear_attention_reads():
-    model = TinyTransformer(32, d_model=16, n_heads=2, d_head=8, attention="linear", seed=0).eval()
-    tokens = torch.randint(32, (4, 11), generator=torch.Generator().manual_seed(2))
-    st = probes.head_states(model, tokens)
-    o = linear_attention(st["q"], st["k"], st["v"], mode="recurrent")
-    assert torch.allclose((st["S"] @ st["q"][..., -1, :, None])[..., 0], o[..., -1, :], atol=1e-5)
-    # and a literal loop over time gives the same state
-    S = sum(st["v"][..., t, :, None] * st["k"][..., t, None, :] for t in range(11))
-    assert torch.allclose(st["S"], S, atol=1e-5)
-
-
-def test_mean_squared_overlap_of_random_unit_keys_is_n_minus_one_over_dk():
-    g = torch.Generator().manual_seed(0)
-    k = torch.nn.functional.normalize(torch.randn(4000, 9, 32, generator=g, dtype=torch.float64), dim=-1)
-    assert probes.mean_squared_overlap(k).mean().item() == pytest.approx(8 / 32, rel=0.03)
-    small = k[0]
-    loop = sum((small[i] @ small[j]) ** 2 for i in range(9) for j in range(9) if i != j) / 9
-    assert probes.mean_squared_overlap(small).item() == pytest.approx(loop.item())
-
-
-def test_trained_head_overlaps_returns_per_head_values():
-    model = TinyTransformer(32, d_model=16, n_heads=2, d_head=8, attention="linear", seed=0).eval()
-    h = probes.trained_head_overlaps(model, n=16)
-    assert h["overlap"].shape == h["random"].shape == (16, 2)
-    assert h["eigvals"].shape == (16, 2, 8)
-    assert float(h["theory"]) == pytest.approx(7 / 8)
-
-
 # ------------------------------------------------------------------------- bad input
 
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="rule"):
         probes.circuit_effects("blocking", rule="oja", n=4)
-    model = TinyTransformer(32, d_model=16, n_heads=2, d_head=8, attention="softmax", seed=0)
-    with pytest.raises(ValueError, match="model"):
-        probes.head_states(model, torch.zeros(1, 3, dtype=torch.long))
 
 
 @pytest.mark.slow

@@ -6,7 +6,6 @@
 - the hand-built memories with random keys in many dimensions give the same numbers;
 - the read-out norm before the per-head LayerNorm, recomputed from the head's q, k, v;
 - the verdict rules (relative effects, size loss, separation) on hand-made numbers;
-- a trained head's read-out fidelity against load, recomputed by a loop over pairs;
 - the notebook's widget, driven through every option.
 """
 
@@ -19,6 +18,7 @@ import pytest
 import torch
 
 from pavlovlab import designs, probes
+from pavlovlab import head_memory as hm
 from pavlovlab.models import TinyTransformer
 from pavlovlab.statistics import summarize
 from pavlovlab.teach.report import verdict_sentence
@@ -158,7 +158,7 @@ def test_compound_keys_are_unit_by_default_and_sums_on_request():
 def test_readout_norm_is_the_heads_read_out_before_their_layernorm():
     model = TinyTransformer(32, d_model=16, n_heads=2, d_head=8, attention="linear", seed=0).eval()
     tokens = torch.randint(32, (5, 9), generator=torch.Generator().manual_seed(3))
-    st = probes.head_states(model, tokens)
+    st = hm.head_states(model, tokens)
     read = sum(st["v"][:, :, t] * (st["k"][:, :, t] * st["q"][:, :, -1]).sum(-1, keepdim=True) for t in range(9))
     expected = read.flatten(1).norm(dim=-1)                                  # loop over time, all heads
     got = probes.readout_norm(model, torch.nn.functional.one_hot(tokens, 32).float())
@@ -233,26 +233,6 @@ def test_verdicts_judge_on_the_acquisition_scale_with_its_uncertainty():
 
 # ------------------------------------------------------------------------- a head's memory under load
 
-def test_recall_against_load_fidelity_is_the_cosine_of_the_heads_own_read_out():
-    model = TinyTransformer(32, d_model=16, n_heads=2, d_head=8, attention="linear", seed=0).eval()
-    res = probes.recall_against_load(model, (3, 6), n=6, seed=4)
-    assert res["accuracy"].shape == (2,) and res["fidelity"].shape == res["overlap"].shape == (2, 2)
-    # recompute n_pairs = 6 by a loop over pairs, sequence by sequence
-    from pavlovlab.tasks import associative_recall
-    b = associative_recall(6, n_pairs=6, n_keys=16, n_values=16, n_queries=1,
-                           generator=torch.Generator().manual_seed(4 + 6))
-    st = probes.head_states(model, b.tokens)
-    cos = torch.zeros(2)
-    for i in range(6):
-        j = next(t for t in range(6) if b.tokens[i, 2 * t] == b.tokens[i, -1])
-        for h in range(2):
-            q = st["q"][i, h, -1]
-            read = sum(st["v"][i, h, 2 * t + 1] * (st["k"][i, h, 2 * t + 1] @ q) for t in range(6))
-            cos[h] += torch.nn.functional.cosine_similarity(read, st["v"][i, h, 2 * j + 1], dim=0) / 6
-    assert torch.allclose(res["fidelity"][1].float(), cos, atol=1e-5)
-    theory = (1 + res["overlap"]).rsqrt()                     # Jensen: mean of 1/√(1+c) ≥ 1/√(1+mean c)
-    assert (res["fidelity_theory"] >= theory - 1e-12).all()
-
 
 # ------------------------------------------------------------------------- the widget
 
@@ -288,5 +268,3 @@ def test_new_options_name_what_they_expected():
         probes.model_effects({}, measure="entropy")
     with pytest.raises(ValueError, match="threshold"):
         probes.separation_verdicts({}, {}, threshold=0.0)
-    with pytest.raises(ValueError, match="ns"):
-        probes.recall_against_load(TinyTransformer(32, d_model=16, n_heads=2, d_head=8, seed=0), (4, 17))

@@ -145,16 +145,17 @@ def test_delta_rule_and_memory_are_finite_on_unit_keys(T, d, seed, beta):
 @given(n=st.integers(1, 10**6), d_k=st.integers(1, 10**5), d_v=st.integers(1, 4096), H=st.integers(1, 8),
        L=st.integers(0, 64), threshold=st.floats(0.01, 1.0))
 def test_theory_helpers_are_finite(n, d_k, d_v, H, L, threshold):
+    from pavlovlab import average_recall as Ar
     from pavlovlab import capacity as Cp
-    from pavlovlab import stacking as St
+    from pavlovlab import stacking_theory as Th
 
-    assert finite(Cp.fidelity_theory(n, d_k))
-    assert finite(Cp.average_capacity_theory(d_k, threshold))
+    assert finite(Ar.fidelity_theory(n, d_k))
+    assert finite(Ar.average_capacity_theory(d_k, threshold))
     assert finite(Cp.worst_case_bound(d_k))
-    assert finite(St.crosstalk_variance(n, d_k, d_v, H))
-    assert finite(St.paper_bound(L, H, n, d_k))
-    assert 0.0 <= St.paper_bound(L, H, n, d_k) <= 1.0
-    assert 0.0 <= St.stack_error_theory(L, H, max(n, 2), max(d_k, 4), rule="all_fail", p_head=0.5) <= 1.0
+    assert finite(Th.crosstalk_variance(n, d_k, d_v, H))
+    assert finite(Th.paper_bound(L, H, n, d_k))
+    assert 0.0 <= Th.paper_bound(L, H, n, d_k) <= 1.0
+    assert 0.0 <= Th.stack_error_theory(L, H, max(n, 2), max(d_k, 4), rule="all_fail", p_head=0.5) <= 1.0
 
 
 @FAST

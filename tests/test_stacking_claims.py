@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from pavlovlab import stacking as st
+from pavlovlab import stacking_theory as th
 from pavlovlab.statistics import fit_log_slope
 
 
@@ -51,8 +52,8 @@ def test_loss_threshold_is_the_closest_crosstalk_that_wins():
         # m wins iff (vm − vj)·c > 1 − t; along each direction the needed norm is (1 − t)/((vm − vj)·u)
         proj = dirs @ (vm - vj)
         needed = np.where(proj > 0, (1 - t) / np.where(proj > 0, proj, 1), np.inf).min()
-        assert st.loss_threshold(t) == pytest.approx(needed, rel=1e-6)
-    assert st.loss_threshold(0.0) == pytest.approx(math.sqrt(0.5))
+        assert th.loss_threshold(t) == pytest.approx(needed, rel=1e-6)
+    assert th.loss_threshold(0.0) == pytest.approx(math.sqrt(0.5))
 
 
 @pytest.mark.parametrize("n, d_k, H", [(8, 16, 1), (12, 16, 1), (24, 16, 2)])
@@ -77,11 +78,11 @@ def test_derived_bound_is_above_the_literal_error(n, d_k, d_v, H):
     p = failed.mean()
     conditional = np.minimum(1, 2 * (n - 1) / (d_k * (1 - t_max)))        # Markov given the codebook
     assert p <= conditional.mean()
-    assert np.allclose(st.hop_failure_bound(n, d_k, d_v, H, t_max=t_max), conditional)
+    assert np.allclose(th.hop_failure_bound(n, d_k, d_v, H, t_max=t_max), conditional)
     # the unconditional bound is above E[conditional bound] (it bounds P(t_max ≥ τ) by a tail)
     se = conditional.std() / math.sqrt(trials)
-    assert st.hop_failure_bound(n, d_k, d_v, H) >= conditional.mean() - 3 * se
-    assert st.hop_failure_bound(n, d_k, d_v, H) >= 2 * (n - 1) / d_k or st.hop_failure_bound(n, d_k, d_v, H) == 1
+    assert th.hop_failure_bound(n, d_k, d_v, H) >= conditional.mean() - 3 * se
+    assert th.hop_failure_bound(n, d_k, d_v, H) >= 2 * (n - 1) / d_k or th.hop_failure_bound(n, d_k, d_v, H) == 1
 
 
 def test_sphere_overlap_tail_is_sub_gaussian():
@@ -97,8 +98,8 @@ def test_paper_form_is_not_a_bound_for_close_values():
     """With d_v = 2 the values are close, and the error exceeds (n − 1)/d_k by more than 3 standard errors."""
     failed, _, _, _ = literal_hop(3, 64, 2, 1, trials=6000, seed=11)
     p, se = failed.mean(), failed.std() / math.sqrt(failed.size)
-    assert p - 3 * se > st.paper_bound(1, 1, 3, 64), (p, se)
-    assert p <= st.hop_failure_bound(3, 64, 2)
+    assert p - 3 * se > th.paper_bound(1, 1, 3, 64), (p, se)
+    assert p <= th.hop_failure_bound(3, 64, 2)
 
 
 def test_package_hop_error_matches_the_literal_simulation():
@@ -112,7 +113,7 @@ def test_theory_overestimates_where_competitors_correlate():
     """hop_error_theory treats competitors as independent given the answer: above the measurement at n = 24, d = 16."""
     r = st.chain_error(1, 1, 24, 16, trials=1500, generator=torch.Generator().manual_seed(2))
     se = math.sqrt(r.error * (1 - r.error) / r.chains)
-    assert st.hop_error_theory(24, 16) > r.error + 5 * se, (st.hop_error_theory(24, 16), r.error)
+    assert th.hop_error_theory(24, 16) > r.error + 5 * se, (th.hop_error_theory(24, 16), r.error)
 
 
 def test_exponential_fits_the_fall_with_heads_better_than_a_power_law():
@@ -150,17 +151,5 @@ def test_one_hop_matches_the_literal_simulation():
     assert abs(h.t_max.mean().item() - t_max.mean()) < 4 * t_max.std() / math.sqrt(t_max.size)
     sp, sn = (h.crosstalk_norm[h.failed] < 1).double().mean().item(), (norm[failed] < 1).mean()
     assert abs(sp - sn) < 4 * math.sqrt(0.25 / failed.sum() + 0.25 / h.failed.sum().item())
-    threshold = torch.as_tensor(st.loss_threshold(h.t_max[h.failed].double()))
+    threshold = torch.as_tensor(th.loss_threshold(h.t_max[h.failed].double()))
     assert torch.all(h.crosstalk_norm[h.failed] >= threshold - 1e-5)
-
-
-def test_shape_difference_is_a_welch_interval():
-    """By hand: a = (1, 2, 3), b = (1, 1, 1): se² = 1/3, Welch df = 2, t(0.975, 2) = 4.303."""
-    r = st.shape_difference([1.0, 2.0, 3.0], [1.0, 1.0, 1.0])
-    assert r.diff == pytest.approx(1.0) and r.df == pytest.approx(2.0)
-    assert (r.lo, r.hi) == pytest.approx((1 - 4.303 / math.sqrt(3), 1 + 4.303 / math.sqrt(3)))
-    # equal sizes and spreads: df = 2(n − 1) = 4, t = 2.776
-    r = st.shape_difference([0.5, 0.6, 0.7], [0.1, 0.2, 0.3])
-    assert r.df == pytest.approx(4.0) and r.hi - r.diff == pytest.approx(2.776 * math.sqrt(2 * 0.01 / 3))
-    with pytest.raises(ValueError, match="at least 2 seeds"):
-        st.shape_difference([0.5], [0.4, 0.3])

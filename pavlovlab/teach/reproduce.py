@@ -195,7 +195,7 @@ def conditioning_designs(out: Path, *, quick: bool, progress: bool) -> dict[str,
 
 @experiment("hebbian_recall", "02_hebbian_memory", "recall quality of an outer-product memory vs stored pairs")
 def hebbian_recall(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from ..capacity import fidelity_theory
+    from ..average_recall import fidelity_theory
     from ..hebbian import recall_cosine
     from ..sampling import random_keys
     from .plotting import COLORS, band, labels, theory
@@ -273,7 +273,8 @@ def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any
 
 @experiment("stacking", "05_depth_and_width", "error vs depth L for 1, 2 and 3 heads")
 def stacking_depth(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from ..stacking import chain_error, stack_error_theory
+    from ..stacking import chain_error
+    from ..stacking_theory import stack_error_theory
     from .plotting import labels
 
     g = torch.Generator().manual_seed(0)

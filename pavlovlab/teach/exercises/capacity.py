@@ -20,13 +20,8 @@ from typing import Any
 
 import torch
 
-from ...capacity import (
-    average_capacity_theory,
-    capacity_from_fidelity,
-    fidelity_theory,
-    n_grid,
-    retrieval_capacity,
-)
+from ...average_recall import average_capacity_theory, capacity_from_fidelity, fidelity_theory, n_grid
+from ...capacity import retrieval_capacity
 from ...statistics import fit_slope
 from ._core import Book, Case, Turn, Unreadable, check_function, check_measurement, finite_number, pending
 

@@ -17,7 +17,8 @@ from typing import Any
 
 import torch
 
-from pavlovlab.conditioning import blocking, blocking_theory, rescorla_wagner
+from pavlovlab.conditioning import blocking_theory, rescorla_wagner
+from pavlovlab.trial_tables import blocking
 
 from ._core import Book, Turn, check_function, check_measurement, pending
 

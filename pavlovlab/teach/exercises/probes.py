@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from ... import designs, probes, statistics
+from ... import designs, head_memory, probes, statistics
 from ._core import Book, Case, Turn, Unreadable, check_function, check_measurement, finite_number
 
 BOOK = Book("08_conditioning_in_trained_models", __name__)
@@ -41,7 +41,7 @@ def check_crosstalk(fn: Callable[[torch.Tensor], torch.Tensor], *, turn: Turn) -
     for shape in [(5, 8), (3, 6, 4), (2, 2, 7, 16)]:
         k = torch.randn(*shape, generator=g, dtype=torch.float64)
         cases.append(((k / k.norm(dim=-1, keepdim=True),), {}))
-    return check_function(fn, probes.mean_squared_overlap, cases, turn=turn,
+    return check_function(fn, head_memory.mean_squared_overlap, cases, turn=turn,
                           case_hints=["orthonormal keys: nothing interferes",
                                       "a key stored twice: does a key interfere with itself?", "", "", ""],
                           hint="Look at orthonormal keys: nothing should interfere there. Which overlaps did "

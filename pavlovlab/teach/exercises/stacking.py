@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...stacking import chain_error, hop_error_theory, stack_error_theory
+from ...stacking import chain_error
+from ...stacking_theory import hop_error_theory, stack_error_theory
 from ...statistics import fit_slope
 from ._core import Book, Case, Turn, Unreadable, check_function, check_measurement, check_value, finite_number
 
@@ -84,7 +85,8 @@ def winner() -> str:
     "chances of getting through.",
     "The package predicts one architecture's end-to-end error from (L, H, n, d_k): call it once with A's "
     "numbers and once with B's, each in the order the function asks for them.",
-    "err_A = st.stack_error_theory(1, 2, 24, 16); err_B = st.stack_error_theory(3, 1, 24, 32); "
+    "err_A = stacking_theory.stack_error_theory(1, 2, 24, 16); "
+    "err_B = stacking_theory.stack_error_theory(3, 1, 24, 32); "
     "return err_A, err_B.",
 ])
 def check_predicted_errors(fn: Callable[[], Any] | Any, *, turn: Turn) -> bool:

@@ -1,0 +1,68 @@
+"""What a trained linear-attention head stores: its states against linear attention and a literal loop, the
+overlap of its keys against the closed form (n − 1)/d_k, and its recall as the load grows."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from pavlovlab import head_memory as hm
+from pavlovlab import linear_attention
+from pavlovlab.models import TinyTransformer
+
+
+def test_head_state_reads_what_linear_attention_reads():
+    model = TinyTransformer(32, d_model=16, n_heads=2, d_head=8, attention="linear", seed=0).eval()
+    tokens = torch.randint(32, (4, 11), generator=torch.Generator().manual_seed(2))
+    st = hm.head_states(model, tokens)
+    o = linear_attention(st["q"], st["k"], st["v"], mode="recurrent")
+    assert torch.allclose((st["S"] @ st["q"][..., -1, :, None])[..., 0], o[..., -1, :], atol=1e-5)
+    # and a literal loop over time gives the same state
+    S = sum(st["v"][..., t, :, None] * st["k"][..., t, None, :] for t in range(11))
+    assert torch.allclose(st["S"], S, atol=1e-5)
+
+
+def test_mean_squared_overlap_of_random_unit_keys_is_n_minus_one_over_dk():
+    g = torch.Generator().manual_seed(0)
+    k = torch.nn.functional.normalize(torch.randn(4000, 9, 32, generator=g, dtype=torch.float64), dim=-1)
+    assert hm.mean_squared_overlap(k).mean().item() == pytest.approx(8 / 32, rel=0.03)
+    small = k[0]
+    loop = sum((small[i] @ small[j]) ** 2 for i in range(9) for j in range(9) if i != j) / 9
+    assert hm.mean_squared_overlap(small).item() == pytest.approx(loop.item())
+
+
+def test_trained_head_overlaps_returns_per_head_values():
+    model = TinyTransformer(32, d_model=16, n_heads=2, d_head=8, attention="linear", seed=0).eval()
+    h = hm.trained_head_overlaps(model, n=16)
+    assert h["overlap"].shape == h["random"].shape == (16, 2)
+    assert h["eigvals"].shape == (16, 2, 8)
+    assert float(h["theory"]) == pytest.approx(7 / 8)
+
+
+def test_recall_against_load_fidelity_is_the_cosine_of_the_heads_own_read_out():
+    model = TinyTransformer(32, d_model=16, n_heads=2, d_head=8, attention="linear", seed=0).eval()
+    res = hm.recall_against_load(model, (3, 6), n=6, seed=4)
+    assert res["accuracy"].shape == (2,) and res["fidelity"].shape == res["overlap"].shape == (2, 2)
+    # recompute n_pairs = 6 by a loop over pairs, sequence by sequence
+    from pavlovlab.tasks import associative_recall
+    b = associative_recall(6, n_pairs=6, n_keys=16, n_values=16, n_queries=1,
+                           generator=torch.Generator().manual_seed(4 + 6))
+    st = hm.head_states(model, b.tokens)
+    cos = torch.zeros(2)
+    for i in range(6):
+        j = next(t for t in range(6) if b.tokens[i, 2 * t] == b.tokens[i, -1])
+        for h in range(2):
+            q = st["q"][i, h, -1]
+            read = sum(st["v"][i, h, 2 * t + 1] * (st["k"][i, h, 2 * t + 1] @ q) for t in range(6))
+            cos[h] += torch.nn.functional.cosine_similarity(read, st["v"][i, h, 2 * j + 1], dim=0) / 6
+    assert torch.allclose(res["fidelity"][1].float(), cos, atol=1e-5)
+    theory = (1 + res["overlap"]).rsqrt()                     # Jensen: mean of 1/√(1+c) ≥ 1/√(1+mean c)
+    assert (res["fidelity_theory"] >= theory - 1e-12).all()
+
+
+def test_bad_input_is_named():
+    model = TinyTransformer(32, d_model=16, n_heads=2, d_head=8, attention="softmax", seed=0)
+    with pytest.raises(ValueError, match="model"):
+        hm.head_states(model, torch.zeros(1, 3, dtype=torch.long))
+    with pytest.raises(ValueError, match="ns"):
+        hm.recall_against_load(TinyTransformer(32, d_model=16, n_heads=2, d_head=8, seed=0), (4, 17))

@@ -1,0 +1,39 @@
+"""The classic designs as trial tables: shapes, labels, phases, and a reproducible random design."""
+
+import pytest
+import torch
+
+from pavlovlab import trial_tables as Tt
+
+
+def test_every_design_is_a_trial_table():
+    for name, make in Tt.DESIGNS.items():
+        cs, us, labels = make(6, lam=2.0, dtype=torch.float64)
+        assert cs.dtype == us.dtype == torch.float64
+        assert cs.shape[-1] == len(labels.cs) == len(labels.salience)
+        assert us.shape[-1] == cs.shape[-2] == labels.phases[-1][2]
+        assert set(us.unique().tolist()) <= {0.0, 2.0}, name
+    cs, us, labels = Tt.blocking(5, n_compound=7)
+    assert cs.shape == (12, 2) and labels.boundaries == [5]
+    assert Tt.blocking(0, n_compound=4).cs.shape == (4, 2)
+
+
+def test_partial_reinforcement_is_reproducible():
+    # the same seed gives the same design
+    a = Tt.partial_reinforcement(50, generator=torch.Generator().manual_seed(3)).us
+    b = Tt.partial_reinforcement(50, generator=torch.Generator().manual_seed(3)).us
+    assert torch.equal(a, b) and torch.equal(Tt.partial_reinforcement(50).us, Tt.partial_reinforcement(50).us)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: Tt.acquisition(0), ValueError, "n_trials: expected an integer >= 1"),
+    (lambda: Tt.acquisition(2.5), TypeError, "n_trials: expected an integer"),
+    (lambda: Tt.partial_reinforcement(10, p=1.5), ValueError, "p: expected a number <= 1.0"),
+    (lambda: Tt.partial_reinforcement(10, generator=0), TypeError, "generator: expected a torch.Generator"),
+    (lambda: Tt.overshadowing(10, salience=(1.0,)), ValueError, "salience: expected two saliences"),
+    (lambda: Tt.blocking(10, lam=-1.0), ValueError, "lam: expected a number >= 0"),
+])
+def test_bad_inputs_are_rejected_clearly(call, error, words):
+    with pytest.raises(error, match=None) as info:
+        call()
+    assert words in str(info.value)
