@@ -57,7 +57,7 @@ g = torch.Generator().manual_seed(0)
     ('capacity', 4): "from pavlovlab import capacity as cap\n"
                      "from pavlovlab.sampling import random_keys, random_values\n"
                      "from pavlovlab.statistics import fit_slope",
-    ('stacking', 2): "from pavlovlab import stacking as st",
+    ('stacking', 2): "from pavlovlab import stacking_theory",
     ('stacking', 3): "from pavlovlab.sampling import random_keys",
     ('rules', 1): "from pavlovlab import drift",
     ('forgetting', 3): '''\

@@ -104,7 +104,7 @@ def test_depth_checker_never_raises(capsys, fresh_sessions):
 def test_exercise_2s_expected_errors_compose_the_hop_error_independently():
     """The checker's expected (err_A, err_B) is 1 − (1 − p_hop)^L with p_hop the averaged heads' hop error,
     recomposed here by hand: a checker that drifted from the theory (say 1 − error) would fail this."""
-    from pavlovlab.stacking import hop_error_theory
+    from pavlovlab.stacking_theory import hop_error_theory
     from pavlovlab.teach.exercises import stacking as ex_stacking
 
     got = ex_stacking.predicted_errors()
