@@ -19,8 +19,6 @@ Tensor = torch.Tensor
 SEGMENT_CHUNKS = 16
 """The chunk kernels walk through a long sequence in segments of this many chunks, carrying the state from
 one to the next, so that a segment's working set stays in the CPU cache and the time grows linearly in T."""
-SOLVE_BLOCK = 8
-"""Block size (rows) of :func:`_unit_lower_solve`."""
 
 
 def _segments(seqs: tuple[Tensor, ...], C: int) -> Iterator[tuple[Tensor, ...]]:
@@ -98,36 +96,6 @@ def linear_chunk_kernel(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None,
     return (outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=-2)), S
 
 
-def _unit_lower_solve(A: Tensor, R: Tensor) -> Tensor:
-    """``A⁻¹ R`` for a batch of unit lower-triangular systems: A (..., C, C) with ones on the diagonal and zeros
-    above it, R (..., C, r) -> (..., C, r).
-
-    Without autograd: block forward substitution over blocks of ``b = SOLVE_BLOCK`` rows (A padded with the
-    identity): the diagonal blocks D_i inverted all at once, row by row, then block row i of the solution
-    ``E_i = D_i⁻¹ (R_i − A_i,<i E_<i)``, written in place (``torch.linalg.solve_triangular`` solves a CPU batch
-    one small system at a time). Under autograd, which cannot differentiate through in-place writes,
-    ``solve_triangular``, whose backward is one more solve (benchmarks/attention.py has the timings)."""
-    if torch.is_grad_enabled() and (A.requires_grad or R.requires_grad):
-        return torch.linalg.solve_triangular(A, R, upper=False, unitriangular=True)
-    *lead, C, _ = A.shape
-    b = min(SOLVE_BLOCK, C)
-    m = -(-C // b)
-    P = m * b
-    if P != C:  # pad with the identity (and R with zero rows): the top-left block of the solution is A⁻¹ R
-        eye_rows = torch.eye(P, dtype=A.dtype, device=A.device)[C:].expand(*lead, -1, -1)
-        A, R = torch.cat([F.pad(A, (0, P - C)), eye_rows], dim=-2), F.pad(R, (0, 0, 0, P - C))
-    D = A.unflatten(-2, (m, b)).unflatten(-1, (m, b)).diagonal(dim1=-4, dim2=-2).movedim(-1, -3)  # (..., m, b, b)
-    Dinv = torch.eye(b, dtype=A.dtype, device=A.device).expand(D.shape).clone()  # (..., m, b, b)
-    for j in range(1, b):                                                # row j from rows < j, every block at once
-        Dinv[..., j:j + 1, :j] = -(D[..., j:j + 1, :j] @ Dinv[..., :j, :j])
-    E = torch.empty_like(R)                                              # (..., P, r)
-    for i in range(m):                                                   # block row i from the rows above it
-        rows = slice(i * b, (i + 1) * b)
-        rhs = R[..., rows, :] if i == 0 else R[..., rows, :] - A[..., rows, :i * b] @ E[..., :i * b, :]
-        E[..., rows, :] = Dinv[..., i, :, :] @ rhs
-    return E[..., :C, :] if P != C else E
-
-
 def delta_chunk_kernel(q: Tensor, k: Tensor, v: Tensor, beta: Tensor, S0: Tensor,
                        chunk_size: int = 64) -> tuple[Tensor, Tensor]:
     """The chunk form of :func:`~pavlovlab.attention.delta_rule_attention` (``attention_literal.delta_chunkwise``
@@ -136,7 +104,8 @@ def delta_chunk_kernel(q: Tensor, k: Tensor, v: Tensor, beta: Tensor, S0: Tensor
 
     Inside a chunk with start state S_0 the errors e_t = β_t (v_t − S_{t−1} k_t) satisfy
     (I + diag(β) tril(K Kᵀ, −1)) E = diag(β) (V − K S_0ᵀ), so E = U − W S_0ᵀ with U, W from one
-    unit-triangular system (the UT transform, solved by :func:`_unit_lower_solve`) for all chunks at once.
+    unit-triangular system (the UT transform) for all chunks at once: ``torch.linalg.solve_triangular`` reads only
+    the strictly lower part of ``diag(β) K Kᵀ`` and takes ones for the diagonal, so the product is not masked.
     Then, with A = tril(Q Kᵀ)::
 
         O     = Q S_0ᵀ + A E = (Q − A W) S_0ᵀ + A U
@@ -152,9 +121,9 @@ def delta_chunk_kernel(q: Tensor, k: Tensor, v: Tensor, beta: Tensor, S0: Tensor
     for qs, ks, vs, bs in _segments((q, k, v, beta[..., None]), C):
         qc, kc, vc, bc = _chunks(qs, C), _chunks(ks, C), _chunks(vs, C), _chunks(bs, C)  # (..., n, C, ·)
         n = qc.shape[-3]
-        system = (kc @ kc.mT).tril_(-1).mul_(bc)                     # diag(β) tril(K Kᵀ, −1): (..., n, C, C)
-        system.diagonal(dim1=-2, dim2=-1).fill_(1.0)                 # + I (unit diagonal)
-        UW = _unit_lower_solve(system, torch.cat([vc, kc], dim=-1).mul_(bc))  # [U, W]: (..., n, C, d_v + d_k)
+        system = (kc @ kc.mT).mul_(bc)   # diag(β) K Kᵀ: the solve reads its strictly lower part (I + that)
+        UW = torch.linalg.solve_triangular(system, torch.cat([vc, kc], dim=-1).mul_(bc), upper=False,
+                                           unitriangular=True)       # [U, W]: (..., n, C, d_v + d_k)
         AUW = (qc @ kc.mT).tril_() @ UW                              # [A U, A W]: (..., n, C, d_v + d_k)
         HG = UW.mT @ kc                                              # [Uᵀ K; Wᵀ K]: (..., n, d_v + d_k, d_k)
         P = HG[..., d_v:, :].neg_()                                  # −Wᵀ K, then + I: (..., n, d_k, d_k)
