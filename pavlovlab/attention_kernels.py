@@ -53,10 +53,9 @@ def linear_chunk_kernel(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None,
 
     Per segment of ``SEGMENT_CHUNKS`` chunks of C tokens (n chunks, the last zero-padded): the chunks' own
     masked products ``tril(Q Kᵀ) V`` and writes ``Δ_c = V_cᵀ K_c`` in batched products; the state before each
-    chunk, ``S_c = S_0 + Σ_{j<c} Δ_j``, as one product of the (n, n) strictly lower matrix of ones with the
-    flattened writes (n ≤ ``SEGMENT_CHUNKS``, so it adds at most ``2 n d_k d_v`` per chunk to the
-    ``2 C (C(d_k + d_v) + 2 d_k d_v)``: one operation where a running sum took n); then every chunk reads its
-    start state, ``Q_c S_cᵀ``, and adds its masked block in place (``baddbmm``). With decay, the
+    chunk, ``S_c = S_0 + Σ_{j<c} Δ_j``, as a running sum (no matrix product, so that the operation count stays
+    ``2T(C(d_k + d_v) + 2 d_k d_v)``); then every chunk reads its start state, ``Q_c S_cᵀ``, and adds its masked
+    block into that in place (``baddbmm_``). With decay, the
     powers of γ weight the same terms and the start states are one product over the chunk axis,
     ``S_c = γ^(Cc) S_0 + Σ_{j<c} γ^(C(c−1−j)) Δ_j``."""
     T, d_v = fq.shape[-2], v.shape[-1]
@@ -69,8 +68,10 @@ def linear_chunk_kernel(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None,
         scores = (qc @ kc.mT).tril_()                                # (..., n, C, C): s ≤ t inside a chunk
         if gamma is None:
             deltas = vc.mT @ kc                                      # Δ_c: (..., n, d_v, d_k)
-            before = torch.ones(n, n, dtype=fq.dtype, device=fq.device).tril_(-1)  # (n, n): 1 where j < c
-            starts = (before @ deltas.flatten(-2)).unflatten(-1, deltas.shape[-2:]).add_(S[..., None, :, :])
+            running = [S]
+            for j in range(n - 1):                                   # S_{j+1} = S_j + Δ_j
+                running.append(running[-1] + deltas[..., j, :, :])
+            starts = torch.stack(running, dim=-3)                    # (..., n, d_v, d_k)
             o = qc @ starts.mT                                       # the carried state S_c read by Q_c
             o.flatten(0, -3).baddbmm_(scores.flatten(0, -3), vc.flatten(0, -3))  # + the masked block, in place
             S = starts[..., -1, :, :] + deltas[..., -1, :, :]        # padded keys are zero: exact
