@@ -46,7 +46,7 @@ d=64, interleaved medians; one thread: CPU time):
   and ``cumsum`` over the chunk axis (96 and 1265 µs); one product of the strictly lower (n, n) matrix of ones
   with the flattened writes was no faster (the kernel 0.92 against 0.90 ms at T = 256, 4.5 against 3.8 ms at
   T = 1024, 18.1 against 18.5 ms at T = 4096) and would add ``2 n d_k d_v`` operations per chunk to the count.
-  The masked block is added into the read-out in place (``baddbmm_``), not by a separate add.
+  The masked block is added to the read-out by the product itself (``baddbmm``), not by a separate add.
 - The public functions' finiteness check, one sum per input and one for the output: the inputs' sums taken
   before the form (which reads the same data next) instead of after it (when the form's own work has pushed them
   out of the cache): 60 against 130 µs of a 0.7 ms linear call at T = 256, 230 against 490 µs at T = 1024.

@@ -55,13 +55,14 @@ def linear_chunk_kernel(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None,
     masked products ``tril(Q Kᵀ) V`` and writes ``Δ_c = V_cᵀ K_c`` in batched products; the state before each
     chunk, ``S_c = S_0 + Σ_{j<c} Δ_j``, as a running sum (no matrix product, so that the operation count stays
     ``2T(C(d_k + d_v) + 2 d_k d_v)``); then every chunk reads its start state, ``Q_c S_cᵀ``, and adds its masked
-    block into that in place (``baddbmm_``). With decay, the
+    block to that in the same ``baddbmm`` (in place, ``out=``, unless autograd records). With decay, the
     powers of γ weight the same terms and the start states are one product over the chunk axis,
     ``S_c = γ^(Cc) S_0 + Σ_{j<c} γ^(C(c−1−j)) Δ_j``."""
     T, d_v = fq.shape[-2], v.shape[-1]
     if T == 0:
         return v.new_zeros(*v.shape[:-2], 0, d_v), S0.clone()
     C, S, outputs = min(chunk_size, T), S0, []
+    grad = torch.is_grad_enabled() and any(x.requires_grad for x in (fq, fk, v, S0))  # out= has no backward
     for q_seg, k_seg, v_seg in _segments((fq, fk, v), C):
         n, part = -(-q_seg.shape[-2] // C), q_seg.shape[-2] % C     # chunks; tokens in a partial last chunk
         qc, kc, vc = _chunks(q_seg, C), _chunks(k_seg, C), _chunks(v_seg, C)  # (..., n, C, d)
@@ -72,8 +73,9 @@ def linear_chunk_kernel(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None,
             for j in range(n - 1):                                   # S_{j+1} = S_j + Δ_j
                 running.append(running[-1] + deltas[..., j, :, :])
             starts = torch.stack(running, dim=-3)                    # (..., n, d_v, d_k)
-            o = qc @ starts.mT                                       # the carried state S_c read by Q_c
-            o.flatten(0, -3).baddbmm_(scores.flatten(0, -3), vc.flatten(0, -3))  # + the masked block, in place
+            inter = (qc @ starts.mT).flatten(0, -3)                  # Q_c S_cᵀ: the carried state's read-out
+            o = torch.baddbmm(inter, scores.flatten(0, -3), vc.flatten(0, -3),  # + the masked block, in place
+                              out=None if grad else inter).view(*qc.shape[:-1], d_v)  # unless autograd records
             S = starts[..., -1, :, :] + deltas[..., -1, :, :]        # padded keys are zero: exact
         else:
             g = gamma[..., None, :, :]                               # (..., 1, 1, 1) against the chunk axis
