@@ -1,7 +1,7 @@
 """Speed of every attention form against this machine's matmul peak and against flash-linear-attention's
 pure-torch forms, as medians and ratios measured in one run.
 
-    python benchmarks/attention.py [--T 1024 4096 16384] [--repeats 9] [--slow-repeats 3] [--threads N]
+    python benchmarks/attention.py [--T 1024 4096 16384] [--repeats 9] [--slow-repeats 3] [--threads N ...]
                                    [--memory-T 16384 65536] [--device cpu|cuda] [--dtype float32]
                                    [--reference-T 256 ... 16384] [--only forms|reference|profile] [--clock wall|cpu]
 
@@ -17,8 +17,10 @@ forward call (its output included).
 
 The reference comparison (``pip install -r benchmarks/requirements.txt``; skipped with a message without it)
 loads fla's ``naive.py`` files by path, matches their conventions and checks agreement before timing (see
-:func:`reference_comparison`). ``--only profile`` prints torch.profiler's operator table of the linear chunk
-form at small T.
+:func:`reference_comparison`); the same rounds time the sgemm peak, so that the chunk forms' share of it is
+printed next to the ratios. ``--only profile`` prints torch.profiler's operator table of the linear chunk
+form at small T. ``--threads 1 2`` runs everything once per thread count (one thread: CPU time; more: wall
+time), as a hub's single core and this machine's two.
 
 On a loaded machine (load average above the core count) several threads per product spend most of their
 time waiting at barriers for a descheduled partner (measured: 100× slower than one thread at load 5 on 2
@@ -31,16 +33,23 @@ T = 4096 (the backward pass linear in T as well); peak memory from T = 16384 to 
 for 4× longer: a T² term would give 16×); against the reference, linear chunk ≥ 1.0× at every T and ≥ 1.3×
 at T ≥ 4096, delta chunk ≥ 1.3× (forward) against the reference's faster chunk size.
 
-Choices inside the kernels, as measured on the 2-core development machine (torch 2.13, MKL, float32):
+Choices inside the kernels, as measured on the 2-core development machine (torch 2.13, MKL, float32, B=1, H=4,
+d=64, interleaved medians; one thread: CPU time):
 
-- ``attention_kernels._unit_lower_solve`` (the delta rule's triangular systems), without autograd: the blocked
-  substitution took 0.66 ms where ``torch.linalg.solve_triangular`` took 1.0–2.0 ms (64 systems of 64 unknowns, 128
-  right-hand sides; solve_triangular solves a CPU batch one system at a time). Under autograd
-  solve_triangular: forward + backward 3.0 ms against 4.1 ms for the blocked form without in-place writes
-  (64 sequences, 2 heads, T = 32, d = 16).
-- The state before each chunk, ``S_0 + Σ_{j<c} Δ_j``: a running sum of n adds then one ``stack`` (CPU time,
-  one thread, 4 heads, d = 64: 36 µs for n = 4 chunks, 243 µs for n = 16) against in-place adds into a
-  preallocated tensor (44 and 261 µs) and ``cumsum`` over the chunk axis (96 and 1265 µs).
+- The delta rule's triangular systems: ``torch.linalg.solve_triangular`` on the unmasked ``diag(β) K Kᵀ`` (it reads
+  only the strictly lower part) against a hand-written blocked forward substitution of some 50 small operations
+  per segment: the kernel took 2.61 against 3.40 ms at T = 256, 10.5 against 12.1 ms at T = 1024 and 40.7 against
+  46.1 ms at T = 4096 at one thread; at two threads on a loaded machine 5.6 against 6.9, 20.0 against 20.9 and
+  78 against 86 ms.
+- The linear form's state before each chunk, ``S_0 + Σ_{j<c} Δ_j``: a running sum of n adds and a ``stack``
+  (36 µs for n = 4 chunks, 243 µs for n = 16) against in-place adds into a preallocated tensor (44 and 261 µs)
+  and ``cumsum`` over the chunk axis (96 and 1265 µs); one product of the strictly lower (n, n) matrix of ones
+  with the flattened writes was no faster (the kernel 0.92 against 0.90 ms at T = 256, 4.5 against 3.8 ms at
+  T = 1024, 18.1 against 18.5 ms at T = 4096) and would add ``2 n d_k d_v`` operations per chunk to the count.
+  The masked block is added to the read-out by the product itself (``baddbmm``), not by a separate add.
+- The public functions' finiteness check, one sum per input and one for the output: the inputs' sums taken
+  before the form (which reads the same data next) instead of after it (when the form's own work has pushed them
+  out of the cache): 60 against 130 µs of a 0.7 ms linear call at T = 256, 230 against 490 µs at T = 1024.
 """
 
 from __future__ import annotations
@@ -145,7 +154,9 @@ def reference_comparison(args: argparse.Namespace, dtype: torch.dtype, device: t
     ref_linear, ref_delta = ref
     scale = D ** -0.5
     Ts = [T for T in args.reference_T if T % max(REFERENCE_DELTA_CHUNKS) == 0]
-    fns: dict[str, Callable[[], object]] = {}
+    gen = torch.Generator().manual_seed(1)
+    a, b = (torch.randn(N_REF, N_REF, generator=gen, dtype=dtype).to(device) for _ in range(2))
+    fns: dict[str, Callable[[], object]] = {"matmul 2048^3": lambda: a @ b}
     errors: dict[str, float] = {}
     for T in Ts:
         q, k, v = inputs(T, dtype, device)
@@ -196,12 +207,14 @@ def reference_comparison(args: argparse.Namespace, dtype: torch.dtype, device: t
         print(f"DISAGREE (> {AGREEMENT[dtype]:.0e}), not timed: {bad}")
         return
     # short calls are timed more often (up to 8x at T <= 512): one preempted call weighs less in their median
-    counts = {name: args.repeats * min(8, max(1, 4096 // int(name.rsplit("|", 1)[1]))) for name in fns}
+    counts = {name: args.repeats * min(8, max(1, 4096 // int(name.rsplit("|", 1)[1]))) for name in fns if "|" in name}
     med = interleaved_medians(fns, args.repeats, device, counts, clock=CLOCKS[args.clock])
+    peak = 2 * N_REF ** 3 / med["matmul 2048^3"]
 
     def best_ref(T: int, suffix: str = "") -> tuple[float, int]:
         return min((med[f"delta reference C={C}{suffix}|{T}"], C) for C in REFERENCE_DELTA_CHUNKS)
 
+    print(f"sgemm peak: 2048^3 matmul {med['matmul 2048^3'] * 1e3:.1f} ms = {peak / 1e9:.1f} GFLOP/s")
     print(f"{'ms (ratio = reference / ours)':32s}" + "".join(f"{'T=' + str(T):>10s}" for T in Ts))
     rows: dict[str, Callable[[int], str]] = {
         "linear ours": lambda T: f"{med[f'linear ours|{T}'] * 1e3:10.2f}",
@@ -210,6 +223,8 @@ def reference_comparison(args: argparse.Namespace, dtype: torch.dtype, device: t
         "delta ours": lambda T: f"{med[f'delta ours|{T}'] * 1e3:10.2f}",
         "delta reference (best C)": lambda T: f"{best_ref(T)[0] * 1e3:7.2f}/{best_ref(T)[1]}",
         "delta ratio": lambda T: f"{best_ref(T)[0] / med[f'delta ours|{T}']:9.2f}x",
+        "linear ours % of sgemm": lambda T: f"{100 * linear_chunk_flops(T) / med[f'linear ours|{T}'] / peak:9.1f}%",
+        "delta ours % of sgemm": lambda T: f"{100 * delta_chunk_flops(T) / med[f'delta ours|{T}'] / peak:9.1f}%",
     }
     for label, cell in rows.items():
         print(f"{label:32s}" + "".join(cell(T) for T in Ts))
@@ -260,8 +275,7 @@ def peak_memory_child(form: str, T: int, dtype: torch.dtype, device: torch.devic
 
 def peak_memory(form: str, T: int, args: argparse.Namespace) -> float:
     cmd = [sys.executable, __file__, "--memory-child", form, str(T), "--device", args.device, "--dtype", args.dtype]
-    if args.threads:
-        cmd += ["--threads", str(args.threads)]
+    cmd += ["--threads", str(torch.get_num_threads())]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])["MiB"]
 
@@ -274,7 +288,8 @@ def main() -> None:
     parser.add_argument("--recurrent-T", type=int, nargs="*", default=[4096],
                         help="lengths at which the (slow) recurrent forms are timed")
     parser.add_argument("--memory-T", type=int, nargs="*", default=[16384, 65536])
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--threads", type=int, nargs="+", default=None,
+                        help="thread counts to run everything at, one after the other (default: torch's)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     parser.add_argument("--reference-T", type=int, nargs="*", default=REFERENCE_T,
@@ -287,27 +302,32 @@ def main() -> None:
                         help="wall time, or this process's CPU time (default with --threads 1: robust to other jobs)")
     parser.add_argument("--memory-child", nargs=2, metavar=("FORM", "T"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
     device, dtype = torch.device(args.device), getattr(torch, args.dtype)
     if args.memory_child:
+        if args.threads:
+            torch.set_num_threads(args.threads[0])
         peak_memory_child(args.memory_child[0], int(args.memory_child[1]), dtype, device)
         return
+    clock = args.clock
+    for threads in args.threads or [torch.get_num_threads()]:
+        torch.set_num_threads(threads)
+        print(f"\n=== {threads} thread{'s' if threads > 1 else ''}")
+        if device.type == "cpu":
+            load, cores = os.getloadavg()[0], os.cpu_count() or 1
+            print(f"load average {load:.2f} on {cores} cores, {threads} threads" + (
+                "" if load < cores or threads == 1 else
+                "; above the core count: threads of one product wait for each other (compare --threads 1)"))
+        args.clock = clock or ("cpu" if threads == 1 and device.type == "cpu" else "wall")
+        print(f"times are {'CPU time of this process' if args.clock == 'cpu' else 'wall time'} per call")
+        if args.only == "profile":
+            profile(args.profile_T, dtype, device)
+            continue
+        if args.only != "reference":
+            forms_table(args, dtype, device)
+        if args.only != "forms":
+            reference_comparison(args, dtype, device)
     if device.type == "cpu":
-        load, cores = os.getloadavg()[0], os.cpu_count() or 1
-        print(f"load average {load:.2f} on {cores} cores, {torch.get_num_threads()} threads" + (
-            "" if load < cores or torch.get_num_threads() == 1 else
-            "; above the core count: threads of one product wait for each other (try --threads 1)"))
-    if args.clock is None:
-        args.clock = "cpu" if torch.get_num_threads() == 1 and device.type == "cpu" else "wall"
-    print(f"times are {'CPU time of this process' if args.clock == 'cpu' else 'wall time'} per call")
-    if args.only == "profile":
-        profile(args.profile_T, dtype, device)
-        return
-    if args.only != "reference":
-        forms_table(args, dtype, device)
-    if args.only != "forms":
-        reference_comparison(args, dtype, device)
+        print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
 
 
 def profile(Ts: list[int], dtype: torch.dtype, device: torch.device, calls: int = 20) -> None:

@@ -34,6 +34,8 @@ def interleaved_medians(fns: dict[str, Callable[[], object]], repeats: int, devi
 
     On a shared, loaded machine the load drifts within seconds; timing the candidates in alternation puts
     every one of them under the same drift, so that their ratios hold even when the absolute times do not.
+    Each round starts one candidate further on, so that none always runs right after the same other one (after
+    a large product, say, which leaves the caches full of its own data and the allocator with freed pages).
     Each function is called once as warm-up, then ``counts[name]`` times (default ``repeats``): the slow ones
     take part only in the first rounds. When ``faults`` is given, it receives each function's median number of
     minor page faults per call (memory the allocator had handed back to the system and takes again: on Linux,
@@ -51,8 +53,9 @@ def interleaved_medians(fns: dict[str, Callable[[], object]], repeats: int, devi
     sync()
     times: dict[str, list[float]] = {name: [] for name in fns}
     faulted: dict[str, list[int]] = {name: [] for name in fns}
+    order = list(fns.items())
     for r in range(max([repeats, *counts.values()])):
-        for name, fn in fns.items():
+        for name, fn in order[r % len(order):] + order[:r % len(order)]:  # rotated: no one always follows the same
             if r >= counts.get(name, repeats):
                 continue
             before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt

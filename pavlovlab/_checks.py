@@ -152,6 +152,9 @@ def check_dim(name: str, got: int, expected: int, what: str) -> None:
 
 def broadcast_lead(**shapes: Sequence[int]) -> torch.Size:
     """Broadcast the leading (batch, head) shapes of several tensors, or say which ones clash."""
+    first, *rest = shapes.values()
+    if all(tuple(s) == tuple(first) for s in rest):  # the common case, without torch.broadcast_shapes' set-up
+        return torch.Size(first)
     try:
         return torch.broadcast_shapes(*shapes.values())
     except RuntimeError:

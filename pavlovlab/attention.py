@@ -66,7 +66,7 @@ LOW_PRECISION = (torch.float16, torch.bfloat16)
 # ------------------------------------------------------------------------------------------------ checks
 def _check_qkv(q: object, k: object, v: object, *, same_length: bool = True) -> torch.Size:
     """Validate the kinds and shapes of q, k, v and return the broadcast leading shape. Their values are
-    checked by :func:`_check_values` once the form has run (one reduction for inputs and output together)."""
+    checked by :func:`_check_values` once the form has run (one reduction per tensor, one synchronisation)."""
     q = check_tensor("q", q, min_rank=2, finite=False)
     k = check_tensor("k", k, min_rank=2, finite=False)
     v = check_tensor("v", v, min_rank=2, finite=False)
@@ -78,11 +78,20 @@ def _check_qkv(q: object, k: object, v: object, *, same_length: bool = True) -> 
     return broadcast_lead(q=q.shape[:-2], k=k.shape[:-2], v=v.shape[:-2])
 
 
-def _check_values(where: str, cause: str | Callable[[], str], out: Tensor, **inputs: Tensor) -> None:
-    """The non-finite policy for the inputs and the result at the cost of one reduction: if the sums of all of
-    them are finite, every entry is. Otherwise a non-finite input raises naming it, and a non-finite result of
-    finite inputs warns (``cause`` says why it can happen; a callable is asked only then)."""
-    if all_finite(torch.stack([x.detach().sum() for x in (*inputs.values(), out)])):
+def _sums(*inputs: Tensor) -> list[Tensor]:
+    """The sums of the inputs, taken before a form runs (it is about to read them anyway, so they are in the cache
+    then, not evicted by the form's own work) and handed to :func:`_check_values` afterwards: one reduction per
+    input, one host synchronisation for inputs and result together."""
+    return [x.detach().sum() for x in inputs]
+
+
+def _check_values(where: str, cause: str | Callable[[], str], out: Tensor, sums: list[Tensor],
+                  **inputs: Tensor) -> None:
+    """The non-finite policy for the inputs and the result at the cost of one reduction each: if the sums of all
+    of them (``sums``: the inputs', from :func:`_sums`) are finite, every entry is. Otherwise a non-finite input
+    raises naming it, and a non-finite result of finite inputs warns (``cause`` says why it can happen; a
+    callable is asked only then)."""
+    if all_finite(torch.stack([*sums, out.detach().sum()])):
         return
     for name, x in inputs.items():
         check_finite(name, x)
@@ -151,8 +160,9 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, caus
     if scale is None and q.shape[-1] == 0:
         raise ValueError("q: expected a key dimension d_k >= 1 for the default scale 1/√d_k, got shape "
                          f"{tuple(q.shape)} (pass scale to attend with d_k = 0)")
+    sums = _sums(q, k, v)
     o = literal.softmax_parallel(q, k, v, causal, scale)
-    _check_values("softmax_attention", "very large q or k overflow the scores", o, q=q, k=k, v=v)
+    _check_values("softmax_attention", "very large q or k overflow the scores", o, sums, q=q, k=k, v=v)
     return o
 
 
@@ -238,6 +248,7 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
         z0 = q.new_zeros(*lead, d_k) if z0 is None else z0.expand(*lead, d_k)
         w = torch.cat([w, torch.ones_like(w[..., :1])], dim=-1)  # z rides along as an extra value row
         S0 = torch.cat([S0, z0[..., None, :]], dim=-2)
+    sums = _sums(q, k, v)
     if mode == "chunk":
         o, S = linear_chunk_kernel(fq, fk, w, gamma, S0, chunk_size)
     else:
@@ -247,7 +258,7 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
             return "the feature map returned NaN/inf values for finite q, k"
         return "very large q, k or v overflow the dtype"
 
-    _check_values("linear_attention", cause, o, q=q, k=k, v=v)
+    _check_values("linear_attention", cause, o, sums, q=q, k=k, v=v)
     if normalize:
         o = o[..., :d_v] / (o[..., d_v:] + EPS)
         S, z = S[..., :d_v, :], S[..., d_v, :]
@@ -303,12 +314,13 @@ def scalar_gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Ten
     q, k, v = (x.expand(*lead, *x.shape[-2:]) for x in (q, k, v))
     S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
         _check_state("initial_state", initial_state, (d_v, d_k), q, lead).expand(*lead, d_v, d_k)
+    sums = _sums(q, k, v)
     if T == 0:  # an empty sequence: an empty output, the state unchanged (as in every attention form)
         o, S = v.new_zeros(*lead, 0, d_v), S0.clone()
     else:
         form = literal.gated_parallel if mode == "parallel" else literal.gated_recurrent
         o, S = form(q, k, v, g.expand(*lead, T), S0)
-    _check_values("scalar_gated_linear_attention", "very large q, k or v overflow the dtype", o, q=q, k=k, v=v)
+    _check_values("scalar_gated_linear_attention", "very large q, k or v overflow the dtype", o, sums, q=q, k=k, v=v)
     return (o, S) if return_state else o
 
 
@@ -376,9 +388,10 @@ def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta
     if q.dtype in LOW_PRECISION:  # compute in float32, return in the caller's dtype
         x = [t.float() for t in x]
     qx, kx, vx, bx, Sx = x
+    sums = _sums(q, k, v)
     o, S = (delta_chunk_kernel(qx, kx, vx, bx, Sx, chunk_size) if mode == "chunk"
             else literal.delta_recurrent(qx, kx, vx, bx, Sx))
     _check_values("delta_rule_attention", "the state diverged: are the keys L2-normalised? each step scales the "
-                  "stored k-component by 1 − β‖k‖², which must stay within [−1, 1]", o, q=q, k=k, v=v)
+                  "stored k-component by 1 − β‖k‖², which must stay within [−1, 1]", o, sums, q=q, k=k, v=v)
     o, S = o.to(q.dtype), S.to(q.dtype)
     return (o, S) if return_state else o

@@ -19,8 +19,6 @@ Tensor = torch.Tensor
 SEGMENT_CHUNKS = 16
 """The chunk kernels walk through a long sequence in segments of this many chunks, carrying the state from
 one to the next, so that a segment's working set stays in the CPU cache and the time grows linearly in T."""
-SOLVE_BLOCK = 8
-"""Block size (rows) of :func:`_unit_lower_solve`."""
 
 
 def _segments(seqs: tuple[Tensor, ...], C: int) -> Iterator[tuple[Tensor, ...]]:
@@ -56,13 +54,15 @@ def linear_chunk_kernel(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None,
     Per segment of ``SEGMENT_CHUNKS`` chunks of C tokens (n chunks, the last zero-padded): the chunks' own
     masked products ``tril(Q Kᵀ) V`` and writes ``Δ_c = V_cᵀ K_c`` in batched products; the state before each
     chunk, ``S_c = S_0 + Σ_{j<c} Δ_j``, as a running sum (no matrix product, so that the operation count stays
-    ``2T(C(d_k + d_v) + 2 d_k d_v)``); then every chunk reads its start state, ``Q_c S_cᵀ``. With decay, the
+    ``2T(C(d_k + d_v) + 2 d_k d_v)``); then every chunk reads its start state, ``Q_c S_cᵀ``, and adds its masked
+    block to that in the same ``baddbmm`` (in place, ``out=``, unless autograd records). With decay, the
     powers of γ weight the same terms and the start states are one product over the chunk axis,
     ``S_c = γ^(Cc) S_0 + Σ_{j<c} γ^(C(c−1−j)) Δ_j``."""
     T, d_v = fq.shape[-2], v.shape[-1]
     if T == 0:
         return v.new_zeros(*v.shape[:-2], 0, d_v), S0.clone()
     C, S, outputs = min(chunk_size, T), S0, []
+    grad = torch.is_grad_enabled() and any(x.requires_grad for x in (fq, fk, v, S0))  # out= has no backward
     for q_seg, k_seg, v_seg in _segments((fq, fk, v), C):
         n, part = -(-q_seg.shape[-2] // C), q_seg.shape[-2] % C     # chunks; tokens in a partial last chunk
         qc, kc, vc = _chunks(q_seg, C), _chunks(k_seg, C), _chunks(v_seg, C)  # (..., n, C, d)
@@ -73,7 +73,9 @@ def linear_chunk_kernel(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None,
             for j in range(n - 1):                                   # S_{j+1} = S_j + Δ_j
                 running.append(running[-1] + deltas[..., j, :, :])
             starts = torch.stack(running, dim=-3)                    # (..., n, d_v, d_k)
-            o = (qc @ starts.mT).add_(scores @ vc)                   # carried state + masked intra-chunk block
+            inter = (qc @ starts.mT).flatten(0, -3)                  # Q_c S_cᵀ: the carried state's read-out
+            o = torch.baddbmm(inter, scores.flatten(0, -3), vc.flatten(0, -3),  # + the masked block, in place
+                              out=None if grad else inter).view(*qc.shape[:-1], d_v)  # unless autograd records
             S = starts[..., -1, :, :] + deltas[..., -1, :, :]        # padded keys are zero: exact
         else:
             g = gamma[..., None, :, :]                               # (..., 1, 1, 1) against the chunk axis
@@ -97,36 +99,6 @@ def linear_chunk_kernel(fq: Tensor, fk: Tensor, v: Tensor, gamma: Tensor | None,
     return (outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=-2)), S
 
 
-def _unit_lower_solve(A: Tensor, R: Tensor) -> Tensor:
-    """``A⁻¹ R`` for a batch of unit lower-triangular systems: A (..., C, C) with ones on the diagonal and zeros
-    above it, R (..., C, r) -> (..., C, r).
-
-    Without autograd: block forward substitution over blocks of ``b = SOLVE_BLOCK`` rows (A padded with the
-    identity): the diagonal blocks D_i inverted all at once, row by row, then block row i of the solution
-    ``E_i = D_i⁻¹ (R_i − A_i,<i E_<i)``, written in place (``torch.linalg.solve_triangular`` solves a CPU batch
-    one small system at a time). Under autograd, which cannot differentiate through in-place writes,
-    ``solve_triangular``, whose backward is one more solve (benchmarks/attention.py has the timings)."""
-    if torch.is_grad_enabled() and (A.requires_grad or R.requires_grad):
-        return torch.linalg.solve_triangular(A, R, upper=False, unitriangular=True)
-    *lead, C, _ = A.shape
-    b = min(SOLVE_BLOCK, C)
-    m = -(-C // b)
-    P = m * b
-    if P != C:  # pad with the identity (and R with zero rows): the top-left block of the solution is A⁻¹ R
-        eye_rows = torch.eye(P, dtype=A.dtype, device=A.device)[C:].expand(*lead, -1, -1)
-        A, R = torch.cat([F.pad(A, (0, P - C)), eye_rows], dim=-2), F.pad(R, (0, 0, 0, P - C))
-    D = A.unflatten(-2, (m, b)).unflatten(-1, (m, b)).diagonal(dim1=-4, dim2=-2).movedim(-1, -3)  # (..., m, b, b)
-    Dinv = torch.eye(b, dtype=A.dtype, device=A.device).expand(D.shape).clone()  # (..., m, b, b)
-    for j in range(1, b):                                                # row j from rows < j, every block at once
-        Dinv[..., j:j + 1, :j] = -(D[..., j:j + 1, :j] @ Dinv[..., :j, :j])
-    E = torch.empty_like(R)                                              # (..., P, r)
-    for i in range(m):                                                   # block row i from the rows above it
-        rows = slice(i * b, (i + 1) * b)
-        rhs = R[..., rows, :] if i == 0 else R[..., rows, :] - A[..., rows, :i * b] @ E[..., :i * b, :]
-        E[..., rows, :] = Dinv[..., i, :, :] @ rhs
-    return E[..., :C, :] if P != C else E
-
-
 def delta_chunk_kernel(q: Tensor, k: Tensor, v: Tensor, beta: Tensor, S0: Tensor,
                        chunk_size: int = 64) -> tuple[Tensor, Tensor]:
     """The chunk form of :func:`~pavlovlab.attention.delta_rule_attention` (``attention_literal.delta_chunkwise``
@@ -135,7 +107,8 @@ def delta_chunk_kernel(q: Tensor, k: Tensor, v: Tensor, beta: Tensor, S0: Tensor
 
     Inside a chunk with start state S_0 the errors e_t = β_t (v_t − S_{t−1} k_t) satisfy
     (I + diag(β) tril(K Kᵀ, −1)) E = diag(β) (V − K S_0ᵀ), so E = U − W S_0ᵀ with U, W from one
-    unit-triangular system (the UT transform, solved by :func:`_unit_lower_solve`) for all chunks at once.
+    unit-triangular system (the UT transform) for all chunks at once: ``torch.linalg.solve_triangular`` reads only
+    the strictly lower part of ``diag(β) K Kᵀ`` and takes ones for the diagonal, so the product is not masked.
     Then, with A = tril(Q Kᵀ)::
 
         O     = Q S_0ᵀ + A E = (Q − A W) S_0ᵀ + A U
@@ -151,9 +124,9 @@ def delta_chunk_kernel(q: Tensor, k: Tensor, v: Tensor, beta: Tensor, S0: Tensor
     for qs, ks, vs, bs in _segments((q, k, v, beta[..., None]), C):
         qc, kc, vc, bc = _chunks(qs, C), _chunks(ks, C), _chunks(vs, C), _chunks(bs, C)  # (..., n, C, ·)
         n = qc.shape[-3]
-        system = (kc @ kc.mT).tril_(-1).mul_(bc)                     # diag(β) tril(K Kᵀ, −1): (..., n, C, C)
-        system.diagonal(dim1=-2, dim2=-1).fill_(1.0)                 # + I (unit diagonal)
-        UW = _unit_lower_solve(system, torch.cat([vc, kc], dim=-1).mul_(bc))  # [U, W]: (..., n, C, d_v + d_k)
+        system = (kc @ kc.mT).mul_(bc)   # diag(β) K Kᵀ: the solve reads its strictly lower part (I + that)
+        UW = torch.linalg.solve_triangular(system, torch.cat([vc, kc], dim=-1).mul_(bc), upper=False,
+                                           unitriangular=True)       # [U, W]: (..., n, C, d_v + d_k)
         AUW = (qc @ kc.mT).tril_() @ UW                              # [A U, A W]: (..., n, C, d_v + d_k)
         HG = UW.mT @ kc                                              # [Uᵀ K; Wᵀ K]: (..., n, d_v + d_k, d_k)
         P = HG[..., d_v:, :].neg_()                                  # −Wᵀ K, then + I: (..., n, d_k, d_k)
