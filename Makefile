@@ -58,9 +58,9 @@ launch-cells: setup  ## Colab/Binder badges and the Colab install cell atop ever
 release:  ## make release VERSION=X.Y.Z: bump the version, re-point every launch link, commit, tag and branch
 	$(BIN)/python tools/release.py $(VERSION)
 
-bench: dev-setup  ## speed and memory measurements, printed as tables of ratios (notebooks at one and two threads)
+bench: dev-setup  ## speed and memory measurements, printed as tables of ratios (notebooks and attention kernels at one and two threads)
 	for b in benchmarks/*.py; do \
-	  case $$b in */notebooks.py) args="--threads 1 2";; *) args="";; esac; \
+	  case $$b in */notebooks.py|*/attention.py) args="--threads 1 2";; *) args="";; esac; \
 	  $(BIN)/python $$b $$args || exit 1; done
 
 clean:
