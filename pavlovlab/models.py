@@ -348,8 +348,8 @@ def _stacked_block(block: Block, p: Mapping[str, torch.Tensor], pre: str, x: tor
     else:
         q, k = F.normalize(qkv[:, :, :2], dim=-1).permute(2, 0, 3, 1, 4)      # unit keys, before the permute
         v = qkv[:, :, 2].transpose(1, 2)
-        if block.attention == "linear":
-            o, _ = literal.linear_parallel(block._phi(q), block._phi(k), v)
+        if block.attention == "linear":                                 # linear_parallel from S_0 = 0, without
+            o = (block._phi(q) @ block._phi(k).mT).tril_() @ v              # its zero read Q S_0ᵀ and end state
         else:
             beta = torch.sigmoid(_linear(h2, p, pre + "beta")).view(E * N, T, H).transpose(1, 2)
             o, _ = delta_chunk_kernel(q, k, v, beta, q.new_zeros(E * N, H, d, d), chunk_size=64)
@@ -401,8 +401,8 @@ def train_recall_batched(models: Sequence[TinyTransformer], *, seeds: Sequence[i
                            warmup=warmup, seed=0, lr=lr, target_accuracy=target_accuracy, task_kwargs=task_kwargs,
                            task=task)
     if not isinstance(models, Sequence) or not models or not all(isinstance(m, TinyTransformer) for m in models):
-        raise TypeError("models: expected a non-empty list of TinyTransformer, got "
-                        f"{type(models).__name__} {str(models)[:60]}")
+        kinds = sorted({type(m).__name__ for m in models}) if isinstance(models, Sequence) else []
+        raise TypeError(f"models: expected a non-empty list of TinyTransformer, got {type(models).__name__} {kinds}")
     if any(m.config != models[0].config for m in models):
         raise ValueError("models: expected TinyTransformers of one configuration, got configurations "
                          f"{[m.config for m in models]}")
