@@ -479,8 +479,8 @@ def train_recall_batched(models: Sequence[TinyTransformer], *, seeds: Sequence[i
     return histories
 
 
-def _keep(params: dict[str, torch.Tensor], opt: torch.optim.Optimizer,
-          rest: list[int]) -> tuple[dict[str, torch.Tensor], torch.optim.Optimizer]:
+def _keep(params: dict[str, torch.Tensor], opt: torch.optim.AdamW,
+          rest: list[int]) -> tuple[dict[str, torch.Tensor], torch.optim.AdamW]:
     """The stacked parameters and the AdamW state of the models at stack positions ``rest`` only (the others
     stopped): new leaves and a new optimizer that carries their moments and step counts over."""
     index = torch.tensor(rest, device=next(iter(params.values())).device)
