@@ -1,21 +1,28 @@
 """Training speed of the notebooks' tiny Transformers: steps per second at one thread, and what a step costs.
 
-Every configuration that notebooks 04, 05 and 08 train (model shape, task and training keywords as the
-notebooks pass them) is trained for ``--steps`` steps with :func:`pavlovlab.models.train_recall` on one
-thread, without early stopping, and timed in CPU time (``time.process_time``: on a loaded machine the wall
-clock also counts the other processes' turns). The held-out evaluations the notebooks run are included.
+Every configuration that notebooks 04, 05 and 08 train (model shape, task, training keywords and number of
+seeds as the notebooks pass them) is trained for ``--steps`` steps on one thread, without early stopping,
+and timed in CPU time (``time.process_time``: on a loaded machine the wall clock also counts the other
+processes' turns). The held-out evaluations the notebooks run are included. Two paths are timed:
+
+- *one model*: :func:`pavlovlab.models.train_recall` of one model (how every model was trained before seeds
+  were batched);
+- *seeds together*: :func:`pavlovlab.models.train_recall_batched` of the configuration's E seeds in one
+  batched pass (what the notebooks run now), reported as steps per second **per model** (E · steps / time).
 
 ``--against REF`` also times the package as it is at the git revision REF (exported with ``git archive``
 into a temporary folder) in child processes, alternating with this tree's, so that both see the same
-load: the table then gives REF's steps per second, this tree's and their ratio (medians of ``--repeats``).
+load: the table then gives REF's steps per second, this tree's and their ratio (medians of ``--repeats``);
+a tree without ``train_recall_batched`` is timed one model at a time.
 
 ``--profile NAME`` prints the shares of one step's phases (drawing the batch, forward, backward, clipping
 and the optimizer step) and the operations that dominate it (``torch.profiler``, self CPU time), for the
-``pavlovlab`` this process imports (set ``PYTHONPATH`` to choose a checkout).
+``pavlovlab`` this process imports (set ``PYTHONPATH`` to choose a checkout); ``--profile-batched NAME``
+the operations of a step of the configuration's seeds trained together.
 
     python benchmarks/models.py                                  # this tree, every configuration
     python benchmarks/models.py --against main --repeats 3       # before/after ratios in one run
-    python benchmarks/models.py --profile "08 delta" --only "08 delta"
+    python benchmarks/models.py --profile "08 delta" --profile-batched "08 delta" --only "08 delta"
 """
 
 from __future__ import annotations
@@ -37,25 +44,23 @@ import torch.nn.functional as F
 ROOT = Path(__file__).resolve().parents[1]
 
 RECALL_08 = dict(n_pairs=8, n_keys=16, n_values=16)
-CHASE_05 = dict(n_pairs=6, hops=2, n_queries=6, n_items=8)
+RECALL_05 = dict(n_pairs=6, hops=1, n_queries=6, n_items=8)
 TRAIN_04 = dict(batch_size=64, lr=1e-2, eval_size=256)
-TRAIN_05 = dict(task="pointer_chasing", batch_size=64, lr=5e-3, eval_every=50, eval_size=256)
-SHAPE_05 = dict(d_model=32, d_head=8)  # the shapes of depth_width_configs(4, width_control=True, deep_layers=2)
+TRAIN_05 = dict(task="pointer_chasing", batch_size=64, lr=5e-3, eval_every=25, eval_size=256)
+SHAPES_05 = {  # depth_width_configs(4, d_model=32, d_head=8, ...): wide-shallow, deep_layers=2 and 4, one-big-head
+    "wide-shallow": dict(n_layers=1, n_heads=4, mlp_ratio=8, d_head=8),
+    "2×2": dict(n_layers=2, n_heads=2, mlp_ratio=4, d_head=8),
+    "4×1": dict(n_layers=4, n_heads=1, mlp_ratio=2, d_head=8),
+    "one-big-head": dict(n_layers=1, n_heads=1, mlp_ratio=8, d_head=32),
+}
 CONFIGS: dict[str, dict[str, Any]] = {
-    "04 linear S=2": dict(vocab=16, model=dict(d_model=32, n_layers=1, n_heads=1, d_head=4, attention="linear"),
-                          train=dict(task_kwargs=dict(n_pairs=2, n_keys=8, n_values=8), **TRAIN_04)),
-    "04 linear S=8": dict(vocab=16, model=dict(d_model=32, n_layers=1, n_heads=1, d_head=4, attention="linear"),
-                          train=dict(task_kwargs=dict(n_pairs=8, n_keys=8, n_values=8), **TRAIN_04)),
-    "04 softmax S=8": dict(vocab=16, model=dict(d_model=32, n_layers=1, n_heads=1, d_head=4, attention="softmax"),
-                           train=dict(task_kwargs=dict(n_pairs=8, n_keys=8, n_values=8), **TRAIN_04)),
-    "05 wide-shallow": dict(vocab=9, model=dict(n_layers=1, n_heads=4, mlp_ratio=8, attention="linear", **SHAPE_05),
-                            train=dict(task_kwargs=CHASE_05, **TRAIN_05)),
-    "05 narrow-deep": dict(vocab=9, model=dict(n_layers=2, n_heads=2, mlp_ratio=4, attention="linear", **SHAPE_05),
-                           train=dict(task_kwargs=CHASE_05, **TRAIN_05)),
-    "05 one-big-head": dict(vocab=9, model=dict(n_layers=1, n_heads=1, mlp_ratio=8, d_model=32, d_head=32,
-                                                attention="linear"),
-                            train=dict(task_kwargs=CHASE_05, **TRAIN_05)),
-    **{f"08 {a}": dict(vocab=32, model=dict(d_model=32, n_layers=1, n_heads=2, d_head=16, attention=a),
+    **{f"04 {a} S={S}": dict(vocab=16, seeds=3,
+                             model=dict(d_model=32, n_layers=1, n_heads=1, d_head=4, attention=a),
+                             train=dict(task_kwargs=dict(n_pairs=S, n_keys=8, n_values=8), **TRAIN_04))
+       for a, S in (("linear", 2), ("linear", 8), ("softmax", 8))},
+    **{f"05 {shape}": dict(vocab=9, seeds=3, model=dict(d_model=32, attention="linear", **kw),
+                           train=dict(task_kwargs=RECALL_05, **TRAIN_05)) for shape, kw in SHAPES_05.items()},
+    **{f"08 {a}": dict(vocab=32, seeds=5, model=dict(d_model=32, n_layers=1, n_heads=2, d_head=16, attention=a),
                        train=dict(task_kwargs=RECALL_08)) for a in ("linear", "delta", "softmax")},
 }
 
@@ -69,17 +74,57 @@ def _train_kwargs(config: dict[str, Any]) -> dict[str, Any]:
     return kw
 
 
-def steps_per_second(name: str, steps: int) -> float:
-    """Train a fresh model of configuration ``name`` for ``steps`` steps at one thread: steps per CPU second."""
+def steps_per_second(name: str, steps: int, together: bool) -> float:
+    """Train configuration ``name`` for ``steps`` steps at one thread: steps per CPU second of one model, or
+    with ``together`` of each of its E seeds trained in one batched pass (E · steps per CPU second)."""
     from pavlovlab import models
 
     config = CONFIGS[name]
-    model = models.TinyTransformer(config["vocab"], seed=0, **config["model"])
     kw = _train_kwargs(config)
-    models.train_recall(model, steps=5, progress=False, **kw)                    # warm-up: first calls allocate
+    seeds = list(range(config["seeds"] if together else 1))
+    nets = [models.TinyTransformer(config["vocab"], seed=s, **config["model"]) for s in seeds]
+
+    def train(n: int) -> None:
+        if together:
+            models.train_recall_batched(nets, seeds=seeds, steps=n, progress=False, target_accuracy=None, **kw)
+        else:
+            models.train_recall(nets[0], steps=n, progress=False, target_accuracy=None, **kw)
+
+    train(5)                                                                   # warm-up: first calls allocate
     start = time.process_time()
-    models.train_recall(model, steps=steps, progress=False, target_accuracy=None, **kw)
-    return steps / (time.process_time() - start)
+    train(steps)
+    return len(seeds) * steps / (time.process_time() - start)
+
+
+def profile_batched(name: str, steps: int = 20) -> None:
+    """Print the CPU time of a step of ``name``'s seeds trained together and the operations that dominate it."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    from pavlovlab import models
+
+    config = CONFIGS[name]
+    kw = _train_kwargs(config)
+    seeds = list(range(config["seeds"]))
+    nets = [models.TinyTransformer(config["vocab"], seed=s, **config["model"]) for s in seeds]
+    models.train_recall_batched(nets, seeds=seeds, steps=5, progress=False, target_accuracy=None, **kw)
+    start = time.process_time()
+    models.train_recall_batched(nets, seeds=seeds, steps=steps, progress=False, target_accuracy=None, **kw)
+    ms = 1e3 * (time.process_time() - start) / steps
+    print(f"\n{name}, {len(seeds)} seeds together: {ms:.2f} ms of CPU per step ({ms / len(seeds):.2f} per model, "
+          "held-out evaluations included)")
+    with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
+        models.train_recall_batched(nets, seeds=seeds, steps=steps, progress=False, target_accuracy=None, **kw)
+    _print_ops(prof, steps)
+
+
+def _print_ops(prof: Any, steps: int) -> None:
+    ops = [e for e in prof.key_averages() if e.key.startswith("aten::")]
+    print(f"aten operations per step: {sum(e.count for e in ops) / steps:.0f} (nested calls included); "
+          "top self CPU time:")
+    total_self = sum(e.self_cpu_time_total for e in ops)
+    for e in sorted(ops, key=lambda e: -e.self_cpu_time_total)[:12]:
+        print(f"  {e.key:<36} {100 * e.self_cpu_time_total / total_self:5.1f} %  {e.count / steps:6.1f} calls/step")
 
 
 def profile(name: str, steps: int = 30) -> None:
@@ -131,20 +176,19 @@ def profile(name: str, steps: int = 30) -> None:
     with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
         for _ in range(steps):
             step(False)
-    ops = [e for e in prof.key_averages() if e.key.startswith("aten::")]
-    print(f"aten operations per step: {sum(e.count for e in ops) / steps:.0f} (nested calls included); "
-          "top self CPU time:")
-    total_self = sum(e.self_cpu_time_total for e in ops)
-    for e in sorted(ops, key=lambda e: -e.self_cpu_time_total)[:12]:
-        print(f"  {e.key:<36} {100 * e.self_cpu_time_total / total_self:5.1f} %  {e.count / steps:6.1f} calls/step")
+    _print_ops(prof, steps)
 
 
 def _child(names: list[str], steps: int) -> None:
     torch.set_num_threads(1)
-    print(json.dumps({name: steps_per_second(name, steps) for name in names}))
+    from pavlovlab import models
+
+    paths = {"one model": False, **({"seeds together": True} if hasattr(models, "train_recall_batched") else {})}
+    print(json.dumps({path: {name: steps_per_second(name, steps, together) for name in names}
+                      for path, together in paths.items()}))
 
 
-def _run_child(tree: Path, names: list[str], steps: int) -> dict[str, float]:
+def _run_child(tree: Path, names: list[str], steps: int) -> dict[str, dict[str, float]]:
     env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                OPENBLAS_NUM_THREADS="1")
     out = subprocess.run([sys.executable, __file__, "--child", "--steps", str(steps), "--only", *names],
@@ -159,7 +203,9 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", default=list(CONFIGS), choices=list(CONFIGS), metavar="NAME")
     parser.add_argument("--against", metavar="REF", help="also time the package at this git revision")
     parser.add_argument("--profile", nargs="*", metavar="NAME", default=["08 delta"],
-                        help="configurations to profile (none: no profile)")
+                        help="configurations whose one-model step to profile (none: no profile)")
+    parser.add_argument("--profile-batched", nargs="*", metavar="NAME", default=["08 delta"],
+                        help="configurations whose seeds-together step to profile (none: no profile)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -172,22 +218,29 @@ def main() -> None:
                                      check=True).stdout
             subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
             trees = {args.against: Path(tmp), "this tree": ROOT}
-        times: dict[str, dict[str, list[float]]] = {t: {n: [] for n in args.only} for t in trees}
+        times: dict[tuple[str, str], dict[str, list[float]]] = {}
+        loads = []
         for _ in range(args.repeats):                                    # interleaved: both trees see the load
             for label, tree in trees.items():
-                for name, value in _run_child(tree, args.only, args.steps).items():
-                    times[label][name].append(value)
-    print(f"Training steps per CPU second at one thread ({args.steps} steps, median of {args.repeats}; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
-    header = "".join(f"{label:>14}" for label in trees) + ("         ratio" if args.against else "")
-    print(f"{'configuration':<18}{header}")
+                for path, values in _run_child(tree, args.only, args.steps).items():
+                    for name, value in values.items():
+                        times.setdefault((label, path), {n: [] for n in args.only})[name].append(value)
+                loads.append(os.getloadavg()[0])
+    print(f"Training steps per CPU second and model at one thread ({args.steps} steps, median of {args.repeats}; "
+          f"load average {min(loads):.1f}–{max(loads):.1f} on {os.cpu_count()} CPUs)")
+    columns = list(times)
+    print(f"{'':<18}" + "".join(f"{label:>16}" for label, _ in columns) + ("           ratio" if args.against else ""))
+    print(f"{'configuration':<18}" + "".join(f"{path:>16}" for _, path in columns)
+          + ("   last / first" if args.against else ""))
     for name in args.only:
-        med = [statistics.median(times[label][name]) for label in trees]
-        ratio = f"{med[-1] / med[0]:13.2f}×" if args.against else ""
-        print(f"{name:<18}" + "".join(f"{m:14.1f}" for m in med) + ratio)
+        med = [statistics.median(times[column][name]) for column in columns]
+        ratio = f"{med[-1] / med[0]:15.2f}×" if args.against else ""
+        print(f"{name:<18}" + "".join(f"{m:16.1f}" for m in med) + ratio)
     torch.set_num_threads(1)
     for name in args.profile:
         profile(name)
+    for name in args.profile_batched:
+        profile_batched(name)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ def rows():
     model = Mo.TinyTransformer(Ta.vocab_size(4, 4), d_model=8, n_heads=1, d_head=4, seed=0)
     no_answers = Ta.RecallBatch(torch.zeros(2, 5, dtype=torch.long), torch.full((2, 5), Ta.IGNORE))
     small = Mo.TinyTransformer(8, d_model=8, n_heads=1, d_head=4, seed=0)
+    two_heads = Mo.TinyTransformer(Ta.vocab_size(4, 4), d_model=8, n_heads=2, d_head=4, seed=0)
     task = dict(n_pairs=2, n_keys=8, n_values=8)
     return [
         ("evaluate on a batch with no answer positions", lambda: Mo.evaluate(model, no_answers), ValueError,
@@ -37,6 +38,24 @@ def rows():
          ValueError, "device: expected a device name"),
         ("train_configs(configs=[1, 2])", lambda: Mo.train_configs([1, 2], vocab_size=8), TypeError,
          "configs: expected a dict {name: TinyTransformer keywords}"),
+        ("train_recall_batched(models=one model)",
+         lambda: Mo.train_recall_batched(model, seeds=[0], task_kwargs=task, steps=1, progress=False), TypeError,
+         "models: expected a non-empty list of TinyTransformer"),
+        ("train_recall_batched models of two configurations",
+         lambda: Mo.train_recall_batched([model, two_heads], seeds=[0, 1], task_kwargs=task, steps=1, progress=False),
+         ValueError, "models: expected TinyTransformers of one configuration"),
+        ("train_recall_batched one seed for two models",
+         lambda: Mo.train_recall_batched([model, model], seeds=[0], task_kwargs=task, steps=1, progress=False),
+         ValueError, "seeds: expected one seed per model (2), got [0]"),
+        ("train_recall_batched seed -1",
+         lambda: Mo.train_recall_batched([model], seeds=[-1], task_kwargs=task, steps=1, progress=False),
+         ValueError, "seeds: expected an integer >= 0, got -1"),
+        ("train_recall_batched steps=0",
+         lambda: Mo.train_recall_batched([model], seeds=[0], task_kwargs=task, steps=0, progress=False),
+         ValueError, "steps: expected an integer >= 1"),
+        ("train_recall_batched vocabulary too small",
+         lambda: Mo.train_recall_batched([small], seeds=[0], task_kwargs=task, steps=1, progress=False),
+         ValueError, "vocab_size: the model's vocab_size = 8 is too small"),
         ("Block(attention='nope')", lambda: Mo.Block(8, 1, 4, "nope", True, 2, "identity"), ValueError,
          "attention: expected one of"),
         ("Block(n_heads=0)", lambda: Mo.Block(8, 0, 4, "linear", True, 2, "identity"), ValueError,

@@ -11,7 +11,9 @@ from pavlovlab.models import (
     evaluate,
     steps_to_threshold,
     train_configs,
+    train_models,
     train_recall,
+    train_recall_batched,
 )
 from pavlovlab.tasks import associative_recall, pointer_chasing, vocab_size
 
@@ -212,3 +214,58 @@ def test_block_matches_a_per_head_per_token_computation(attention):
     torch.testing.assert_close(fast, slow, rtol=1e-10, atol=1e-12)
     for (name, _), a, b in zip(model.named_parameters(), fast_grads, slow_grads, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-11, msg=lambda m, name=name: f"{name}: {m}")
+
+
+@pytest.fixture
+def one_thread():
+    """Tiny models train fastest on one thread (and a loaded machine slows a second one down badly)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+BATCHED_TASK = dict(n_pairs=3, n_keys=8, n_values=8)
+BATCHED_TRAIN = dict(task_kwargs=BATCHED_TASK, steps=40, eval_every=10, eval_size=64, batch_size=32, lr=1e-2,
+                     weight_decay=0.01, progress=False)
+
+
+@pytest.mark.parametrize("attention, target, model_kwargs", [
+    ("linear", 0.3, dict(n_layers=2)),
+    ("delta", 0.3, dict(n_layers=2)),
+    ("softmax", 0.33, dict(n_layers=2)),
+    ("linear", None, dict(n_layers=1, mlp=False, feature_map="elu1")),
+])
+def test_batched_training_equals_separate_runs(attention, target, model_kwargs, one_thread):
+    """Three seeds trained together give the histories and weights of three train_recall runs (float64), with
+    a target that one seed reaches before another (early stopping per model) or none (no target)."""
+    kw = dict(vocab_size=vocab_size(8, 8), d_model=16, n_heads=2, d_head=8, attention=attention, **model_kwargs)
+    seeds = (0, 1, 2)
+    alone = [TinyTransformer(**kw, seed=s).double() for s in seeds]
+    expected = [train_recall(m, seed=s, target_accuracy=target, **BATCHED_TRAIN)
+                for m, s in zip(alone, seeds, strict=True)]
+    together = [TinyTransformer(**kw, seed=s).double() for s in seeds]
+    got = train_recall_batched(together, seeds=seeds, target_accuracy=target, **BATCHED_TRAIN)
+    if target is not None:                                     # the case under test: seeds stop at different steps
+        assert len({h["steps_run"] for h in expected}) > 1, [h["steps_run"] for h in expected]
+    for want, have in zip(expected, got, strict=True):
+        assert set(have) == set(want)
+        for key in ("step", "accuracy", "final_accuracy", "steps_run", "reached", "parameters"):
+            assert have[key] == want[key], key
+        torch.testing.assert_close(have["loss"], want["loss"], rtol=1e-10, atol=0.0)
+    for a, b in zip(alone, together, strict=True):
+        for (name, p), q in zip(a.named_parameters(), b.parameters(), strict=True):
+            torch.testing.assert_close(q, p, rtol=1e-9, atol=1e-11, msg=lambda m, name=name: f"{name}: {m}")
+
+
+def test_train_models_returns_each_seed_trained(one_thread):
+    runs = train_models(("softmax", "delta"), seeds=(3, 4), steps=4, target_accuracy=None, eval_every=2,
+                        eval_size=16, progress=False)
+    assert set(runs) == {"softmax", "delta"}
+    for attention, rs in runs.items():
+        assert len(rs) == 2 and all(r["history"]["step"] == [2, 4] for r in rs)
+        for r, s in zip(rs, (3, 4), strict=True):
+            start = TinyTransformer(vocab_size(16, 16), d_model=32, n_heads=2, d_head=16, attention=attention, seed=s)
+            moved = [not torch.equal(p, q) for p, q in zip(r["model"].parameters(), start.parameters(), strict=True)]
+            assert all(moved) and not r["model"].training
+    assert train_models(("linear",), seeds=(), steps=1, progress=False) == {"linear": []}
