@@ -36,7 +36,7 @@ import time
 
 import torch
 
-from pavlovlab import models, tasks
+from pavlovlab import models, tasks, training
 
 
 def shapes(budget: int, deep_layers: list[int], *, d_model: int, d_head: int) -> dict[str, dict[str, int]]:
@@ -114,13 +114,13 @@ def main() -> None:
             task = dict(n_pairs=args.n_pairs, hops=hops, n_queries=args.n_pairs, n_items=args.n_items)
             for name, c in configs.items():
                 t0 = time.perf_counter()
-                hist = models.train_configs({name: c}, vocab_size=tasks.pointer_vocab_size(args.n_items),
+                hist = training.train_configs({name: c}, vocab_size=tasks.pointer_vocab_size(args.n_items),
                                             attention=attention, seeds=range(args.seeds), task=tasks.pointer_chasing,
                                             task_kwargs=task, steps=args.steps, batch_size=args.batch_size,
                                             lr=args.lr, eval_every=50, eval_size=512, progress=False,
                                             device=args.device)[name]
                 per_run = (time.perf_counter() - t0) / args.seeds
-                reach = [models.steps_to_threshold(h, args.threshold) for h in hist]
+                reach = [training.steps_to_threshold(h, args.threshold) for h in hist]
                 print(f"{attention:9s} {hops:2d} {name:13s} {c['n_layers']}×{c['n_heads']}×{c['d_head']:<3d} "
                       f"{hist[0]['parameters']:7d}  {summary([h['final_accuracy'] for h in hist]):37s} "
                       f"{', '.join('never' if s is None else str(s) for s in reach):28s} {per_run:6.1f}", flush=True)

@@ -5,9 +5,9 @@ seeds as the notebooks pass them) is trained for ``--steps`` steps on one thread
 and timed in CPU time (``time.process_time``: on a loaded machine the wall clock also counts the other
 processes' turns). The held-out evaluations the notebooks run are included. Two paths are timed:
 
-- *one model*: :func:`pavlovlab.models.train_recall` of one model (how every model was trained before seeds
+- *one model*: :func:`pavlovlab.training.train_recall` of one model (how every model was trained before seeds
   were batched);
-- *seeds together*: :func:`pavlovlab.models.train_recall_batched` of the configuration's E seeds in one
+- *seeds together*: :func:`pavlovlab.training.train_recall_batched` of the configuration's E seeds in one
   batched pass (what the notebooks run now), reported as steps per second **per model** (E · steps / time).
 
 ``--against REF`` also times the package as it is at the git revision REF (exported with ``git archive``
@@ -74,11 +74,24 @@ def _train_kwargs(config: dict[str, Any]) -> dict[str, Any]:
     return kw
 
 
+
+def _training() -> Any:
+    """The module with the training loops: ``pavlovlab.training``, or ``pavlovlab.models`` in an older tree
+    (``--against`` a revision from before the two were separate rooms)."""
+    import importlib
+
+    try:
+        return importlib.import_module("pavlovlab.training")
+    except ImportError:
+        return importlib.import_module("pavlovlab.models")
+
+
 def steps_per_second(name: str, steps: int, together: bool) -> float:
     """Train configuration ``name`` for ``steps`` steps at one thread: steps per CPU second of one model, or
     with ``together`` of each of its E seeds trained in one batched pass (E · steps per CPU second)."""
     from pavlovlab import models
 
+    training = _training()
     config = CONFIGS[name]
     kw = _train_kwargs(config)
     seeds = list(range(config["seeds"] if together else 1))
@@ -86,9 +99,9 @@ def steps_per_second(name: str, steps: int, together: bool) -> float:
 
     def train(n: int) -> None:
         if together:
-            models.train_recall_batched(nets, seeds=seeds, steps=n, progress=False, target_accuracy=None, **kw)
+            training.train_recall_batched(nets, seeds=seeds, steps=n, progress=False, target_accuracy=None, **kw)
         else:
-            models.train_recall(nets[0], steps=n, progress=False, target_accuracy=None, **kw)
+            training.train_recall(nets[0], steps=n, progress=False, target_accuracy=None, **kw)
 
     train(5)                                                                   # warm-up: first calls allocate
     start = time.process_time()
@@ -102,19 +115,20 @@ def profile_batched(name: str, steps: int = 20) -> None:
     from torch.profiler import profile as torch_profile
 
     from pavlovlab import models
+    from pavlovlab.training import train_recall_batched
 
     config = CONFIGS[name]
     kw = _train_kwargs(config)
     seeds = list(range(config["seeds"]))
     nets = [models.TinyTransformer(config["vocab"], seed=s, **config["model"]) for s in seeds]
-    models.train_recall_batched(nets, seeds=seeds, steps=5, progress=False, target_accuracy=None, **kw)
+    train_recall_batched(nets, seeds=seeds, steps=5, progress=False, target_accuracy=None, **kw)
     start = time.process_time()
-    models.train_recall_batched(nets, seeds=seeds, steps=steps, progress=False, target_accuracy=None, **kw)
+    train_recall_batched(nets, seeds=seeds, steps=steps, progress=False, target_accuracy=None, **kw)
     ms = 1e3 * (time.process_time() - start) / steps
     print(f"\n{name}, {len(seeds)} seeds together: {ms:.2f} ms of CPU per step ({ms / len(seeds):.2f} per model, "
           "held-out evaluations included)")
     with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
-        models.train_recall_batched(nets, seeds=seeds, steps=steps, progress=False, target_accuracy=None, **kw)
+        train_recall_batched(nets, seeds=seeds, steps=steps, progress=False, target_accuracy=None, **kw)
     _print_ops(prof, steps)
 
 
@@ -181,9 +195,7 @@ def profile(name: str, steps: int = 30) -> None:
 
 def _child(names: list[str], steps: int) -> None:
     torch.set_num_threads(1)
-    from pavlovlab import models
-
-    paths = {"one model": False, **({"seeds together": True} if hasattr(models, "train_recall_batched") else {})}
+    paths = {"one model": False, **({"seeds together": True} if hasattr(_training(), "train_recall_batched") else {})}
     print(json.dumps({path: {name: steps_per_second(name, steps, together) for name in names}
                       for path, together in paths.items()}))
 

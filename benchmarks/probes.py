@@ -21,7 +21,7 @@ import time
 
 import torch
 
-from pavlovlab import head_memory, models, probes
+from pavlovlab import head_memory, probes, training
 from pavlovlab.teach.report import verdict_sentence
 
 
@@ -36,7 +36,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     t0 = time.perf_counter()
-    runs = models.train_models(seeds=args.seeds, steps=args.steps, target_accuracy=0.99, lr=args.lr)
+    runs = training.train_models(seeds=args.seeds, steps=args.steps, target_accuracy=0.99, lr=args.lr)
     t_train = time.perf_counter() - t0
     for a, rs in runs.items():
         accs = [round(r["history"]["final_accuracy"], 3) for r in rs]

@@ -203,7 +203,7 @@ def model_effects(runs: Mapping[str, Sequence[Mapping[str, Any]]], designs: Sequ
     """
     if not isinstance(runs, Mapping):
         raise TypeError(f"runs: expected {{attention: [{{'model': TinyTransformer, ...}} per seed]}} as "
-                        f"models.train_models returns, got {type(runs).__name__}")
+                        f"training.train_models returns, got {type(runs).__name__}")
     for a, rs in runs.items():
         for i, r in enumerate(rs):
             if not isinstance(r, Mapping) or not isinstance(r.get("model"), TinyTransformer):

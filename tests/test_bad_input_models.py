@@ -1,5 +1,5 @@
-"""Bad input for ``pavlovlab.models`` and ``pavlovlab.tasks``: the exact calls of the hostile-input run and a
-property-based test."""
+"""Bad input for ``pavlovlab.models``, ``pavlovlab.training`` and ``pavlovlab.tasks``: the exact calls of the
+hostile-input run and a property-based test."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from pavlovlab import models as Mo  # noqa: E402
 from pavlovlab import tasks as Ta  # noqa: E402
+from pavlovlab import training as Tr  # noqa: E402
 
 
 def rows():
@@ -22,39 +23,39 @@ def rows():
     two_heads = Mo.TinyTransformer(Ta.vocab_size(4, 4), d_model=8, n_heads=2, d_head=4, seed=0)
     task = dict(n_pairs=2, n_keys=8, n_values=8)
     return [
-        ("evaluate on a batch with no answer positions", lambda: Mo.evaluate(model, no_answers), ValueError,
+        ("evaluate on a batch with no answer positions", lambda: Tr.evaluate(model, no_answers), ValueError,
          "batch: expected at least one answer position"),
-        ("evaluate on a tuple", lambda: Mo.evaluate(model, (no_answers.tokens, no_answers.targets)), TypeError,
+        ("evaluate on a tuple", lambda: Tr.evaluate(model, (no_answers.tokens, no_answers.targets)), TypeError,
          "batch: expected a tasks.RecallBatch"),
-        ("train_recall vocabulary too small", lambda: Mo.train_recall(small, task_kwargs=task, steps=1, progress=False),
+        ("train_recall vocabulary too small", lambda: Tr.train_recall(small, task_kwargs=task, steps=1, progress=False),
          ValueError, "vocab_size: the model's vocab_size = 8 is too small for the task associative_recall(n_pairs=2, "
          "n_keys=8, n_values=8)"),
         ("train_recall generator in task_kwargs",
-         lambda: Mo.train_recall(model, task_kwargs=dict(n_pairs=2, n_keys=4, n_values=4,
+         lambda: Tr.train_recall(model, task_kwargs=dict(n_pairs=2, n_keys=4, n_values=4,
                                                          generator=torch.Generator()), steps=1, progress=False),
          TypeError, "task_kwargs: expected the task's own keywords only"),
-        ("train_recall device 'nope'", lambda: Mo.train_recall(model, task_kwargs=dict(n_pairs=2, n_keys=4, n_values=4),
+        ("train_recall device 'nope'", lambda: Tr.train_recall(model, task_kwargs=dict(n_pairs=2, n_keys=4, n_values=4),
                                                                steps=1, progress=False, device="nope"),
          ValueError, "device: expected a device name"),
-        ("train_configs(configs=[1, 2])", lambda: Mo.train_configs([1, 2], vocab_size=8), TypeError,
+        ("train_configs(configs=[1, 2])", lambda: Tr.train_configs([1, 2], vocab_size=8), TypeError,
          "configs: expected a dict {name: TinyTransformer keywords}"),
         ("train_recall_batched(models=one model)",
-         lambda: Mo.train_recall_batched(model, seeds=[0], task_kwargs=task, steps=1, progress=False), TypeError,
+         lambda: Tr.train_recall_batched(model, seeds=[0], task_kwargs=task, steps=1, progress=False), TypeError,
          "models: expected a non-empty list of TinyTransformer"),
         ("train_recall_batched models of two configurations",
-         lambda: Mo.train_recall_batched([model, two_heads], seeds=[0, 1], task_kwargs=task, steps=1, progress=False),
+         lambda: Tr.train_recall_batched([model, two_heads], seeds=[0, 1], task_kwargs=task, steps=1, progress=False),
          ValueError, "models: expected TinyTransformers of one configuration"),
         ("train_recall_batched one seed for two models",
-         lambda: Mo.train_recall_batched([model, model], seeds=[0], task_kwargs=task, steps=1, progress=False),
+         lambda: Tr.train_recall_batched([model, model], seeds=[0], task_kwargs=task, steps=1, progress=False),
          ValueError, "seeds: expected one seed per model (2), got [0]"),
         ("train_recall_batched seed -1",
-         lambda: Mo.train_recall_batched([model], seeds=[-1], task_kwargs=task, steps=1, progress=False),
+         lambda: Tr.train_recall_batched([model], seeds=[-1], task_kwargs=task, steps=1, progress=False),
          ValueError, "seeds: expected an integer >= 0, got -1"),
         ("train_recall_batched steps=0",
-         lambda: Mo.train_recall_batched([model], seeds=[0], task_kwargs=task, steps=0, progress=False),
+         lambda: Tr.train_recall_batched([model], seeds=[0], task_kwargs=task, steps=0, progress=False),
          ValueError, "steps: expected an integer >= 1"),
         ("train_recall_batched vocabulary too small",
-         lambda: Mo.train_recall_batched([small], seeds=[0], task_kwargs=task, steps=1, progress=False),
+         lambda: Tr.train_recall_batched([small], seeds=[0], task_kwargs=task, steps=1, progress=False),
          ValueError, "vocab_size: the model's vocab_size = 8 is too small"),
         ("Block(attention='nope')", lambda: Mo.Block(8, 1, 4, "nope", True, 2, "identity"), ValueError,
          "attention: expected one of"),

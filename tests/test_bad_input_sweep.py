@@ -24,6 +24,7 @@ from pavlovlab import sampling as Sa
 from pavlovlab import stacking as St
 from pavlovlab import statistics as Stt
 from pavlovlab import tasks as Ta
+from pavlovlab import training as Tr
 from pavlovlab import trial_tables as Tt
 from pavlovlab import unlearning as U
 
@@ -47,7 +48,7 @@ def rows():
          "model: expected a torch.nn.Module"),
         ("depth_width_configs(4, deep_layers=3)", lambda: Mo.depth_width_configs(4, deep_layers=3), ValueError,
          "deep_layers: expected a divisor of budget = 4"),
-        ("steps_to_threshold without accuracies", lambda: Mo.steps_to_threshold({"step": [1]}, 0.5), TypeError,
+        ("steps_to_threshold without accuracies", lambda: Tr.steps_to_threshold({"step": [1]}, 0.5), TypeError,
          "history: expected the dict train_recall returns"),
         ("budget_shapes(0)", lambda: Dw.budget_shapes(0), ValueError, "budget: expected an integer >= 1"),
         ("chain_error(device='gpu0')", lambda: St.chain_error(2, 1, 8, 8, device="gpu0"), ValueError,
@@ -85,7 +86,7 @@ def _layout_rows():
         ("resolve_rule('hebb')", lambda: M.resolve_rule("hebb"), ValueError, "rule: expected one of"),
         ("check_lr('lr', 3.0, 'delta')", lambda: M.check_lr("lr", 3.0, "delta"), ValueError,
          "lr: expected a number <= 2 for the delta rule"),
-        ("train_models(['nope'])", lambda: Mo.train_models(["nope"], [0], steps=1, progress=False), ValueError,
+        ("train_models(['nope'])", lambda: Tr.train_models(["nope"], [0], steps=1, progress=False), ValueError,
          "attention: expected one of"),
         ("effects('batch', f)", lambda: Pr.effects("batch", lambda w: w), TypeError, "batch: expected a ProbeBatch"),
         ("head_states(layer=3)", lambda: Hm.head_states(model, torch.zeros(1, 3, dtype=torch.long), layer=3),
