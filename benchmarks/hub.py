@@ -56,6 +56,8 @@ from dataclasses import asdict, dataclass, field
 
 import psutil
 
+from pavlovlab.teach.student import atomic_write
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 VENV_BIN = pathlib.Path(sys.executable).parent
 if str(ROOT) not in sys.path:
@@ -159,8 +161,9 @@ class Sampler(threading.Thread):
                     with p.oneshot():
                         rss = p.memory_info().rss / 2**30
                         t = p.cpu_times()
-                        if p.pid not in self._cmd:
-                            self._cmd[p.pid] = " ".join(p.cmdline())
+                        # read every time: a kernel is forked by its server and shows the server's command line
+                        # until it execs, so a command line remembered from the first sample can be the server's
+                        self._cmd[p.pid] = " ".join(p.cmdline())
                         if i % 4 == 0:
                             total_pss += p.memory_full_info().pss / 2**30
                 except psutil.Error:
@@ -602,7 +605,8 @@ def main() -> None:
         if args.json:
             stored.append({**asdict(r), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                            "cpus": os.cpu_count()})
-            args.json.write_text(json.dumps(stored, indent=1) + "\n")
+            text = json.dumps(stored, indent=1) + "\n"          # an interrupted write keeps the old file
+            atomic_write(args.json, lambda tmp, text=text: tmp.write_text(text))
 
 
 if __name__ == "__main__":
