@@ -4,11 +4,14 @@ Only the exercise stubs (tagged ``raises-exception``) may raise, and only their 
 NotImplementedError; every check cell must then print "not yet implemented" rather than fail.
 """
 
+import os
+import tempfile
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from traitlets.config import Config
 
 from pavlovlab.teach.student import make_student_copies
 
@@ -44,9 +47,13 @@ def test_student_copy_runs_with_friendly_stubs(copies, name):
     nb = nbformat.read(copies / name, as_version=4)
     assert not any("solution" in _tags(c) for c in nb.cells), "a solution cell was left in the learner copy"
     assert all(c.execution_count is None and not c.outputs for c in nb.cells if c.cell_type == "code")
-    # allow_errors: run every cell (like a learner who runs them all), then judge each one.
-    NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(copies)}}).execute()
+    # allow_errors: run every cell (like a learner who runs them all), then judge each one. The kernel talks to
+    # this client over Unix sockets, as in benchmarks/notebooks.py: over TCP a kernel started while JupyterLab's
+    # kernels ran (the browser tests) once sat idle while this client waited for it, until the cell timed out.
+    with tempfile.TemporaryDirectory(prefix="pavlovlab-kernel-") as sockets:
+        ipc = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "k")}})
+        NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True, config=ipc,
+                       resources={"metadata": {"path": str(copies)}}).execute()
     problems, stubs, checks = [], 0, 0
     code = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     for k, (i, c) in enumerate(code):
