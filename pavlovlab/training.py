@@ -326,7 +326,7 @@ def train_models(attentions: Sequence[str] = ("linear", "delta", "softmax"), see
     for a in tqdm(list(attentions) if seeds else [], disable=not progress, desc="attentions"):
         nets = [TinyTransformer(vocab_size(n_keys, n_values), attention=a, seed=s, **kw) for s in seeds]
         hists = train_recall_batched(nets, seeds=seeds, task_kwargs=task, steps=steps,
-                                     target_accuracy=target_accuracy, progress=False, **train_kwargs)
+                                     target_accuracy=target_accuracy, progress=progress, **train_kwargs)
         out[a] = [{"model": m.eval(), "history": h} for m, h in zip(nets, hists, strict=True)]
     return out
 

@@ -103,10 +103,11 @@ def kernel_idle(page) -> bool:
     return "Idle" in text
 
 
-QUIET_S = 10.0
+QUIET_S = 20.0
 """How long a notebook must stay quiet (no prompt queued or running, kernel idle in the server's record and in
 the notebook's status bar, no cell finishing and no kernel activity) before it counts as finished: between two
-cells of "Run All" the kernel is idle for a moment, which a single poll can catch."""
+cells of "Run All" the kernel is idle for a moment, which a single poll can catch. 10 s was once too short: 08
+was judged finished while its training cell, then silent for about 10 s at a time, still had cells queued."""
 
 
 def save(page) -> None:
