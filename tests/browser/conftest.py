@@ -1,8 +1,9 @@
 """A real JupyterLab server on localhost and headless Chromium driven by Playwright.
 
 Skips cleanly when Chromium (Debian's `chromium` package at /usr/bin/chromium) or Playwright for
-Python is missing; never downloads a browser. The server serves a temporary copy of course/, so
-running the notebooks in the browser never writes into the repository.
+Python is missing; never downloads a browser. The server serves the learner copies of course/ (what
+`make lab` opens), generated into a temporary folder, so running them in the browser never writes into the
+repository.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import json
 import os
 import re
 import secrets
-import shutil
 import socket
 import subprocess
 import sys
@@ -20,13 +20,14 @@ import time
 import urllib.request
 from pathlib import Path
 
-import nbformat
 import pytest
+from learnercopy import CHROMIUM, browser_missing
+
+from pavlovlab.teach.student import make_student_copies
 
 ROOT = Path(__file__).resolve().parents[2]
 COURSE = ROOT / "course"
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
-CHROMIUM = Path(os.environ.get("PAVLOVLAB_CHROMIUM", "/usr/bin/chromium"))
 PARALLEL = int(os.environ.get("PAVLOVLAB_BROWSER_PARALLEL", max(1, min(4, (os.cpu_count() or 2) - 1))))
 """Notebooks running at the same time (each has its own tab and kernel)."""
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -58,12 +59,11 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="session")
 def browser():
-    if not CHROMIUM.is_file():
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("Playwright for Python is not installed (pip install -r requirements.txt)")
+    missing = browser_missing()
+    if missing:
+        pytest.skip(missing)
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         yield b
@@ -72,17 +72,12 @@ def browser():
 
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory, browser):
-    """A running JupyterLab: ``{"url", "token", "root"}``; root is a temporary copy of course/."""
+    """A running JupyterLab: ``{"url", "token", "root"}``; root is a temporary folder of learner copies of
+    course/ (no solution cells, no outputs: every output seen is live)."""
     base = tmp_path_factory.mktemp("lab")
-    root = base / "course"
-    shutil.copytree(COURSE, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.md"))
-    for path in root.glob("*.ipynb"):  # start from blank notebooks: every output seen must be live
-        nb = nbformat.read(path, as_version=4)
-        for cell in nb.cells:
-            if cell.cell_type == "code":
-                cell.outputs, cell.execution_count = [], None
-        nb.metadata.pop("widgets", None)
-        nbformat.write(nb, path)
+    root = base / "student"
+    report = make_student_copies(COURSE, root)
+    assert report.written and not report.skipped, report
     settings = base / "user-settings"
     for rel, value in LAB_SETTINGS.items():
         path = settings / rel

@@ -1,13 +1,17 @@
 """Learner copies of the real course: generated into a temporary folder and executed cell by cell.
 
-Only the exercise stubs (tagged ``raises-exception``) may raise, and only their friendly
-NotImplementedError; every check cell must then print "not yet implemented" rather than fail.
+Only the exercise stubs (tagged ``raises-exception``) may raise, and only their friendly NotImplementedError;
+every check cell must then print "not yet implemented" rather than fail (tests/learnercopy.py). Where Chromium
+and Playwright are present and the session also runs tests/browser/test_jupyterlab.py, the copies run there,
+in JupyterLab, under the same judge, and this nbclient run of the same notebook is skipped: the course is then
+executed twice per session (nbval, JupyterLab), not three times.
 """
 
 import os
 import tempfile
 from pathlib import Path
 
+import learnercopy
 import nbformat
 import pytest
 from nbclient import NotebookClient
@@ -27,26 +31,20 @@ def copies(tmp_path_factory) -> Path:
     return out
 
 
-def _tags(cell) -> list[str]:
-    return cell.get("metadata", {}).get("tags", [])
-
-
-def _text(cell) -> str:
-    parts = []
-    for o in cell.get("outputs", []):
-        if o.output_type == "stream":
-            parts.append(o.text)
-        elif o.output_type in ("execute_result", "display_data"):
-            parts.append(o.get("data", {}).get("text/plain", ""))
-    return "".join(parts)
+def runs_in_jupyterlab(session: pytest.Session, name: str) -> bool:
+    """This session also runs learner copy ``name`` in JupyterLab (a browser test of it is selected, and the
+    browser tests can run here)."""
+    return (learnercopy.browser_missing() is None
+            and any(item.nodeid.split("@")[0].endswith(f"test_notebook_runs_in_jupyterlab[{name}]")
+                    for item in session.items))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NOTEBOOKS or [pytest.param("none", marks=pytest.mark.skip("no notebooks yet"))])
-def test_student_copy_runs_with_friendly_stubs(copies, name):
+def test_student_copy_runs_with_friendly_stubs(request, copies, name):
+    if runs_in_jupyterlab(request.session, name):
+        pytest.skip("run in JupyterLab in this session, under the same judge (tests/browser/test_jupyterlab.py)")
     nb = nbformat.read(copies / name, as_version=4)
-    assert not any("solution" in _tags(c) for c in nb.cells), "a solution cell was left in the learner copy"
-    assert all(c.execution_count is None and not c.outputs for c in nb.cells if c.cell_type == "code")
     # allow_errors: run every cell (like a learner who runs them all), then judge each one. The kernel talks to
     # this client over Unix sockets, as in benchmarks/notebooks.py: over TCP a kernel started while JupyterLab's
     # kernels ran (the browser tests) once sat idle while this client waited for it, until the cell timed out.
@@ -54,30 +52,13 @@ def test_student_copy_runs_with_friendly_stubs(copies, name):
         ipc = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "k")}})
         NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True, config=ipc,
                        resources={"metadata": {"path": str(copies)}}).execute()
-    problems, stubs, checks = [], 0, 0
-    code = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    for k, (i, c) in enumerate(code):
-        errors = [o for o in c.outputs if o.output_type == "error"]
-        if "raises-exception" in _tags(c):
-            stubs += 1
-            if not errors or errors[0].ename != "NotImplementedError":
-                got = f"{errors[0].ename}: {errors[0].evalue}" if errors else "no error"
-                problems.append(f"stub cell {i} should raise its NotImplementedError, got {got}")
-            # the code cell after a stub is its check: it must wait kindly for the learner
-            if k + 1 < len(code) and "check_" in code[k + 1][1].source:
-                j, check = code[k + 1]
-                checks += 1
-                if "not yet implemented" not in _text(check):
-                    problems.append(f"check cell {j} should say 'not yet implemented', printed: {_text(check)[:200]!r}")
-        elif errors:
-            problems.append(f"cell {i} failed in the learner copy: {errors[0].ename}: {errors[0].evalue}")
+    problems = learnercopy.problems(nb)
     assert not problems, "\n".join(problems)
-    assert stubs >= 1 and checks == stubs, f"{name}: {stubs} exercise stubs but {checks} check cells right after them"
 
 
 def test_learner_copies_hold_stubs_and_checks_but_no_solutions(copies):
-    """Fast: what HOW_TO_USE.md promises is what the copies hold (every stub and check cell, no solution cell),
-    the course itself keeps its solutions, and no temporary file is left behind."""
+    """Fast: what HOW_TO_USE.md promises is what the copies hold (every stub and check cell, no solution cell,
+    no output), the course itself keeps its solutions, and no temporary file is left behind."""
     from pavlovlab.teach.student import LEARNER_README, LEARNER_README_NAME
 
     assert (copies / LEARNER_README_NAME).read_text(encoding="utf-8") == LEARNER_README
@@ -86,6 +67,37 @@ def test_learner_copies_hold_stubs_and_checks_but_no_solutions(copies):
     for name in NOTEBOOKS:
         original = nbformat.read(COURSE / name, as_version=4)
         copy = nbformat.read(copies / name, as_version=4)
-        kept = [c.source for c in original.cells if "solution" not in _tags(c)]
+        kept = [c.source for c in original.cells if "solution" not in learnercopy.tags(c)]
         assert [c.source for c in copy.cells] == kept, name
-        assert not any("solution" in _tags(c) for c in copy.cells), name
+        assert not any("solution" in learnercopy.tags(c) for c in copy.cells), name
+        assert all(c.execution_count is None and not c.outputs for c in copy.cells if c.cell_type == "code"), name
+
+
+def test_the_judge_names_every_kind_of_problem():
+    """Fast: tests/learnercopy.py passes a well-behaved executed copy and names each way a copy can go wrong."""
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    def executed(source, outputs=(), tags=(), count=1):
+        return new_code_cell(source, outputs=list(outputs), execution_count=count, metadata={"tags": list(tags)})
+
+    stub_error = new_output("error", ename="NotImplementedError", evalue="your turn", traceback=[])
+    waiting = new_output("stream", name="stdout", text="ex 1: not yet implemented\n")
+    good = new_notebook(cells=[executed("x = 1"), executed("def f(): ...", [stub_error], ["raises-exception"]),
+                               executed("ex.check_f(f)", [waiting])])
+    assert learnercopy.problems(good) == []
+
+    bad = new_notebook(cells=[
+        executed("y = 1 / 0", [new_output("error", ename="ZeroDivisionError", evalue="division by zero",
+                                          traceback=[])]),
+        executed("def f(): ...", [], ["raises-exception"]),  # the stub did not raise
+        executed("ex.check_f(f)", [new_output("stream", name="stdout", text="Traceback ...")]),
+        executed("def f(): return 2", [], ["solution"]),
+        executed("z = 2", count=None),
+    ])
+    found = "\n".join(learnercopy.problems(bad))
+    for expected in ("cell 0 failed: ZeroDivisionError", "stub cell 1 should raise its NotImplementedError, got no "
+                     "error", "check cell 2 should say 'not yet implemented'", "cell 3 is a solution cell",
+                     "cells [4] did not run"):
+        assert expected in found, (expected, found)
+    assert learnercopy.problems(new_notebook(cells=[executed("x = 1")])) == [
+        "no exercise stub (a code cell tagged raises-exception)"]
