@@ -8,6 +8,8 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
 # `make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu` takes torch's pinned version from that index first
 # (on Linux, PyPI's wheel is the CUDA build, about 4 GB); requirements.txt's pin is then already satisfied.
 TORCH_PIN  := $(shell grep -m1 '^torch==' requirements.txt)
+# `make test` runs the tests on this many workers (pytest-xdist): one test file at a time each, in collection order.
+TEST_WORKERS ?= 2
 NOTEBOOKS  := $(wildcard course/[0-9]*.ipynb) $(wildcard student/[0-9]*.ipynb)
 
 .PHONY: setup dev-setup lab lab-instructor test lint book normalize student launch-cells release bench clean
@@ -35,7 +37,7 @@ lab-instructor: setup  ## set up, then open the full course (course/: solutions 
 	$(BIN)/jupyter lab $(ALLOW_ROOT) course/00_start_here.ipynb
 
 test: dev-setup  ## set up, then run the package tests, the book build and nbval over every notebook
-	$(BIN)/python -m pytest tests course --nbval-lax --nbval-current-env -p no:cacheprovider
+	$(BIN)/python -m pytest tests course -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --nbval-lax --nbval-current-env -p no:cacheprovider
 
 lint: setup  ## ruff over the repository, mypy over the core package (what .pre-commit-config.yaml runs)
 	$(BIN)/python -m ruff check .

@@ -1,7 +1,19 @@
-"""Shared fixtures: every test that takes ``device`` runs on cpu and, where available, on cuda."""
+"""Shared fixtures: every test that takes ``device`` runs on cpu and, where available, on cuda.
+
+Under pytest-xdist (``make test`` runs two workers) each worker, and every kernel it starts, gets its share of
+the cores, and the tests are sent one file at a time, except files that share a once-per-session build, which
+go to one worker together (:data:`SHARED_BUILDS`).
+"""
+
+import os
 
 import pytest
 import torch
+
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ:  # two workers of two threads each would oversubscribe 2 cores
+    THREADS = max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))
+    os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))  # read by the kernels nbval, nbclient and JupyterLab start
+    torch.set_num_threads(THREADS)
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
                                                                 reason="no CUDA device"))]
@@ -58,3 +70,25 @@ def pytest_collection_modifyitems(items) -> None:
     for item in items:
         if hasattr(item, "output_timeout") and type(item).__module__.startswith("nbval"):
             item.output_timeout = NBVAL_OUTPUT_PATIENCE_S
+
+
+SHARED_BUILDS = {
+    "tests/repo/test_book.py": "the book", "tests/browser/test_book_pages.py": "the book",  # tests/bookbuild.py
+    "tests/repo/test_packaging.py": "the wheel", "tests/teach/test_start.py": "the wheel",  # both build in build/
+}
+"""Test files that must run on one worker: they share one build per session, or write the same build folder."""
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile``, with the files of :data:`SHARED_BUILDS` sent to one worker as one unit."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class LoadFileSharingBuilds(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return SHARED_BUILDS.get(path, path)
+
+    return LoadFileSharingBuilds(config, log)
