@@ -35,7 +35,7 @@ def runs_in_jupyterlab(session: pytest.Session, name: str) -> bool:
     """This session also runs learner copy ``name`` in JupyterLab (a browser test of it is selected, and the
     browser tests can run here)."""
     return (learnercopy.browser_missing() is None
-            and any(item.nodeid.split("@")[0].endswith(f"test_notebook_runs_in_jupyterlab[{name}]")
+            and any(item.nodeid.endswith(f"test_notebook_runs_in_jupyterlab[{name}]")
                     for item in session.items))
 
 
