@@ -33,7 +33,7 @@ from ._checks import (
     check_same_kind,
     check_tensor,
 )
-from .trial_tables import DESIGNS, Design, Device, _n
+from .trial_tables import TABLES, Design, Device, _n
 
 # --------------------------------------------------------------------------------------------------
 # The learning rules
@@ -175,10 +175,10 @@ def simulate(design: str, *, n_trials: int = 30, alpha: float = 0.3, beta: float
     Returns ``(V, design)``: V (trials + 1, n_cs) (with the design's leading dims, if any).
     Example: ``V, (cs, us, labels) = simulate("blocking", alpha=0.3)``.
     """
-    check_choice("design", design, DESIGNS)
+    check_choice("design", design, TABLES)
     check_choice("rule", rule, SIMULATORS)
     alpha = check_real("alpha", alpha, low=0.0)
-    d = DESIGNS[design](n_trials, lam=lam, dtype=dtype, device=device, **design_kwargs)
+    d = TABLES[design](n_trials, lam=lam, dtype=dtype, device=device, **design_kwargs)
     saliences = torch.tensor(d.labels.salience, dtype=dtype, device=d.cs.device)
     return SIMULATORS[rule](d.cs, d.us, alpha=alpha * saliences, beta=beta), d
 

@@ -2,7 +2,7 @@
 
 Each design (``acquisition``, ``extinction``, ``blocking``, ...) returns a :class:`Design` ``(cs, us, labels)``:
 ``cs`` (trials, n_cs) the presence (0/1) of each CS on each trial, ``us`` (trials,) the US magnitude ``λ``
-(0 when absent) and :class:`Labels` (CS names, phases, relative saliences). ``DESIGNS`` maps a readable name
+(0 when absent) and :class:`Labels` (CS names, phases, relative saliences). ``TABLES`` maps a readable name
 to each design; :func:`pavlovlab.conditioning.simulate` runs a learning rule on one. Designs written as token
 sequences, each with a control arm, for the trained models are in :mod:`pavlovlab.designs`.
 """
@@ -189,7 +189,7 @@ def overexpectation(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype 
                   device=device)
 
 
-DESIGNS: dict[str, Callable[..., Design]] = {
+TABLES: dict[str, Callable[..., Design]] = {
     "acquisition": acquisition,
     "extinction": extinction,
     "reacquisition": reacquisition,
@@ -200,11 +200,12 @@ DESIGNS: dict[str, Callable[..., Design]] = {
     "conditioned inhibition": conditioned_inhibition,
     "overexpectation": overexpectation,
 }
-"""Every design by a readable name (the widget's drop-down); each takes ``n_trials`` (per phase) and ``lam``."""
+"""Every trial table's builder by its design's readable name (the widget's drop-down); each takes ``n_trials``
+(per phase) and ``lam``. Not :data:`pavlovlab.designs.DESIGNS`, the names of the trained models' designs."""
 
 
 __all__ = [
-    "DESIGNS",
+    "TABLES",
     "Design",
     "Labels",
     "acquisition",

@@ -167,7 +167,7 @@ def test_v0_zero_trials_and_prediction():
 
 
 def test_simulate_runs_every_design():
-    for name in Tt.DESIGNS:
+    for name in Tt.TABLES:
         V, d = C.simulate(name, n_trials=6, rule="hebbian")
         assert V.shape[-2:] == (d.cs.shape[0] + 1, d.cs.shape[1])
 
@@ -215,7 +215,7 @@ def test_plots_draw_every_design():
 
     from pavlovlab.teach import plotting as P  # the conditioning plots live with the course tooling
 
-    for name in Tt.DESIGNS:
+    for name in Tt.TABLES:
         V, (cs, us, labels) = C.simulate(name, n_trials=5)
         fig, (ax0, ax1) = plt.subplots(1, 2)
         P.plot_strengths(ax0, V, labels, marker="o")

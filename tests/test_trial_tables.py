@@ -7,7 +7,7 @@ from pavlovlab import trial_tables as Tt
 
 
 def test_every_design_is_a_trial_table():
-    for name, make in Tt.DESIGNS.items():
+    for name, make in Tt.TABLES.items():
         cs, us, labels = make(6, lam=2.0, dtype=torch.float64)
         assert cs.dtype == us.dtype == torch.float64
         assert cs.shape[-1] == len(labels.cs) == len(labels.salience)
