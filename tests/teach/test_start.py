@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import selectors
 import subprocess
 import sys
 import time
@@ -135,22 +134,20 @@ def test_the_wheel_carries_the_course_and_start_opens_it_from_any_folder(tmp_pat
     assert res.returncode == 0, res.stderr
     assert sorted(p.name for p in (elsewhere / "handout").glob("[0-9]*.ipynb")) == NOTEBOOKS
     # `start` writes the copies and serves them: ask the running JupyterLab for notebook 00 through its API
-    proc = subprocess.Popen([str(exe), "start", "my-course", "--no-browser"], cwd=elsewhere, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # its output goes to a file, read whole each time: a pipe read line by line behind select() can leave the
+    # URL's line in the reader's buffer, where select() no longer sees it
+    log_path = tmp_path / "start.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([str(exe), "start", "my-course", "--no-browser"], cwd=elsewhere,
+                                env=dict(env, PYTHONUNBUFFERED="1"), stdout=log, stderr=subprocess.STDOUT)
     try:
-        url, log = None, []
-        sel = selectors.DefaultSelector()
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        deadline = time.monotonic() + 240
-        while url is None and time.monotonic() < deadline and proc.poll() is None:
-            if sel.select(timeout=1):
-                line = proc.stdout.readline()
-                log.append(line)
-                m = re.search(r"(http://127\.0\.0\.1:\d+/)lab\?token=(\w+)", line)
-                if m:
-                    url = m.group(1), m.group(2)
-        assert url, "JupyterLab did not print its URL:\n" + "".join(log[-30:])
-        base, token = url
+        m, deadline = None, time.monotonic() + 240
+        while m is None and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.5)
+            m = re.search(r"(http://127\.0\.0\.1:\d+/)lab\?token=(\w+)", log_path.read_text())
+        assert m, (f"JupyterLab did not print its URL (exit status {proc.poll()}):\n"
+                   + "".join(log_path.read_text().splitlines(keepends=True)[-30:]))
+        base, token = m.groups()
         req = urllib.request.Request(f"{base}api/contents/{cli.FIRST_NOTEBOOK}?content=1",
                                      headers={"Authorization": f"token {token}"})
         direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # localhost, never a proxy
@@ -162,7 +159,7 @@ def test_the_wheel_carries_the_course_and_start_opens_it_from_any_folder(tmp_pat
             except OSError as e:
                 if proc.poll() is not None or time.monotonic() > tries:
                     raise AssertionError(f"{base} (JupyterLab exit status {proc.poll()}): {e}\n"
-                                         + "".join(log[-30:])) from e
+                                         + log_path.read_text()[-3000:]) from e
                 time.sleep(1)
         cells = model["content"]["cells"]
         assert model["name"] == cli.FIRST_NOTEBOOK and cells
