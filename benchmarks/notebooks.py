@@ -11,8 +11,10 @@ it the kernel takes what the machine gives. The table ends with the course total
 the largest peak).
 
 The kernel talks to this client over Unix sockets (ZeroMQ's ``ipc`` transport), not TCP: a TCP kernel gets
-ports that its client picked as free a moment earlier, which another kernel started at the same time can take
-(each hang we saw, a kernel idle and its client waiting, happened while other kernels were running).
+ports that its client picked as free a moment earlier, which another kernel started at the same time can take.
+The client waits for each message in polls of at most half a second (:class:`SlicedPollClient`), which finds
+a reply that reached its socket without waking a longer poll. ``--timeout`` bounds each cell: a cell that runs
+longer stops the run with the cell named.
 """
 
 from __future__ import annotations
@@ -23,10 +25,16 @@ import pathlib
 import tempfile
 import threading
 import time
+from queue import Empty
+from typing import Any
 
 import nbformat
 import psutil
+from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_client.channels import AsyncZMQSocketChannel
 from nbclient import NotebookClient
+from nbformat import NotebookNode
+from traitlets import Type
 from traitlets.config import Config
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -43,13 +51,60 @@ def kernel_env(threads: int | None) -> dict[str, str]:
     return env
 
 
-def run(path: pathlib.Path, write: bool, threads: int | None = None) -> tuple[float, float, float]:
-    nb = nbformat.read(path, as_version=4)
+POLL_SLICE = 0.5  # seconds: the longest single wait of SlicedPollClient for a message
+
+
+class SlicedPollChannel(AsyncZMQSocketChannel):
+    """A kernel channel that waits for a message in polls of at most ``POLL_SLICE`` seconds.
+
+    pyzmq's asyncio poll sleeps on the socket's edge-triggered file descriptor, and a message can reach the
+    socket without waking it. Six runs of notebook 00 at once on a 2-core machine: 6 of 36 stopped after the
+    widget cell (whose output widget makes the client send to the kernel while it waits), the kernel idle,
+    the cell's ``execute_reply`` in the client's shell socket (a synchronous poll of it found the message) and
+    the client's poll asleep until its timeout; with this channel, 0 of 36. Each new poll reads the socket's
+    pending events before it sleeps, so a message stranded that way is found within one slice.
+    """
+
+    async def get_msg(self, timeout: float | None = None) -> dict[str, Any]:
+        """The next message; ``Empty`` when none came within ``timeout`` seconds (``None``: wait for one)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = POLL_SLICE if deadline is None else min(POLL_SLICE, max(0.0, deadline - time.monotonic()))
+            if await self.socket.poll(int(left * 1000)):
+                return await self._recv()
+            if deadline is not None and time.monotonic() >= deadline:
+                raise Empty
+
+
+class SlicedPollClient(AsyncKernelClient):
+    """nbclient's kernel client, with :class:`SlicedPollChannel` for the channels it waits on."""
+
+    shell_channel_class = Type(SlicedPollChannel)
+    iopub_channel_class = Type(SlicedPollChannel)
+    stdin_channel_class = Type(SlicedPollChannel)
+
+
+def execute(nb: NotebookNode, folder: pathlib.Path, *, timeout: int = 300, threads: int | None = None,
+            allow_errors: bool = False) -> tuple[float, float]:
+    """Execute ``nb`` in place, in a fresh kernel working in ``folder``; return the wall time (s) and the
+    kernel's peak resident memory (GB).
+
+    Each cell may run ``timeout`` seconds; ``threads`` limits the kernel's thread pools (:func:`kernel_env`);
+    with ``allow_errors`` every cell runs and errors stay in the outputs, as for a learner who runs them all.
+    """
     with tempfile.TemporaryDirectory(prefix="pavlovlab-kernel-") as sockets:
-        ipc = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "k")}})
-        client = NotebookClient(nb, timeout=300, kernel_name="python3", config=ipc,
-                                resources={"metadata": {"path": str(path.parent)}})
-        wall, peak = _execute(client, kernel_env(threads))
+        config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "k"),
+                                           "client_factory": SlicedPollClient}})
+        client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
+                                config=config, resources={"metadata": {"path": str(folder)}})
+        return _execute(client, kernel_env(threads))
+
+
+def run(path: pathlib.Path, write: bool, threads: int | None = None, timeout: int = 300) -> tuple[float, float, float]:
+    """Execute the notebook at ``path`` (:func:`execute`), store it when ``write``; return the wall time (s),
+    the peak memory (GB) and the stored size (MB)."""
+    nb = nbformat.read(path, as_version=4)
+    wall, peak = execute(nb, path.parent, timeout=timeout, threads=threads)
     if write:
         nbformat.write(nb, path)
     return wall, peak, path.stat().st_size / 1e6
@@ -89,6 +144,8 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="store the executed notebook in place")
     parser.add_argument("--threads", type=int, nargs="+", metavar="N",
                         help="run each notebook once per thread count (e.g. 1 2), each in a kernel limited to it")
+    parser.add_argument("--timeout", type=int, default=300, metavar="S",
+                        help="seconds a cell may run before the run stops with that cell named (default 300)")
     args = parser.parse_args()
     paths = args.notebooks or sorted((ROOT / "course").glob("[0-9]*.ipynb"))
     threads: list[int | None] = list(args.threads) if args.threads else [None]
@@ -96,6 +153,8 @@ def main() -> None:
         parser.error("--write stores one run: give at most one --threads value with it")
     if any(n is not None and n < 1 for n in threads):
         parser.error(f"--threads: expected counts >= 1, got {args.threads}")
+    if args.timeout < 1:
+        parser.error(f"--timeout: expected seconds >= 1, got {args.timeout}")
     labels = ["" if n is None else f" {n}t" for n in threads]
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     print(f"{'notebook':40s}" + "".join(f"{'wall (s)' + lab:>13s}{'peak (GB)' + lab:>14s}" for lab in labels)
@@ -104,7 +163,7 @@ def main() -> None:
     for p in paths:
         cells = ""
         for total, n in zip(totals, threads, strict=True):
-            wall, peak, size = run(p, args.write, n)
+            wall, peak, size = run(p, args.write, n, args.timeout)
             total[0], total[1] = total[0] + wall, max(total[1], peak)
             cells += f"{wall:13.1f}{peak:14.2f}"
         print(f"{p.name:40s}{cells}{size:12.2f}", flush=True)

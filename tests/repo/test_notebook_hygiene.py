@@ -75,7 +75,7 @@ def test_reexecuting_twice_is_byte_identical(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     runs = []
     for _ in range(2):
-        for cmd in ([sys.executable, str(ROOT / "benchmarks" / "notebooks.py"), str(nb), "--write"],
+        for cmd in ([sys.executable, str(ROOT / "benchmarks" / "notebooks.py"), str(nb), "--write", "--timeout", "120"],
                     [sys.executable, str(ROOT / "tools" / "normalize_notebooks.py"), str(nb)]):
             res = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
             assert res.returncode == 0, res.stdout + res.stderr

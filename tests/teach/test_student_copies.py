@@ -7,19 +7,21 @@ in JupyterLab, under the same judge, and this nbclient run of the same notebook 
 executed twice per session (nbval, JupyterLab), not three times.
 """
 
-import os
-import tempfile
+import sys
 from pathlib import Path
 
 import learnercopy
 import nbformat
 import pytest
-from nbclient import NotebookClient
-from traitlets.config import Config
 
 from pavlovlab.teach.student import make_student_copies
 
-COURSE = Path(__file__).resolve().parents[2] / "course"
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import notebooks  # noqa: E402  (benchmarks/notebooks.py: the headless runner the course's outputs come from)
+
+COURSE = ROOT / "course"
 NOTEBOOKS = sorted(p.name for p in COURSE.glob("[0-9]*.ipynb"))
 
 
@@ -45,13 +47,8 @@ def test_student_copy_runs_with_friendly_stubs(request, copies, name):
     if runs_in_jupyterlab(request.session, name):
         pytest.skip("run in JupyterLab in this session, under the same judge (tests/browser/test_jupyterlab.py)")
     nb = nbformat.read(copies / name, as_version=4)
-    # allow_errors: run every cell (like a learner who runs them all), then judge each one. The kernel talks to
-    # this client over Unix sockets, as in benchmarks/notebooks.py: over TCP a kernel started while JupyterLab's
-    # kernels ran (the browser tests) once sat idle while this client waited for it, until the cell timed out.
-    with tempfile.TemporaryDirectory(prefix="pavlovlab-kernel-") as sockets:
-        ipc = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "k")}})
-        NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True, config=ipc,
-                       resources={"metadata": {"path": str(copies)}}).execute()
+    # allow_errors: run every cell (like a learner who runs them all), then judge each one
+    notebooks.execute(nb, copies, timeout=600, allow_errors=True)
     problems = learnercopy.problems(nb)
     assert not problems, "\n".join(problems)
 
