@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from queue import Empty
 
@@ -55,15 +56,22 @@ async def _get(timeout: float, *, reply_waiting: bool, miss_first_wakeup: bool) 
         ctx.term()
 
 
+def _run(timeout: float, **kwargs: bool) -> tuple[dict | None, list[int]]:
+    """:func:`_get` on an event loop of its own, in a thread of its own (a session's browser tests can leave
+    a loop running in this one)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(_get(timeout, **kwargs))).result()
+
+
 def test_a_reply_whose_wakeup_was_lost_is_read_at_the_next_poll():
-    msg, waits = asyncio.run(_get(60, reply_waiting=True, miss_first_wakeup=True))
+    msg, waits = _run(60, reply_waiting=True, miss_first_wakeup=True)
     assert msg is not None and msg["msg_type"] == "execute_reply" and msg["content"] == {"status": "ok"}
     # the lost wake-up cost one slice, not the 60 s the caller allowed
     assert waits == [notebooks.POLL_SLICE * 1000] * 2
 
 
 def test_no_message_gives_empty_after_the_timeout_in_slices():
-    msg, waits = asyncio.run(_get(1.2, reply_waiting=False, miss_first_wakeup=False))
+    msg, waits = _run(1.2, reply_waiting=False, miss_first_wakeup=False)
     assert msg is None
     assert len(waits) >= 3 and all(0 <= w <= notebooks.POLL_SLICE * 1000 for w in waits)
 
