@@ -77,11 +77,11 @@ class SlicedPollChannel(AsyncZMQSocketChannel):
 
 
 class SlicedPollClient(AsyncKernelClient):
-    """nbclient's kernel client, with :class:`SlicedPollChannel` for the channels it waits on."""
+    """nbclient's kernel client, with :class:`SlicedPollChannel` for the two channels it waits on (nbclient
+    turns stdin off)."""
 
     shell_channel_class = Type(SlicedPollChannel)
     iopub_channel_class = Type(SlicedPollChannel)
-    stdin_channel_class = Type(SlicedPollChannel)
 
 
 def execute(nb: NotebookNode, folder: pathlib.Path, *, timeout: int = 300, threads: int | None = None,
