@@ -22,8 +22,8 @@ import argparse
 import torch
 from timing import median_time
 
-from pavlovlab import average_recall
-from pavlovlab import capacity as C
+from pavlovlab.capacity import average as average_recall
+from pavlovlab.capacity import criteria as C
 from pavlovlab.sampling import random_keys
 
 D_KS = (16, 32, 64, 128, 256)

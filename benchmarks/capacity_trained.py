@@ -30,7 +30,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
-from pavlovlab import models, tasks, training
+from pavlovlab.models import tasks, training
+from pavlovlab.models import transformer as models
 
 
 def run(config: tuple[int, int, str, int, int, int, int]) -> tuple[tuple[int, int, str], float, float, int | None]:

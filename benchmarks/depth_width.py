@@ -9,13 +9,13 @@ The fuller version of notebook 05's reduced comparison. Shapes with the same hea
                     2×2, and the narrowest-deepest shape 4×1)
     one-big-head    1 layer  × 1 head of budget·d_head   (the width control)
 
-trained on :func:`pavlovlab.tasks.pointer_chasing` with K = 1 (plain recall: every shape can solve it)
+trained on :func:`pavlovlab.models.tasks.pointer_chasing` with K = 1 (plain recall: every shape can solve it)
 and K = 2 (needs two retrievals in a row: only shapes with at least two layers can chase). Reported per
 shape: final held-out accuracy as mean ± sd [min, max] over seeds, and the steps to reach
 ``--threshold`` (per seed; "never" if not reached), so that speed and final accuracy are reported apart.
 ``--save FILE`` stores every run's history as JSON, rewritten after each shape (it refuses to replace an
 existing file without ``--overwrite``); notebook 05 reads the stored runs, shipped with the package as
-``pavlovlab/data/depth_width_{1,2}hop.json``, as cached fuller runs (:func:`pavlovlab.depth_width.cached_shape_runs`).
+``pavlovlab/data/depth_width_{1,2}hop.json``, as cached fuller runs (:func:`pavlovlab.depth.contest.cached_shape_runs`).
 
     python benchmarks/depth_width.py                                  # 3 seeds, 1500 steps, K = 1 and 2
     python benchmarks/depth_width.py --seeds 5 --steps 1000 --hops 2 --shapes wide-shallow 2×2 4×1 \
@@ -36,7 +36,8 @@ import time
 
 import torch
 
-from pavlovlab import models, tasks, training
+from pavlovlab.models import tasks, training
+from pavlovlab.models import transformer as models
 
 
 def shapes(budget: int, deep_layers: list[int], *, d_model: int, d_head: int) -> dict[str, dict[str, int]]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import torch
 from timing import median_time
 
-from pavlovlab import AssociativeMemory, drift
+from pavlovlab import AssociativeMemory
+from pavlovlab.forgetting import drift
 
 RULES, SEEDS, STEPS = ("hebbian", "delta", "oja_subspace", "oja_clamped"), 5, 5000
 

@@ -5,9 +5,9 @@ seeds as the notebooks pass them) is trained for ``--steps`` steps on one thread
 and timed in CPU time (``time.process_time``: on a loaded machine the wall clock also counts the other
 processes' turns). The held-out evaluations the notebooks run are included. Two paths are timed:
 
-- *one model*: :func:`pavlovlab.training.train_recall` of one model (how every model was trained before seeds
+- *one model*: :func:`pavlovlab.models.training.train_recall` of one model (how every model was trained before seeds
   were batched);
-- *seeds together*: :func:`pavlovlab.training.train_recall_batched` of the configuration's E seeds in one
+- *seeds together*: :func:`pavlovlab.models.training.train_recall_batched` of the configuration's E seeds in one
   batched pass (what the notebooks run now), reported as steps per second **per model** (E · steps / time).
 
 ``--against REF`` also times the package as it is at the git revision REF (exported with ``git archive``
@@ -66,7 +66,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
 
 
 def _train_kwargs(config: dict[str, Any]) -> dict[str, Any]:
-    from pavlovlab import tasks
+    from pavlovlab.models import tasks
 
     kw = dict(config["train"])
     if "task" in kw:
@@ -76,12 +76,12 @@ def _train_kwargs(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _training() -> Any:
-    """The module with the training loops: ``pavlovlab.training``, or ``pavlovlab.models`` in an older tree
+    """The module with the training loops: ``pavlovlab.models.training``, or ``pavlovlab.models`` in an older tree
     (``--against`` a revision from before the two were separate rooms)."""
     import importlib
 
     try:
-        return importlib.import_module("pavlovlab.training")
+        return importlib.import_module("pavlovlab.models.training")
     except ImportError:
         return importlib.import_module("pavlovlab.models")
 
@@ -89,7 +89,7 @@ def _training() -> Any:
 def steps_per_second(name: str, steps: int, together: bool) -> float:
     """Train configuration ``name`` for ``steps`` steps at one thread: steps per CPU second of one model, or
     with ``together`` of each of its E seeds trained in one batched pass (E · steps per CPU second)."""
-    from pavlovlab import models
+    from pavlovlab.models import transformer as models
 
     training = _training()
     config = CONFIGS[name]
@@ -114,8 +114,8 @@ def profile_batched(name: str, steps: int = 20) -> None:
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
 
-    from pavlovlab import models
-    from pavlovlab.training import train_recall_batched
+    from pavlovlab.models import transformer as models
+    from pavlovlab.models.training import train_recall_batched
 
     config = CONFIGS[name]
     kw = _train_kwargs(config)
@@ -146,7 +146,8 @@ def profile(name: str, steps: int = 30) -> None:
     from torch.profiler import ProfilerActivity, record_function
     from torch.profiler import profile as torch_profile
 
-    from pavlovlab import models, tasks
+    from pavlovlab.models import tasks
+    from pavlovlab.models import transformer as models
 
     config = CONFIGS[name]
     model = models.TinyTransformer(config["vocab"], seed=0, **config["model"])

@@ -4,7 +4,7 @@
 
 One-layer TinyTransformers (d_model 32, 2 heads of 16, MLP) with linear (Hebbian), delta (DeltaNet,
 Rescorla–Wagner) and softmax attention are trained on associative recall (8 pairs, 16 keys, 16 values)
-until 99 % held-out accuracy or ``--steps``; then each conditioning design of ``pavlovlab.designs`` is run
+until 99 % held-out accuracy or ``--steps``; then each conditioning design of ``pavlovlab.phenomena.sequences`` is run
 on ``--n`` paired design/control sequences per model. Prints the descriptive table (effect = centred logit
 of the outcome, design vs control, mean over seeds with a 95 % t-interval across seeds, and as a fraction
 of acquisition), the read-out norms before the per-head LayerNorm (design / control), the verdict on the
@@ -21,7 +21,8 @@ import time
 
 import torch
 
-from pavlovlab import head_memory, probes, training
+from pavlovlab.models import head_memory, training
+from pavlovlab.phenomena import probes
 from pavlovlab.teach.report import verdict_sentence
 
 

@@ -1,5 +1,6 @@
-"""``python -m pavlovlab`` and the ``pavlovlab`` console script: doctor, student, reproduce.
+"""``python -m pavlovlab`` and the ``pavlovlab`` console script: start, doctor, student, reproduce.
 
+    pavlovlab start [DIR]            # learner copies into DIR (default ./pavlovlab-course), then JupyterLab there
     pavlovlab doctor                 # is this machine ready for the course? (paste it when asking for help)
     pavlovlab student OUTDIR         # learner copies of the notebooks (solutions removed)
     pavlovlab reproduce --quick      # re-run the course's figure experiments from the package

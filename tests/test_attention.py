@@ -10,10 +10,11 @@ import torch.nn.functional as F
 from conftest import TOL, rel_rms
 
 import pavlovlab as pl
-from pavlovlab import AssociativeMemory, attention, delta_rule_attention, linear_attention, softmax_attention
-from pavlovlab import attention_literal as literal
-from pavlovlab.attention import scalar_gated_linear_attention
-from pavlovlab.attention_kernels import SEGMENT_CHUNKS, delta_chunk_kernel, linear_chunk_kernel
+from pavlovlab import AssociativeMemory, delta_rule_attention, linear_attention, softmax_attention
+from pavlovlab.attention import forms as attention
+from pavlovlab.attention import literal
+from pavlovlab.attention.forms import scalar_gated_linear_attention
+from pavlovlab.attention.kernels import SEGMENT_CHUNKS, delta_chunk_kernel, linear_chunk_kernel
 
 LEAD = (2, 3)  # batch, heads
 D_K, D_V = 5, 7  # not powers of two, d_k != d_v
@@ -334,7 +335,7 @@ def test_initial_state_with_extra_leading_dims_is_named():
         delta_rule_attention(q, k, v, 0.5, initial_state=torch.zeros(3, 2, 4))
 
 
-# --- the literal forms (pavlovlab.attention_literal) are the reference of the fast kernels ---
+# --- the literal forms (pavlovlab.attention.literal) are the reference of the fast kernels ---
 @pytest.mark.parametrize("T", [1, 37, 64, 130])
 @pytest.mark.parametrize("with_decay", [False, True])
 def test_literal_linear_forms_agree_and_match_the_explicit_sum(T, with_decay):
@@ -430,7 +431,7 @@ def test_delta_rule_returns_its_final_state_in_the_input_dtype(dtype, mode):
 def test_the_chunk_kernels_check_nothing_and_the_public_functions_check_once(monkeypatch):
     """A finite result costs one finiteness reduction for inputs and output together; the kernels run none."""
     import pavlovlab._checks as checks
-    from pavlovlab import attention
+    from pavlovlab.attention import forms as attention
 
     calls = []
     real = checks.all_finite

@@ -1,4 +1,4 @@
-"""The fast chunk kernels (pavlovlab.attention_kernels) against literal algorithms written in the test."""
+"""The fast chunk kernels (pavlovlab.attention.kernels) against literal algorithms written in the test."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of pavlovlab.average_recall: the store-and-recall experiment, the fidelity theory and the average-case
+"""Tests of pavlovlab.capacity.average: the store-and-recall experiment, the fidelity theory and the average-case
 capacity."""
 
 import math
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from pavlovlab import AssociativeMemory
-from pavlovlab import average_recall as ar
+from pavlovlab.capacity import average as ar
 from pavlovlab.sampling import random_keys, random_values
 from pavlovlab.statistics import fit_slope
 

@@ -44,7 +44,7 @@ def _qkv(T=6, d_k=4, d_v=2):
 
 # ------------------------------------------------------------------------------------------- the calls
 def _attention():
-    from pavlovlab import attention as A
+    from pavlovlab.attention import forms as A
 
     q, k, v = _qkv()
     e = _t(0, 4)
@@ -88,7 +88,7 @@ def _attention():
 
 
 def _hebbian():
-    from pavlovlab import hebbian as Hb
+    from pavlovlab.memory import hebbian as Hb
 
     keys, values = _unit(8, 16), _unit(8, 16, seed=1)
     return [
@@ -99,7 +99,7 @@ def _hebbian():
 
 
 def _memory():
-    from pavlovlab import memory as M
+    from pavlovlab.memory import associative as M
 
     def wrong_shape_rule(S, k, v):
         return torch.zeros(3, *S.shape)
@@ -138,8 +138,8 @@ def _memory():
 
 
 def _conditioning():
-    from pavlovlab import conditioning as C
-    from pavlovlab import trial_tables as Tt
+    from pavlovlab.conditioning import learning as C
+    from pavlovlab.conditioning import trials as Tt
 
     cs, us = torch.ones(30, 1), torch.ones(30)
 
@@ -161,8 +161,8 @@ def _conditioning():
 
 
 def _capacity():
-    from pavlovlab import average_recall as Ar
     from pavlovlab import sampling as Sa
+    from pavlovlab.capacity import average as Ar
 
     return [
         ("average capacity d_k < 0", lambda: Ar.average_capacity_theory(-16), ValueError, "d_k: expected numbers > 0"),
@@ -174,7 +174,7 @@ def _capacity():
 
 
 def _stacking():
-    from pavlovlab import stacking_theory as Th
+    from pavlovlab.depth import theory as Th
 
     return [
         ("crosstalk_variance n = 0", lambda: Th.crosstalk_variance(0, 16), ValueError, "n: expected numbers >= 1"),
@@ -190,8 +190,8 @@ def _stacking():
 
 
 def _tasks_models():
-    from pavlovlab import models as Mo
-    from pavlovlab import tasks as Ta
+    from pavlovlab.models import tasks as Ta
+    from pavlovlab.models import transformer as Mo
 
     model = Mo.TinyTransformer(Ta.vocab_size(4, 4), d_model=16, n_heads=2, d_head=8, seed=0)
     return [
@@ -208,8 +208,8 @@ def _tasks_models():
 
 
 def _drift_oja():
-    from pavlovlab import drift as Dr
-    from pavlovlab import oja as O
+    from pavlovlab.forgetting import drift as Dr
+    from pavlovlab.forgetting import oja as O
 
     x = O.data_cloud(200, 3, generator=torch.Generator().manual_seed(0))
     stream = Dr.redraw_stream(n_keys=4, d_k=8, d_v=8, steps=1000, period=500,
@@ -227,9 +227,9 @@ def _drift_oja():
 
 
 def _decay_unlearning():
-    from pavlovlab import attention as A
-    from pavlovlab import decay as D
-    from pavlovlab import unlearning as U
+    from pavlovlab.attention import forms as A
+    from pavlovlab.forgetting import decay as D
+    from pavlovlab.forgetting import unlearning as U
 
     q, k, v = _qkv()
     S = torch.eye(4)

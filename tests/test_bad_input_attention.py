@@ -8,7 +8,7 @@ import math
 import torch
 from badinput import check, parametrize
 
-from pavlovlab import attention as A
+from pavlovlab.attention import forms as A
 
 
 def _nan_map(x):

@@ -1,7 +1,8 @@
-"""Bad input for ``pavlovlab.capacity``/``pavlovlab.average_recall``, ``pavlovlab.statistics``, ``pavlovlab.hebbian``,
-``pavlovlab.unlearning`` and ``pavlovlab.probes``/``pavlovlab.head_memory``/``pavlovlab.designs``: the exact calls of
-the hostile-input run, property-based tests, and tests that catch plausible bugs (thresholds at their boundary,
-non-unit keys, partial steps, paired arms)."""
+"""Bad input for ``pavlovlab.capacity``/``pavlovlab.capacity.average``, ``pavlovlab.statistics``,
+``pavlovlab.memory.hebbian``, ``pavlovlab.forgetting.unlearning`` and
+``pavlovlab.phenomena.probes``/``pavlovlab.models.head_memory``/``pavlovlab.phenomena.sequences``: the exact calls of
+the hostile-input run, property-based tests, and tests that catch plausible bugs (thresholds at their boundary, non-unit
+keys, partial steps, paired arms)."""
 
 from __future__ import annotations
 
@@ -16,14 +17,14 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from pavlovlab import average_recall as Ar  # noqa: E402
-from pavlovlab import capacity as Cp  # noqa: E402
-from pavlovlab import designs as De  # noqa: E402
-from pavlovlab import head_memory as Hm  # noqa: E402
-from pavlovlab import hebbian as Hb  # noqa: E402
-from pavlovlab import probes as Pr  # noqa: E402
 from pavlovlab import statistics as Stt  # noqa: E402
-from pavlovlab import unlearning as U  # noqa: E402
+from pavlovlab.capacity import average as Ar  # noqa: E402
+from pavlovlab.capacity import criteria as Cp  # noqa: E402
+from pavlovlab.forgetting import unlearning as U  # noqa: E402
+from pavlovlab.memory import hebbian as Hb  # noqa: E402
+from pavlovlab.models import head_memory as Hm  # noqa: E402
+from pavlovlab.phenomena import probes as Pr  # noqa: E402
+from pavlovlab.phenomena import sequences as De  # noqa: E402
 
 FAST = settings(max_examples=30, deadline=None, derandomize=True, database=None)
 NAN = math.nan

@@ -1,6 +1,6 @@
-"""Bad input for ``pavlovlab.conditioning``, ``pavlovlab.trial_tables`` and their plots (``pavlovlab.teach.plotting``):
-the exact calls of the hostile-input run, the several-CS stability bound, a property-based test, and tests that catch
-plausible bugs (negative predictions, the bound's boundary)."""
+"""Bad input for ``pavlovlab.conditioning``, ``pavlovlab.conditioning.trials`` and their plots
+(``pavlovlab.teach.plotting``): the exact calls of the hostile-input run, the several-CS stability bound, a
+property-based test, and tests that catch plausible bugs (negative predictions, the bound's boundary)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from pavlovlab import conditioning as C  # noqa: E402
-from pavlovlab import trial_tables as Tt  # noqa: E402
+from pavlovlab.conditioning import learning as C  # noqa: E402
+from pavlovlab.conditioning import trials as Tt  # noqa: E402
 
 
 def _plots():

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from pavlovlab import attention as A
-from pavlovlab import conditioning as C
-from pavlovlab import trial_tables as Tt
 from pavlovlab._checks import check_device, check_float_dtype, check_int, check_real, check_shape
+from pavlovlab.attention import forms as A
+from pavlovlab.conditioning import learning as C
+from pavlovlab.conditioning import trials as Tt
 
 
 def _qkv(T=9, d=4):

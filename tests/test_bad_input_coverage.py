@@ -3,7 +3,7 @@ of every core module's ``__all__`` must each appear in a bad-input table (``test
 
 Records that functions return (NamedTuples, dataclasses such as ``Effect``), constants and the warning class are
 not inputs, so they are left out; so are the fast kernels (``attention.*_kernel``) and the literal forms
-(``pavlovlab.attention_literal``), documented as running without input checks: the public attention functions
+(``pavlovlab.attention.literal``), documented as running without input checks: the public attention functions
 check once and then call them, and the tests use the literal forms as references."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import pavlovlab
 
 TESTS = Path(__file__).parent
-UNCHECKED_MODULES = {"pavlovlab.attention_literal"}
+UNCHECKED_MODULES = {"pavlovlab.attention.literal"}
 
 
 def _core_modules():

@@ -1,4 +1,4 @@
-"""Bad input for ``pavlovlab.memory``, ``pavlovlab.drift`` and ``pavlovlab.sampling``: the exact calls of the
+"""Bad input for ``pavlovlab.memory``, ``pavlovlab.forgetting.drift`` and ``pavlovlab.sampling``: the exact calls of the
 hostile-input run (construction, shapes, bounds, divergences), a property-based test per module."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from pavlovlab import drift as Dr  # noqa: E402
-from pavlovlab import memory as M  # noqa: E402
 from pavlovlab import sampling as Sa  # noqa: E402
+from pavlovlab.forgetting import drift as Dr  # noqa: E402
+from pavlovlab.memory import associative as M  # noqa: E402
 
 FAST = settings(max_examples=30, deadline=None, derandomize=True, database=None)
 

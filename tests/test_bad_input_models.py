@@ -1,5 +1,5 @@
-"""Bad input for ``pavlovlab.models``, ``pavlovlab.training`` and ``pavlovlab.tasks``: the exact calls of the
-hostile-input run and a property-based test."""
+"""Bad input for ``pavlovlab.models``, ``pavlovlab.models.training`` and ``pavlovlab.models.tasks``: the exact calls of
+the hostile-input run and a property-based test."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from pavlovlab import models as Mo  # noqa: E402
-from pavlovlab import tasks as Ta  # noqa: E402
-from pavlovlab import training as Tr  # noqa: E402
+from pavlovlab.models import tasks as Ta  # noqa: E402
+from pavlovlab.models import training as Tr  # noqa: E402
+from pavlovlab.models import transformer as Mo  # noqa: E402
 
 
 def rows():

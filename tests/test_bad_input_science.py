@@ -1,7 +1,8 @@
-"""Bad input for the experiment and theory helpers behind the notebooks' science: ``pavlovlab.average_recall``'s
-sweeps and ``pavlovlab.capacity``'s slopes, ``pavlovlab.decay.recall_by_age``, ``pavlovlab.oja.memory_fixed_point``,
-the one-hop helpers of ``pavlovlab.stacking``, ``pavlovlab.stacking_theory`` and ``pavlovlab.depth_width``, and
-``pavlovlab.unlearning``'s cue probes. Each "ok" row checks a value worked out by hand."""
+"""Bad input for the experiment and theory helpers behind the notebooks' science: ``pavlovlab.capacity.average``'s
+sweeps and ``pavlovlab.capacity``'s slopes, ``pavlovlab.forgetting.decay.recall_by_age``,
+``pavlovlab.forgetting.oja.memory_fixed_point``, the one-hop helpers of ``pavlovlab.depth.chain``,
+``pavlovlab.depth.theory`` and ``pavlovlab.depth.contest``, and ``pavlovlab.forgetting.unlearning``'s cue probes. Each
+"ok" row checks a value worked out by hand."""
 
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ import numpy as np
 import torch
 from badinput import check, parametrize
 
-from pavlovlab import average_recall as Ar
-from pavlovlab import capacity as Cp
-from pavlovlab import decay as D
-from pavlovlab import depth_width as Dw
-from pavlovlab import oja as O
-from pavlovlab import stacking as St
-from pavlovlab import stacking_theory as Th
-from pavlovlab import unlearning as U
+from pavlovlab.capacity import average as Ar
+from pavlovlab.capacity import criteria as Cp
+from pavlovlab.depth import chain as St
+from pavlovlab.depth import contest as Dw
+from pavlovlab.depth import theory as Th
+from pavlovlab.forgetting import decay as D
+from pavlovlab.forgetting import oja as O
+from pavlovlab.forgetting import unlearning as U
 
 NAN = math.nan
 

@@ -1,6 +1,6 @@
-"""Bad input for ``pavlovlab.stacking``/``pavlovlab.stacking_theory``/``pavlovlab.depth_width``, ``pavlovlab.decay`` and
-``pavlovlab.oja``: the exact calls of the hostile-input run, a property-based test per module, and boundary tests
-that catch plausible bugs."""
+"""Bad input for ``pavlovlab.depth.chain``/``pavlovlab.depth.theory``/``pavlovlab.depth.contest``,
+``pavlovlab.forgetting.decay`` and ``pavlovlab.forgetting.oja``: the exact calls of the hostile-input run, a
+property-based test per module, and boundary tests that catch plausible bugs."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from pavlovlab import decay as D  # noqa: E402
-from pavlovlab import depth_width as Dw  # noqa: E402
-from pavlovlab import oja as O  # noqa: E402
-from pavlovlab import stacking_theory as Th  # noqa: E402
 from pavlovlab._checks import NonFiniteWarning  # noqa: E402
+from pavlovlab.depth import contest as Dw  # noqa: E402
+from pavlovlab.depth import theory as Th  # noqa: E402
+from pavlovlab.forgetting import decay as D  # noqa: E402
+from pavlovlab.forgetting import oja as O  # noqa: E402
 
 FAST = settings(max_examples=30, deadline=None, derandomize=True, database=None)
 

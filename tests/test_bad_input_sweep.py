@@ -8,25 +8,25 @@ import math
 import torch
 from badinput import check, parametrize
 
-from pavlovlab import capacity as Cp
-from pavlovlab import conditioning as C
-from pavlovlab import decay as D
-from pavlovlab import depth_width as Dw
-from pavlovlab import designs as De
-from pavlovlab import drift as Dr
-from pavlovlab import head_memory as Hm
-from pavlovlab import hebbian as Hb
-from pavlovlab import memory as M
-from pavlovlab import models as Mo
-from pavlovlab import probes as Pr
-from pavlovlab import retrieval as R
 from pavlovlab import sampling as Sa
-from pavlovlab import stacking as St
 from pavlovlab import statistics as Stt
-from pavlovlab import tasks as Ta
-from pavlovlab import training as Tr
-from pavlovlab import trial_tables as Tt
-from pavlovlab import unlearning as U
+from pavlovlab.capacity import criteria as Cp
+from pavlovlab.capacity import readouts as R
+from pavlovlab.conditioning import learning as C
+from pavlovlab.conditioning import trials as Tt
+from pavlovlab.depth import chain as St
+from pavlovlab.depth import contest as Dw
+from pavlovlab.forgetting import decay as D
+from pavlovlab.forgetting import drift as Dr
+from pavlovlab.forgetting import unlearning as U
+from pavlovlab.memory import associative as M
+from pavlovlab.memory import hebbian as Hb
+from pavlovlab.models import head_memory as Hm
+from pavlovlab.models import tasks as Ta
+from pavlovlab.models import training as Tr
+from pavlovlab.models import transformer as Mo
+from pavlovlab.phenomena import probes as Pr
+from pavlovlab.phenomena import sequences as De
 
 
 def rows():

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from pavlovlab import capacity as C
+from pavlovlab.capacity import criteria as C
 
 
 # ------------------------------------------------------------------------ capacity on actual read-outs

@@ -14,8 +14,8 @@ import pytest
 import torch
 
 from pavlovlab import AssociativeMemory, sampling
-from pavlovlab import capacity as C
-from pavlovlab import retrieval as R
+from pavlovlab.capacity import criteria as C
+from pavlovlab.capacity import readouts as R
 
 
 def _literal_margin(K: torch.Tensor, signs: tuple[float, ...]) -> float:

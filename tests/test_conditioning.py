@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from pavlovlab import AssociativeMemory
-from pavlovlab import conditioning as C
-from pavlovlab import trial_tables as Tt
+from pavlovlab.conditioning import learning as C
+from pavlovlab.conditioning import trials as Tt
 
 
 def _to(design, device, dtype):

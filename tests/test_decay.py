@@ -7,7 +7,7 @@ import torch
 from conftest import TOL, rel_rms
 
 import pavlovlab as pl
-from pavlovlab import decay as D
+from pavlovlab.forgetting import decay as D
 
 
 def test_retnet_decays_values():

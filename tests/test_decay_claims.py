@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from pavlovlab import decay
+from pavlovlab.forgetting import decay
 from pavlovlab.sampling import random_keys
 
 

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from pavlovlab import depth_width as dw
+from pavlovlab.depth import contest as dw
 
 
 def _gen(seed=0):

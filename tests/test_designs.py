@@ -1,4 +1,4 @@
-"""Tests for pavlovlab.designs: the conditioning designs as paired token sequences, their descriptions, and
+"""Tests for pavlovlab.phenomena.sequences: the conditioning designs as paired token sequences, their descriptions, and
 Rescorla–Wagner's predictions (hand-computed from the recursion)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pavlovlab import designs
+from pavlovlab.phenomena import sequences as designs
 
 
 def _count_o(x: torch.Tensor, outcome: torch.Tensor, n_keys: int) -> torch.Tensor:

@@ -6,7 +6,8 @@ import math
 import pytest
 import torch
 
-from pavlovlab import AssociativeMemory, delta_rule_attention, drift, linear_attention
+from pavlovlab import AssociativeMemory, delta_rule_attention, linear_attention
+from pavlovlab.forgetting import drift
 from tests.conftest import TOL, rel_rms
 
 PERIOD, STEPS, N_KEYS = 400, 2400, 8

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 import pavlovlab as pl
-from pavlovlab import drift, oja
-from pavlovlab.memory import oja_subspace_update
+from pavlovlab.forgetting import drift, oja
+from pavlovlab.memory.associative import oja_subspace_update
 
 
 def _outside(V: np.ndarray) -> np.ndarray:

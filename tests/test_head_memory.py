@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pavlovlab import head_memory as hm
 from pavlovlab import linear_attention
-from pavlovlab.models import TinyTransformer
+from pavlovlab.models import head_memory as hm
+from pavlovlab.models.transformer import TinyTransformer
 
 
 def test_head_state_reads_what_linear_attention_reads():
@@ -44,7 +44,7 @@ def test_recall_against_load_fidelity_is_the_cosine_of_the_heads_own_read_out():
     res = hm.recall_against_load(model, (3, 6), n=6, seed=4)
     assert res["accuracy"].shape == (2,) and res["fidelity"].shape == res["overlap"].shape == (2, 2)
     # recompute n_pairs = 6 by a loop over pairs, sequence by sequence
-    from pavlovlab.tasks import associative_recall
+    from pavlovlab.models.tasks import associative_recall
     b = associative_recall(6, n_pairs=6, n_keys=16, n_values=16, n_queries=1,
                            generator=torch.Generator().manual_seed(4 + 6))
     st = hm.head_states(model, b.tokens)

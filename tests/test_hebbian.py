@@ -1,4 +1,4 @@
-"""Tests of pavlovlab.hebbian: the outer-product memory, its crosstalk and recall."""
+"""Tests of pavlovlab.memory.hebbian: the outer-product memory, its crosstalk and recall."""
 
 import math
 
@@ -7,7 +7,7 @@ import torch
 from conftest import TOL, rel_rms
 
 from pavlovlab import AssociativeMemory
-from pavlovlab.hebbian import crosstalk, outer_product_memory, recall_cosine
+from pavlovlab.memory.hebbian import crosstalk, outer_product_memory, recall_cosine
 from pavlovlab.sampling import random_keys
 
 
@@ -93,7 +93,7 @@ def test_bad_pairs_are_rejected(bad, error, gen):
 
 def test_crosstalk_variance_equals_a_literal_computation():
     """Same generator, same draws: the measured mean squares equal a hand-written double loop."""
-    from pavlovlab.hebbian import measure_crosstalk_variance
+    from pavlovlab.memory.hebbian import measure_crosstalk_variance
 
     ns, d_k, trials, d_v = [2, 5], 6, 4, 3
     got = measure_crosstalk_variance(ns, d_k, trials=trials, d_v=d_v, generator=torch.Generator().manual_seed(7))
@@ -114,7 +114,7 @@ def test_crosstalk_variance_equals_a_literal_computation():
 
 def test_crosstalk_variance_slope_is_one_for_random_unit_keys():
     """The theory (n − 1)/d_k, an independent closed form: slope 1 within 4 standard errors."""
-    from pavlovlab.hebbian import measure_crosstalk_variance
+    from pavlovlab.memory.hebbian import measure_crosstalk_variance
     from pavlovlab.statistics import slope_through_origin
 
     ns = torch.tensor([2, 8, 32, 64])

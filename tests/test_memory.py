@@ -6,7 +6,7 @@ import torch.nn.functional as F
 from conftest import TOL, rel_rms
 
 from pavlovlab import AssociativeMemory
-from pavlovlab.memory import delta_update, hebbian_update, oja_clamped_update, oja_subspace_update
+from pavlovlab.memory.associative import delta_update, hebbian_update, oja_clamped_update, oja_subspace_update
 
 
 def test_orthonormal_keys_recall_perfectly(dtype, device, gen):
@@ -132,7 +132,7 @@ def test_oja_subspace_many_pairs_converge_to_the_dual_basis_of_the_values(gen):
 def test_step_writes_each_rule_by_the_formula_written_here(gen):
     """memory.step with each rule, by name and as a function: compared with the rule's formula written out
     in this test (S ← γS + η ΔS), not with the package's update functions."""
-    from pavlovlab.memory import RULES, step
+    from pavlovlab.memory.associative import RULES, step
 
     rules = ("hebbian", "delta", "oja_subspace", "oja_clamped")
     S = torch.randn(4, 3, 2, 5, 6, generator=gen, dtype=torch.float64)      # (rule, batch 3, 2, d_v = 5, d_k = 6)

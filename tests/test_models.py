@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from pavlovlab.models import ATTENTIONS, TinyTransformer, count_parameters, depth_width_configs
-from pavlovlab.tasks import associative_recall, vocab_size
+from pavlovlab.models.tasks import associative_recall, vocab_size
+from pavlovlab.models.transformer import ATTENTIONS, TinyTransformer, count_parameters, depth_width_configs
 
 TASK = dict(n_pairs=4, n_queries=4, n_keys=16, n_values=16)
 
@@ -63,8 +63,8 @@ def test_delta_block_uses_the_unchecked_chunk_form_with_the_same_numbers(monkeyp
     import torch.nn.functional as F
 
     import pavlovlab._checks as checks
-    from pavlovlab.attention import delta_rule_attention
-    from pavlovlab.attention_kernels import delta_chunk_kernel
+    from pavlovlab.attention.forms import delta_rule_attention
+    from pavlovlab.attention.kernels import delta_chunk_kernel
 
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(2, 3, 70, 8, generator=g, dtype=torch.float64) for _ in range(3))
@@ -85,7 +85,7 @@ def test_delta_block_uses_the_unchecked_chunk_form_with_the_same_numbers(monkeyp
     for name in ("check_real_tensor", "check_finite", "check_tensor", "warn_nonfinite"):
         if hasattr(checks, name):
             monkeypatch.setattr(checks, name, refuse)
-            import pavlovlab.attention as attention
+            import pavlovlab.attention.forms as attention
             if hasattr(attention, name):
                 monkeypatch.setattr(attention, name, refuse)
     torch.testing.assert_close(model(tokens), expected)

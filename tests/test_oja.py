@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from pavlovlab import oja
+from pavlovlab.forgetting import oja
 
 
 def cloud(gen, device="cpu", dtype=torch.float32, d=5, seeds=6, n=2000):

@@ -1,4 +1,4 @@
-"""Tests for pavlovlab.probes: the probes on hand-built circuits (the known answers), the verdicts, and
+"""Tests for pavlovlab.phenomena.probes: the probes on hand-built circuits (the known answers), the verdicts, and
 the trained models' logits. Expected values come from independent
 computations: Rescorla–Wagner's own recursion (pavlovlab.conditioning), literal loops, the model's own
 forward pass."""
@@ -8,8 +8,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pavlovlab import conditioning, designs, probes
-from pavlovlab.models import TinyTransformer
+from pavlovlab.conditioning import learning as conditioning
+from pavlovlab.models.transformer import TinyTransformer
+from pavlovlab.phenomena import probes
+from pavlovlab.phenomena import sequences as designs
 from pavlovlab.statistics import summarize
 from pavlovlab.teach.report import verdict_sentence
 

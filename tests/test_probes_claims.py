@@ -17,9 +17,10 @@ import matplotlib
 import pytest
 import torch
 
-from pavlovlab import designs, probes
-from pavlovlab import head_memory as hm
-from pavlovlab.models import TinyTransformer
+from pavlovlab.models import head_memory as hm
+from pavlovlab.models.transformer import TinyTransformer
+from pavlovlab.phenomena import probes
+from pavlovlab.phenomena import sequences as designs
 from pavlovlab.statistics import summarize
 from pavlovlab.teach.report import verdict_sentence
 

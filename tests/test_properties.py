@@ -21,7 +21,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from pavlovlab import attention as A  # noqa: E402
+from pavlovlab.attention import forms as A  # noqa: E402
 
 FAST = settings(max_examples=25, deadline=None, derandomize=True, database=None)  # reproducible, no .hypothesis/
 
@@ -101,7 +101,7 @@ def test_delta_rule_forms_agree(lead, T, d_k, d_v, C, beta, seed, per_token):
 @FAST
 @given(lead=leads, T=lengths, d=dims, seed=seeds, low=st.floats(0.05, 1.0))
 def test_scalar_gated_linear_attention_forms_agree(lead, T, d, seed, low):
-    from pavlovlab.attention import scalar_gated_linear_attention
+    from pavlovlab.attention.forms import scalar_gated_linear_attention
 
     q, k, v = draw(seed, *lead, T, d), draw(seed + 1, *lead, T, d), draw(seed + 2, *lead, T, d)
     g = low + (1 - low) * torch.rand(*lead, T, generator=torch.Generator().manual_seed(seed + 3), dtype=torch.float64)
@@ -131,7 +131,7 @@ def test_attention_is_finite_on_finite_input(lead, T, d_k, d_v, seed, scale, fma
 @FAST
 @given(T=lengths, d=dims, seed=seeds, beta=betas)
 def test_delta_rule_and_memory_are_finite_on_unit_keys(T, d, seed, beta):
-    from pavlovlab.memory import AssociativeMemory
+    from pavlovlab.memory.associative import AssociativeMemory
 
     k = F.normalize(draw(seed, T, d), dim=-1)
     v = draw(seed + 1, T, d, scale=10.0)
@@ -145,9 +145,9 @@ def test_delta_rule_and_memory_are_finite_on_unit_keys(T, d, seed, beta):
 @given(n=st.integers(1, 10**6), d_k=st.integers(1, 10**5), d_v=st.integers(1, 4096), H=st.integers(1, 8),
        L=st.integers(0, 64), threshold=st.floats(0.01, 1.0))
 def test_theory_helpers_are_finite(n, d_k, d_v, H, L, threshold):
-    from pavlovlab import average_recall as Ar
-    from pavlovlab import capacity as Cp
-    from pavlovlab import stacking_theory as Th
+    from pavlovlab.capacity import average as Ar
+    from pavlovlab.capacity import criteria as Cp
+    from pavlovlab.depth import theory as Th
 
     assert finite(Ar.fidelity_theory(n, d_k))
     assert finite(Ar.average_capacity_theory(d_k, threshold))
@@ -161,7 +161,7 @@ def test_theory_helpers_are_finite(n, d_k, d_v, H, L, threshold):
 @FAST
 @given(gamma=st.floats(1e-6, 1.0, exclude_max=True), lag=st.integers(0, 10**6))
 def test_decay_helpers_are_finite_below_one(gamma, lag):
-    from pavlovlab import decay as D
+    from pavlovlab.forgetting import decay as D
 
     assert finite(D.half_life(gamma)) and D.half_life(gamma) >= 0  # γ = 1 is "never forgets": inf by design
     assert finite(D.effective_window(gamma))
@@ -171,7 +171,7 @@ def test_decay_helpers_are_finite_below_one(gamma, lag):
 @FAST
 @given(T=st.integers(1, 60), alpha=st.floats(0.0, 2.0), lam=st.floats(-10.0, 10.0), seed=seeds)
 def test_rescorla_wagner_is_finite_within_its_bound(T, alpha, lam, seed):
-    from pavlovlab.conditioning import rescorla_wagner
+    from pavlovlab.conditioning.learning import rescorla_wagner
 
     present = (torch.rand(T, 1, generator=torch.Generator().manual_seed(seed)) < 0.7).double()  # one CS
     V = rescorla_wagner(present, torch.full((T,), lam, dtype=torch.float64), alpha=alpha)
@@ -181,7 +181,7 @@ def test_rescorla_wagner_is_finite_within_its_bound(T, alpha, lam, seed):
 @FAST
 @given(n=st.integers(2, 40), extra=st.integers(0, 20), seed=seeds, lr=st.floats(0.0, 0.05))
 def test_oja_is_finite_with_a_small_step(n, extra, seed, lr):
-    from pavlovlab.oja import oja_pca, oja_subspace
+    from pavlovlab.forgetting.oja import oja_pca, oja_subspace
 
     d = 2 + extra % 4
     x = draw(seed, n, d)

@@ -1,4 +1,4 @@
-"""Tests of pavlovlab.retrieval: the read-outs of every stored item after every write, against literal loops
+"""Tests of pavlovlab.capacity.readouts: the read-outs of every stored item after every write, against literal loops
 over n with the package's own memories and layers, and brute force over adversarial value patterns."""
 
 
@@ -7,7 +7,7 @@ import torch
 
 import pavlovlab as pl
 from pavlovlab import AssociativeMemory
-from pavlovlab import retrieval as R
+from pavlovlab.capacity import readouts as R
 from pavlovlab.sampling import random_keys, random_values
 
 

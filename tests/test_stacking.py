@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from pavlovlab import stacking as st
-from pavlovlab import stacking_theory as th
+from pavlovlab.depth import chain as st
+from pavlovlab.depth import theory as th
 from pavlovlab.statistics import fit_log_slope, fit_slope
 
 

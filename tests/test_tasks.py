@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from pavlovlab.tasks import (
+from pavlovlab.models.tasks import (
     IGNORE,
     RecallBatch,
     associative_recall,

@@ -4,9 +4,8 @@ together with the numbers of separate runs."""
 import pytest
 import torch
 
-from pavlovlab.models import TinyTransformer, count_parameters, depth_width_configs
-from pavlovlab.tasks import associative_recall, pointer_chasing, vocab_size
-from pavlovlab.training import (
+from pavlovlab.models.tasks import associative_recall, pointer_chasing, vocab_size
+from pavlovlab.models.training import (
     evaluate,
     steps_to_threshold,
     train_configs,
@@ -14,6 +13,7 @@ from pavlovlab.training import (
     train_recall,
     train_recall_batched,
 )
+from pavlovlab.models.transformer import TinyTransformer, count_parameters, depth_width_configs
 
 TASK = dict(n_pairs=4, n_queries=4, n_keys=16, n_values=16)
 

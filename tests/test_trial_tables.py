@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from pavlovlab import trial_tables as Tt
+from pavlovlab.conditioning import trials as Tt
 
 
 def test_every_design_is_a_trial_table():

@@ -4,8 +4,8 @@ subtracting a Hebbian trace leaves it behind when the pair was repeated or the k
 import pytest
 import torch
 
-from pavlovlab import unlearning as U
-from pavlovlab.hebbian import outer_product_memory, recall_cosine
+from pavlovlab.forgetting import unlearning as U
+from pavlovlab.memory.hebbian import outer_product_memory, recall_cosine
 
 
 def test_random_associations_overlap(device):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from pavlovlab import unlearning
+from pavlovlab.forgetting import unlearning
 
 
 def _edits(K: np.ndarray, V: np.ndarray) -> dict[str, np.ndarray]:

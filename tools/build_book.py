@@ -41,13 +41,23 @@ nothing from the network)."""
 
 
 def public_modules() -> list[str]:
-    """``pavlovlab.X`` for every core module, then ``pavlovlab.teach.X`` for the course tooling (modules and
-    subpackages whose names do not start with ``_``)."""
+    """``pavlovlab.X.Y`` for every module of the core's sub-packages and ``pavlovlab.X`` for its shared modules,
+    then ``pavlovlab.teach.X`` for the course tooling (modules and subpackages whose names do not start with ``_``)."""
+    import importlib
+
     import pavlovlab
     import pavlovlab.teach
 
-    core = [f"pavlovlab.{m.name}" for m in pkgutil.iter_modules(pavlovlab.__path__)
-            if not m.name.startswith("_") and not m.ispkg]
+    core = []
+    for m in pkgutil.iter_modules(pavlovlab.__path__):
+        if m.name.startswith("_") or m.name == "teach":
+            continue
+        if m.ispkg:
+            part = importlib.import_module(f"pavlovlab.{m.name}")
+            core += [f"pavlovlab.{m.name}.{s.name}" for s in pkgutil.iter_modules(part.__path__)
+                     if not s.name.startswith("_")]
+        else:
+            core.append(f"pavlovlab.{m.name}")
     teach = [f"pavlovlab.teach.{m.name}" for m in pkgutil.iter_modules(pavlovlab.teach.__path__)
              if not m.name.startswith("_")]
     return core + teach

@@ -12,8 +12,9 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from cycler import cycler
 
-from pavlovlab.trial_tables import Labels
+from pavlovlab.conditioning.trials import Labels
 
 OKABE_ITO = {
     "black": "#000000", "orange": "#E69F00", "sky blue": "#56B4E9", "bluish green": "#009E73",
@@ -53,7 +54,7 @@ def use_style() -> None:
         "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False,
         "axes.titlesize": 11, "axes.labelsize": 10, "legend.fontsize": 9, "legend.frameon": False,
         "lines.linewidth": 1.8, "lines.markersize": 4.5,
-        "axes.prop_cycle": mpl.cycler(**CYCLE) + mpl.cycler(markevery=[0.08] * len(CYCLE["color"])),
+        "axes.prop_cycle": cycler(**CYCLE) + cycler(markevery=[0.08] * len(CYCLE["color"])),
         "image.cmap": "viridis",
     })
 
@@ -135,8 +136,7 @@ def heatmap(ax: plt.Axes, matrix, *, title: str, xlabel: str, ylabel: str, symme
 def mark_times(ax: plt.Axes, times: Sequence[float], *, label: str | None = None, color: str = "#777777") -> None:
     """Vertical dotted lines at event times (drifts, phase changes)."""
     _check_ax(ax)
-    times = _np(times, "times", 1)
-    for i, t in enumerate(times):
+    for i, t in enumerate(_np(times, "times", 1)):
         ax.axvline(float(t), ls=":", lw=1, color=color, label=label if i == 0 else None)
 
 

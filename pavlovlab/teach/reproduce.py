@@ -67,7 +67,8 @@ def _save(fig, out: Path, name: str) -> str:
     return path.name
 
 
-def _r(x: float, nd: int = 4) -> float:
+def _r(x: float | torch.Tensor, nd: int = 4) -> float:
+    """``x`` (a number or a one-element tensor) rounded to ``nd`` decimals, as the summary stores it."""
     return round(float(x), nd)
 
 
@@ -173,7 +174,7 @@ def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None 
 
 @experiment("conditioning", "01_pavlovian_conditioning", "acquisition, extinction and blocking (Rescorla-Wagner)")
 def conditioning_designs(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from ..conditioning import simulate
+    from ..conditioning.learning import simulate
     from .plotting import plot_strengths
 
     n = 20 if quick else 40
@@ -195,20 +196,20 @@ def conditioning_designs(out: Path, *, quick: bool, progress: bool) -> dict[str,
 
 @experiment("hebbian_recall", "02_hebbian_memory", "recall quality of an outer-product memory vs stored pairs")
 def hebbian_recall(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from ..average_recall import fidelity_theory
-    from ..hebbian import recall_cosine
+    from ..capacity.average import fidelity_theory
+    from ..memory.hebbian import recall_cosine
     from ..sampling import random_keys
     from .plotting import COLORS, band, labels, theory
 
     g = torch.Generator().manual_seed(0)
     d_k, trials = 64, (32 if quick else 128)
     ns = [1, 4, 8, 16, 32, 64, 128, 256]
-    samples = []
+    per_n = []
     for n in ns:  # one batched draw per n (trials at once)
         keys = random_keys(trials, n, d=d_k, kind="sphere", generator=g)  # unit keys
         values = torch.randn(trials, n, d_k, generator=g)
-        samples.append(recall_cosine(keys, values).mean(-1))
-    samples = torch.stack(samples, -1)  # (trials, len(ns))
+        per_n.append(recall_cosine(keys, values).mean(-1))
+    samples = torch.stack(per_n, -1)  # (trials, len(ns))
     fig, (ax,) = _figure()
     band(ax, ns, samples, label=f"measured (d_k = {d_k})", color=COLORS["hebbian"])
     theory(ax, ns, fidelity_theory(torch.tensor(ns, dtype=torch.float64), d_k), label="1/sqrt(1 + (n-1)/d_k)")
@@ -221,11 +222,11 @@ def hebbian_recall(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 
 @experiment("linear_equivalence", "03_linear_attention", "parallel, recurrent and chunked forms agree")
 def linear_equivalence(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from ..attention import linear_attention
+    from ..attention.forms import linear_attention
 
     g = torch.Generator().manual_seed(0)
     lengths = [16, 64, 256] if quick else [16, 64, 256, 1024]
-    errs = {m: [] for m in ("recurrent", "chunk")}
+    errs: dict[str, list[float]] = {m: [] for m in ("recurrent", "chunk")}
     for T in lengths:
         q, k, v = (torch.randn(2, 4, T, 16, generator=g, dtype=torch.float64) for _ in range(3))
         ref = linear_attention(q, k, v, mode="parallel")
@@ -246,8 +247,8 @@ def linear_equivalence(out: Path, *, quick: bool, progress: bool) -> dict[str, A
 
 @experiment("capacity", "04_capacity_limits", "retrieval capacity against d_k under three criteria")
 def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from ..capacity import CRITERIA
-    from ..capacity import capacity_scaling as scaling
+    from ..capacity.criteria import CRITERIA
+    from ..capacity.criteria import capacity_scaling as scaling
     from .plotting import labels
 
     d_ks = [16, 32, 64, 128] if quick else [16, 32, 64, 128, 256]
@@ -273,8 +274,8 @@ def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any
 
 @experiment("stacking", "05_depth_and_width", "error vs depth L for 1, 2 and 3 heads")
 def stacking_depth(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from ..stacking import chain_error
-    from ..stacking_theory import stack_error_theory
+    from ..depth.chain import chain_error
+    from ..depth.theory import stack_error_theory
     from .plotting import labels
 
     g = torch.Generator().manual_seed(0)
@@ -282,7 +283,7 @@ def stacking_depth(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     trials = 16 if quick else 100
     fig, (ax,) = _figure()
     depths = list(range(1, L + 1))
-    numbers = {"n": n, "d_k": d_k, "L": L}
+    numbers: dict[str, float] = {"n": n, "d_k": d_k, "L": L}
     for H in (1, 2, 3):
         res = chain_error(L, H, n, d_k, trials=trials, generator=g)
         line, = ax.plot(depths, res.error_by_depth.tolist(), "o-", ms=3.5, label=f"H = {H} (measured)")
@@ -295,7 +296,7 @@ def stacking_depth(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 
 @experiment("drift", "06_delta_and_oja", "tracking drifting associations: Hebbian vs delta vs Oja")
 def drift_tracking(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from ..drift import recovery_steps, redraw_stream, track
+    from ..forgetting.drift import recovery_steps, redraw_stream, track
     from .plotting import COLORS, labels, mark_times
 
     g = torch.Generator().manual_seed(0)
@@ -303,7 +304,7 @@ def drift_tracking(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
     stream = redraw_stream(n_keys=8, d_k=16, d_v=16, steps=steps, period=period, generator=g)
     tr = track(stream, ("hebbian", "delta", "oja_subspace"), lr=0.5, progress=progress)
     fig, (ax,) = _figure()
-    numbers = {}
+    numbers: dict[str, Any] = {}
     for i, rule in enumerate(tr.rules):
         ax.plot(tr.cosine[i].tolist(), color=COLORS.get(rule), label=rule, lw=1.2)
         numbers[f"final_cosine_{rule}"] = _r(tr.cosine[i, -period // 2:].mean(), 3)
@@ -316,7 +317,7 @@ def drift_tracking(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 
 @experiment("oja", "06_delta_and_oja", "Oja's rule finds the first principal component; Hebb's norm explodes")
 def oja_pca_run(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from ..oja import alignment, data_cloud, oja_pca, principal_components
+    from ..forgetting.oja import alignment, data_cloud, oja_pca, principal_components
     from .plotting import COLORS, labels
 
     g = torch.Generator().manual_seed(0)
@@ -340,7 +341,7 @@ def oja_pca_run(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
 
 @experiment("decay", "07_decay_and_unlearning", "recall vs age under decay γ (RetNet): measured vs γ^lag")
 def decay_retention(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from ..decay import half_life, measured_half_life, recall_vs_lag, retention
+    from ..forgetting.decay import half_life, measured_half_life, recall_vs_lag, retention
     from .plotting import labels, theory
 
     g = torch.Generator().manual_seed(0)
@@ -358,13 +359,13 @@ def decay_retention(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]
            "read-out strength")
     measured = measured_half_life(mean)
     return {"figures": [_save(fig, out, "07_decay_retention")], "gammas": [_r(x, 3) for x in gammas.tolist()],
-            "half_life_theory": [_r(h, 2) for h in half_life(gammas).tolist()],
+            "half_life_theory": [_r(h, 2) for h in torch.as_tensor(half_life(gammas)).tolist()],
             "half_life_measured": [_r(h, 2) for h in measured.tolist()]}
 
 
 @experiment("unlearning", "07_decay_and_unlearning", "forget one association: Hebbian subtraction vs delta rule")
 def unlearning_methods(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from ..unlearning import unlearning_experiment
+    from ..forgetting.unlearning import unlearning_experiment
 
     g = torch.Generator().manual_seed(0)
     reports = unlearning_experiment(n=16, d_k=64, d_v=64, overlap=0.5, repeats=2.0,
@@ -389,8 +390,8 @@ def unlearning_methods(out: Path, *, quick: bool, progress: bool) -> dict[str, A
 @experiment("conditioning_probes", "08_conditioning_in_trained_models",
             "in-context conditioning designs on hand-built memories (unit compound keys): delta (RW) vs Hebbian")
 def conditioning_probes(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from ..designs import DESIGNS, rw_effect
-    from ..probes import circuit_effects
+    from ..phenomena.probes import circuit_effects
+    from ..phenomena.sequences import DESIGNS, rw_effect
     from ..statistics import summarize
     from .plotting import COLORS, labels
 

@@ -74,14 +74,15 @@ def draw_probe(design: str, rule: str, lr: float, m: int, d_key: int, compound: 
                seed: int = 0) -> plt.Figure:
     """One figure: a design's responses on a hand-built memory, design against control (notebook 08).
 
-    ``n`` sequences of ``design`` (:func:`pavlovlab.designs.make_probes`, seed ``seed``) are written into an
+    ``n`` sequences of ``design`` (:func:`pavlovlab.phenomena.sequences.make_probes`, seed ``seed``) are written into an
     :class:`~pavlovlab.memory.AssociativeMemory` with ``rule``, learning rate ``lr``, ``m`` trials per block,
-    random unit keys in ``d_key`` dims and ``compound`` keys (:func:`pavlovlab.probes.memory_response`);
+    random unit keys in ``d_key`` dims and ``compound`` keys (:func:`pavlovlab.phenomena.probes.memory_response`);
     the histogram shows the strength of o at the test cue in both arms, the title the mean effect (and
     Rescorla–Wagner's value for the delta rule). The bins span the data (a constant response gets one
     narrow bin around it), so identical arms draw as one bar.
     """
-    from .. import designs, probes
+    from ..phenomena import probes
+    from ..phenomena import sequences as designs
     from .plotting import COLORS, labels
 
     batch = designs.make_probes(design, n, m=m, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
@@ -106,7 +107,7 @@ def probe_widget(n: int = 200) -> W.VBox:
     """Notebook 08's widget: :func:`draw_probe` with a control per argument (design, rule, compound,
     learning rate, trials per block, key dimension), ``n`` sequences per arm; the default view is extinction
     on the delta memory."""
-    from .. import designs
+    from ..phenomena import sequences as designs
 
     return interactive_plot(functools.partial(draw_probe, n=n), design=[*designs.DESIGNS[1:], "acquisition"],
                             rule=["delta", "hebbian"], lr=(0.05, 1.0, 0.05, 0.5), m=(1, 4, 1, 2),

@@ -1,5 +1,7 @@
-"""The package's two layers: core algorithms and experiments in ``pavlovlab/``, course tooling in
-``pavlovlab/teach/``. Imports go one way only: teach uses core, core never imports teach."""
+"""The package's layers. Core algorithms and experiments in ``pavlovlab/``, one sub-package per part of the course
+(conditioning, memory, attention, capacity, depth, forgetting, phenomena, and the trained models), over the shared
+modules (sampling, statistics, device, _checks); course tooling in ``pavlovlab/teach/``. Imports go one way only:
+teach uses core, core never imports teach, and neither the core's modules nor its parts import in a circle."""
 
 from __future__ import annotations
 
@@ -11,14 +13,22 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pavlovlab"
-CORE = sorted(p for p in PACKAGE.glob("*.py") if p.name != "__main__.py")
+CORE = sorted(p for p in PACKAGE.rglob("*.py") if "teach" not in p.relative_to(PACKAGE).parts
+              and p.name != "__main__.py")
 """``__main__.py`` is the ``python -m pavlovlab`` entry: it only hands over to ``teach.cli``."""
 TEACH = sorted((PACKAGE / "teach").rglob("*.py"))
+PARTS = {"conditioning", "memory", "attention", "capacity", "depth", "forgetting", "phenomena", "models"}
+SHARED = {"sampling", "statistics", "device", "_checks"}
 
 
 def module_name(path: Path) -> str:
-    """``pavlovlab.teach.cli`` for ``pavlovlab/teach/cli.py``."""
+    """``pavlovlab.teach.cli`` for ``pavlovlab/teach/cli.py`` (``pavlovlab.capacity.__init__`` for a package)."""
     return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+
+
+def dotted(path: Path) -> str:
+    """The name Python imports a file under: ``pavlovlab.capacity`` for ``pavlovlab/capacity/__init__.py``."""
+    return module_name(path).removesuffix(".__init__")
 
 
 def imported_modules(path: Path, source: str | None = None, name: str | None = None) -> list[tuple[int, str]]:
@@ -46,8 +56,11 @@ def teach_imports(path: Path, source: str | None = None, name: str | None = None
 
 
 def test_the_layers_are_where_the_tree_says():
+    packages = {p.parent.name for p in CORE if p.name == "__init__.py" and p.parent != PACKAGE}
+    modules = {p.stem for p in CORE if p.parent == PACKAGE}
+    assert packages == PARTS, "one sub-package per part of the course"
+    assert modules - {"__init__"} == SHARED, "only the shared modules sit beside the parts"
     core = {p.stem for p in CORE}
-    assert {"attention", "memory", "conditioning", "hebbian", "capacity", "drift", "decay", "_checks"} <= core
     assert not core & {"plotting", "widgets", "student", "reproduce", "cli"}, "course tooling belongs in teach/"
     assert {p.stem for p in TEACH} >= {"plotting", "widgets", "student", "reproduce", "cli", "_core"}
 
@@ -60,21 +73,22 @@ def test_core_never_imports_teach(path):
 def test_the_import_parser_sees_every_spelling():
     # the check above could pass vacuously if the parser missed a form: each of these must be caught in a core
     # module, and none of the core-only imports may be
-    probe = PACKAGE / "memory.py"
-    for source in ("from .teach import plotting", "from .teach.plotting import labels", "from . import teach",
+    probe = PACKAGE / "memory" / "associative.py"
+    for source in ("from ..teach import plotting", "from ..teach.plotting import labels", "from .. import teach",
                    "import pavlovlab.teach.cli", "from pavlovlab.teach import widgets", "from pavlovlab import teach",
-                   "def f():\n    from .teach.student import atomic_write"):
-        assert teach_imports(probe, source, "pavlovlab.memory"), source
-    for source in ("from . import attention", "from .sampling import random_keys", "import pavlovlab.decay",
-                   "from ._checks import check_int"):
-        assert not teach_imports(probe, source, "pavlovlab.memory"), source
+                   "def f():\n    from ..teach.student import atomic_write"):
+        assert teach_imports(probe, source, "pavlovlab.memory.associative"), source
+    for source in ("from .. import attention", "from ..sampling import random_keys", "import pavlovlab.depth.chain",
+                   "from .._checks import check_int", "from .hebbian import crosstalk"):
+        assert not teach_imports(probe, source, "pavlovlab.memory.associative"), source
     assert imported_modules(PACKAGE / "teach" / "reproduce.py")  # teach does import core (relative, two dots)
-    assert any(mod == "pavlovlab.conditioning" for _, mod in imported_modules(PACKAGE / "teach" / "reproduce.py"))
+    assert any(mod == "pavlovlab.conditioning.learning"
+               for _, mod in imported_modules(PACKAGE / "teach" / "reproduce.py"))
 
 
 @pytest.mark.slow
 def test_importing_the_core_loads_no_course_tooling():
-    core = [f"pavlovlab.{p.stem}" for p in CORE if p.stem != "__init__"]
+    core = [dotted(p) for p in CORE]
     code = ("import importlib, sys\n"
             f"for m in {core!r}:\n    importlib.import_module(m)\n"
             "print(sorted(m for m in sys.modules if m.startswith('pavlovlab.teach')))")
@@ -84,12 +98,28 @@ def test_importing_the_core_loads_no_course_tooling():
 
 
 def core_import_graph() -> dict[str, set[str]]:
-    """``{module: the core modules it imports}`` for the core modules (not ``__init__``), function-local
-    imports included: an import inside a function is still a dependency."""
-    names = {p.stem for p in CORE if p.stem != "__init__"}
-    return {p.stem: {mod.split(".")[1] for _, mod in imported_modules(p)
-                     if mod.count(".") == 1 and mod.startswith("pavlovlab.") and mod.split(".")[1] in names} - {p.stem}
-            for p in CORE if p.stem != "__init__"}
+    """``{module: the core modules it imports}`` over the core's modules and sub-packages (their ``__init__``),
+    function-local imports included: an import inside a function is still a dependency. Importing
+    ``pavlovlab.capacity.average`` first runs ``pavlovlab.capacity``'s ``__init__``, so an import of a module is also
+    an edge to each sub-package above it (not to the top level, whose ``__init__`` gathers everything). A module's
+    import from its own package (``from . import literal``) is no edge to that package: it is already running."""
+    names = {dotted(p) for p in CORE}
+    graph = {}
+    for p in CORE:
+        targets = set()
+        for _, mod in imported_modules(p):
+            parts = mod.split(".")
+            targets |= {".".join(parts[:i]) for i in range(2, len(parts) + 1)} & names
+        name = dotted(p).split(".")
+        graph[dotted(p)] = targets - {".".join(name[:i]) for i in range(1, len(name) + 1)}  # itself, its packages
+    return graph
+
+
+def part_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The same graph between the parts and shared modules (``capacity``, ``sampling``, ...)."""
+    part = {m: m.split(".")[1] for m in graph if m != "pavlovlab"}
+    return {p: {part[t] for m in graph if part.get(m) == p for t in graph[m] if t in part} - {p}
+            for p in set(part.values())}
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -117,14 +147,23 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_core_import_graph_has_no_cycle():
     graph = core_import_graph()
-    assert graph["capacity"] >= {"retrieval", "sampling", "statistics"}   # the graph is really parsed
-    assert "sampling" in graph["hebbian"]                                  # hebbian draws keys from sampling
+    assert graph["pavlovlab.capacity.criteria"] >= {"pavlovlab.capacity.readouts", "pavlovlab.sampling",
+                                                    "pavlovlab.statistics"}   # the graph is really parsed
+    assert {"pavlovlab.sampling", "pavlovlab.memory"} <= graph["pavlovlab.capacity.average"]  # a package above
+    graph.pop("pavlovlab")   # the top level re-exports every part: it imports, nothing imports it
     assert find_cycle(graph) is None, f"import cycle among core modules: {' -> '.join(find_cycle(graph))}"
+
+
+def test_the_parts_import_one_way():
+    parts = part_graph(core_import_graph())
+    assert parts["phenomena"] >= {"conditioning", "memory", "models"}   # the graph is really parsed
+    assert not parts["_checks"], "the checks import no part"
+    assert find_cycle(parts) is None, f"import cycle among the parts: {' -> '.join(find_cycle(parts))}"
 
 
 def test_the_cycle_finder_finds_cycles_and_local_imports():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
-    local = "def f():\n    from .average_recall import n_grid\n"   # a function-local import is an edge too
-    assert any(mod == "pavlovlab.average_recall" for _, mod in imported_modules(PACKAGE / "hebbian.py", local,
-                                                                                 "pavlovlab.hebbian"))
+    local = "def f():\n    from ..capacity.average import n_grid\n"   # a function-local import is an edge too
+    assert any(mod == "pavlovlab.capacity.average"
+               for _, mod in imported_modules(PACKAGE / "memory" / "hebbian.py", local, "pavlovlab.memory.hebbian"))

@@ -39,63 +39,64 @@ def _short(module: str) -> str:
 BOOK_OF = {_short(b.module): b for b in BOOKS}
 
 SETUP = {  # what the check needs from earlier cells of the notebook
-    ('conditioning', 2): "from pavlovlab.conditioning import rescorla_wagner",
-    ('conditioning', 3): '''
-from pavlovlab.conditioning import rescorla_wagner
+    ('pavlovian_conditioning', 2): "from pavlovlab.conditioning import rescorla_wagner",
+    ('pavlovian_conditioning', 3): '''
+from pavlovlab.conditioning.learning import rescorla_wagner
 
 def blocked_strength(n_pretrain, n_compound, alpha):
     cs = torch.cat([torch.tensor([[1.0, 0.0]]).repeat(n_pretrain, 1), torch.tensor([[1.0, 1.0]]).repeat(n_compound, 1)])
     return rescorla_wagner(cs, torch.ones(n_pretrain + n_compound), alpha=alpha)[-1, 1].item()
 ''',
-    ('hebbian', 3): '''
+    ('hebbian_memory', 3): '''
 from pavlovlab.sampling import random_keys
-from pavlovlab.hebbian import crosstalk
+from pavlovlab.memory.hebbian import crosstalk
 g = torch.Generator().manual_seed(0)
 ''',
-    ('attention', 1): "q, k, v = torch.randn(8, 4), torch.randn(8, 4), torch.randn(8, 3)",
-    ('attention', 2): "d_k, d_v = 4, 3\nq, k, v = torch.randn(8, d_k), torch.randn(8, d_k), torch.randn(8, d_v)",
-    ('capacity', 4): "from pavlovlab import capacity as cap\n"
+    ('linear_attention', 1): "q, k, v = torch.randn(8, 4), torch.randn(8, 4), torch.randn(8, 3)",
+    ('linear_attention', 2): "d_k, d_v = 4, 3\nq, k, v = torch.randn(8, d_k), torch.randn(8, d_k), torch.randn(8, d_v)",
+    ('capacity_limits', 4): "from pavlovlab.capacity import criteria as cap\n"
                      "from pavlovlab.sampling import random_keys, random_values\n"
                      "from pavlovlab.statistics import fit_slope",
-    ('stacking', 2): "from pavlovlab import stacking_theory",
-    ('stacking', 3): "from pavlovlab.sampling import random_keys",
-    ('rules', 1): "from pavlovlab import drift",
-    ('forgetting', 3): '''\
-from pavlovlab import unlearning
-from pavlovlab.hebbian import outer_product_memory
+    ('depth_and_width', 2): "from pavlovlab.depth import theory as stacking_theory",
+    ('depth_and_width', 3): "from pavlovlab.sampling import random_keys",
+    ('delta_and_oja', 1): "from pavlovlab.forgetting import drift",
+    ('decay_and_unlearning', 3): '''\
+from pavlovlab.forgetting import unlearning
+from pavlovlab.memory.hebbian import outer_product_memory
 keys, values = unlearning.random_associations(16, 64, 64, generator=torch.Generator().manual_seed(0))
 S = outer_product_memory(keys, values, torch.ones(16))''',
-    ('probes', 1): "from pavlovlab import designs, probes, statistics",
+    ('conditioning_in_trained_models', 1): ("from pavlovlab import statistics\n"
+                          "from pavlovlab.phenomena import probes, sequences as designs"),
 }
 
 TYPICAL = [  # (module, exercise, what the mistake is, the learner's code): each must be rejected
-    ('start', 1, "the typical mistake", '''
+    ('start_here', 1, "the typical mistake", '''
 def match(bell, test):
     return (bell * test).mean()
 '''),
-    ('conditioning', 1, "the typical mistake", '''
+    ('pavlovian_conditioning', 1, "the typical mistake", '''
 def rw_update(V, x, lam, alpha=0.3, beta=1.0):
     return V + alpha * beta * lam * x       # Hebbian: learns from co-occurrence, not from surprise
 '''),
-    ('conditioning', 2, "the typical mistake", '''
+    ('pavlovian_conditioning', 2, "the typical mistake", '''
 def blocked_strength(n_pretrain, n_compound, alpha):
     cs = torch.tensor([[1.0, 1.0]]).repeat(n_compound, 1)     # forgot the pretraining phase
     return rescorla_wagner(cs, torch.ones(n_compound), alpha=alpha)[-1, 1].item()
 '''),
-    ('conditioning', 3, "the typical mistake", '''
+    ('pavlovian_conditioning', 3, "the typical mistake", '''
 alpha, n_compound = 0.2, 30
 n_pre = torch.tensor([30])                                # one length: no curve, no trend
 v_light = torch.tensor([blocked_strength(30, n_compound, alpha)])
 '''),
-    ('hebbian', 1, "the typical mistake", '''
+    ('hebbian_memory', 1, "the typical mistake", '''
 def my_memory(keys, values):
     return keys.T @ values               # key × value: the wall is transposed
 '''),
-    ('hebbian', 2, "the typical mistake", '''
+    ('hebbian_memory', 2, "the typical mistake", '''
 def my_crosstalk(keys, values, j):
     return (values.T @ keys) @ keys[j]               # forgot to remove the signal of pair j itself
 '''),
-    ('hebbian', 3, "the typical mistake", '''
+    ('hebbian_memory', 3, "the typical mistake", '''
 d_k, trials = 32, 200
 ns = torch.tensor([2, 4, 8, 16, 32, 64, 128])
 columns = []
@@ -106,7 +107,7 @@ for n in ns.tolist():
     columns.append((keys @ S.mT).pow(2).mean((-2, -1)))
 msq = torch.stack(columns, dim=1)
 '''),
-    ('attention', 1, "the typical mistake", '''
+    ('linear_attention', 1, "the typical mistake", '''
 def my_recurrent(q, k, v):
     S = torch.zeros(v.shape[-1], k.shape[-1], dtype=q.dtype)
     reads = []
@@ -115,11 +116,11 @@ def my_recurrent(q, k, v):
         S = S + torch.outer(v[t], k[t])
     return torch.stack(reads)
 '''),
-    ('attention', 2, "the typical mistake", '''
+    ('linear_attention', 2, "the typical mistake", '''
 def my_chunk_carry(q_c, k_c, v_c, S):
     return q_c @ S.T, v_c.T @ k_c      # the new state forgets what was carried in
 '''),
-    ('attention', 3, "the typical mistake", '''
+    ('linear_attention', 3, "the typical mistake", '''
 Ts = [8, 16, 32, 64]                                     # every sequence fits in a single chunk
 flops = {"parallel": [], "chunk": []}
 for T_ in Ts:
@@ -129,20 +130,20 @@ for T_ in Ts:
             pl.linear_attention(q_, k_, v_, mode=mode, chunk_size=64)
         flops[mode].append(counter.flops)
 '''),
-    ('capacity', 1, "the typical mistake", '''
+    ('capacity_limits', 1, "the typical mistake", '''
 def fidelity(n, d_k):
     return 1 / torch.sqrt(1 + n / d_k)       # counts the item itself as crosstalk
 '''),
-    ('capacity', 2, "the typical mistake", '''
+    ('capacity_limits', 2, "the typical mistake", '''
 def predicted_capacity(d_k, threshold):
     return math.floor(1 + d_k * (1 / threshold - 1))   # forgot to square the threshold
 '''),
-    ('capacity', 3, "the typical mistake", '''
+    ('capacity_limits', 3, "the typical mistake", '''
 def capacity(ns, mean_cosine, threshold):
     above = ns[mean_cosine >= threshold]     # any later point above the threshold counts
     return int(above.max()) if len(above) else 0
 '''),
-    ('capacity', 4, "the typical mistake", '''
+    ('capacity_limits', 4, "the typical mistake", '''
 def measure_capacity(d_k, trials=100, theta=0.8):
     gen = torch.Generator().manual_seed(d_k)
     keys = cap.random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)
@@ -162,15 +163,15 @@ def measure_capacity(d_k, trials=100, theta=0.8):
 my_d_ks = [16, 32, 64, 128]
 my_capacities = [measure_capacity(d_k) for d_k in my_d_ks]
 '''),
-    ('stacking', 1, "the typical mistake", '''
+    ('depth_and_width', 1, "the typical mistake", '''
 def predicted_error(L, H, p):
     return L * p ** H
 '''),
-    ('stacking', 2, "the typical mistake", '''
+    ('depth_and_width', 2, "the typical mistake", '''
 def predict_errors():
     return 0.1, 0.2   # a guess
 '''),
-    ('stacking', 3, "the typical mistake", '''
+    ('depth_and_width', 3, "the typical mistake", '''
 def depth_curve(n=16, d=16, L=3, trials=200, seed=0):
     g = torch.Generator().manual_seed(seed)
     errors = []
@@ -183,7 +184,7 @@ def depth_curve(n=16, d=16, L=3, trials=200, seed=0):
         errors.append((item != perm).float().mean().item())
     return errors
 '''),
-    ('rules', 1, "the typical mistake", '''\
+    ('delta_and_oja', 1, "the typical mistake", '''\
 def recovery_time(beta, n_keys=8, seeds=3, period=100):
     stream = drift.redraw_stream(n_keys, 16, 16, steps=4 * period, period=period, batch_shape=(seeds,),
                                  generator=torch.Generator().manual_seed(0))
@@ -195,16 +196,16 @@ def recovery_time(beta, n_keys=8, seeds=3, period=100):
     cosine = torch.stack(cosine, dim=-1)
     waits = [(cosine[:, s:s + period] >= 0.95).float().argmax(-1) for s in stream.drift_times.tolist()]
     return torch.stack(waits).float().mean().item()'''),
-    ('rules', 2, "the typical mistake", '''\
+    ('delta_and_oja', 2, "the typical mistake", '''\
 def delta_write(S, k, v, beta):
     return S + beta * torch.outer(v, k)'''),
-    ('rules', 3, "the typical mistake", '''\
+    ('delta_and_oja', 3, "the typical mistake", '''\
 def unstable_beta():
     return 1.0'''),
-    ('rules', 4, "the typical mistake", '''\
+    ('delta_and_oja', 4, "the typical mistake", '''\
 def oja_fixed_point(C):
     return torch.linalg.eigh(C).eigenvectors[:, 0]'''),
-    ('forgetting', 1, "the typical mistake", '''\
+    ('decay_and_unlearning', 1, "the typical mistake", '''\
 def measure_half_life(gamma, trials=100, d=64, max_lag=120):
     gen = torch.Generator().manual_seed(0)
     k, v = (torch.nn.functional.normalize(torch.randn(trials, max_lag + 1, d, generator=gen), dim=-1)
@@ -212,13 +213,13 @@ def measure_half_life(gamma, trials=100, d=64, max_lag=120):
     out = pl.linear_attention(k[:, :1].expand_as(k), k, v, decay=gamma)
     strength = (out * v[:, :1]).sum(-1).mean(0)
     return strength.sum().item()'''),
-    ('forgetting', 2, "the typical mistake", '''\
+    ('decay_and_unlearning', 2, "the typical mistake", '''\
 def my_half_life(gamma):
     return 1 / (1 - gamma)'''),
-    ('forgetting', 3, "the typical mistake", '''\
+    ('decay_and_unlearning', 3, "the typical mistake", '''\
 def my_unlearn(S, k):
     return S - torch.outer(S @ k, k)'''),
-    ('probes', 2, "the typical mistake", '''
+    ('conditioning_in_trained_models', 2, "the typical mistake", '''
 def my_crosstalk(keys):
     """keys (..., n, d_k) unit rows -> (...): per key, the summed squared overlaps with the other keys, \
 averaged over keys."""
@@ -226,7 +227,7 @@ averaged over keys."""
     n = keys.shape[-2]
     return G.pow(2).sum((-2, -1)) / n
 '''),
-    ('probes', 1, "the typical mistake", '''
+    ('conditioning_in_trained_models', 1, "the typical mistake", '''
 def blocking_sweep(rule="delta"):
     """Return [(learning rate, mean blocking effect, half-width of its 95 % interval), ...] for the delta memory."""
     results = []
@@ -241,60 +242,60 @@ def blocking_sweep(rule="delta"):
 # is, code, "wrong" or "right", a phrase the verdict must hold). The check cell is the notebook's own.
 REGISTERED = [
     # 00: inputs mutated to fool the checker, low precision, a correct in-place answer
-    ("start", 1, "zeroes both inputs, returns 0", '''
+    ("start_here", 1, "zeroes both inputs, returns 0", '''
 def match(b, t):
     b.zero_(); t.zero_()
     return torch.tensor(0.0)
 ''', "wrong", "not yet"),
-    ("start", 1, "50 % too large, in bfloat16", '''
+    ("start_here", 1, "50 % too large, in bfloat16", '''
 def match(b, t):
     return ((b * t).sum() * 1.5).bfloat16()
 ''', "wrong", "less precise"),
-    ("start", 1, "5 % too large, in float16", '''
+    ("start_here", 1, "5 % too large, in float16", '''
 def match(b, t):
     return ((b * t).sum() * 1.05).half()
 ''', "wrong", "less precise"),
-    ("start", 1, "an average, diagnosed", '''
+    ("start_here", 1, "an average, diagnosed", '''
 def match(bell, test):
     return (bell * test).mean()
 ''', "wrong", "an average divides by the number of features"),
-    ("start", 1, "in place, right", '''
+    ("start_here", 1, "in place, right", '''
 def match(bell, test):
     bell.mul_(test)
     return bell.sum()
 ''', "right", ""),
     # 01
-    ("conditioning", 1, "the missing x_i, diagnosed", '''
+    ("pavlovian_conditioning", 1, "the missing x_i, diagnosed", '''
 def rw_update(V, x, lam, alpha=0.3, beta=1.0):
     prediction = (x * V).sum()
     return V + alpha * beta * (lam - prediction)
 ''', "wrong", "carry its own x_i"),
-    ("conditioning", 1, "in place, right", '''
+    ("pavlovian_conditioning", 1, "in place, right", '''
 def rw_update(V, x, lam, alpha=0.3, beta=1.0):
     V += alpha * beta * (lam - (x * V).sum()) * x
     return V
 ''', "right", ""),
-    ("conditioning", 3, "v_light of shape (1, 11)", '''
+    ("pavlovian_conditioning", 3, "v_light of shape (1, 11)", '''
 alpha, n_compound = 0.2, 30
 n_pre = torch.arange(0, 31, 3)
 v_light = torch.tensor([[blocked_strength(int(n), n_compound, alpha) for n in n_pre]])
 ''', "wrong", "the same shape"),
     # 02
-    ("hebbian", 1, "a list", '''
+    ("hebbian_memory", 1, "a list", '''
 def my_memory(keys, values):
     return (values.T @ keys).tolist()
 ''', "wrong", "got a list"),
-    ("hebbian", 1, "doubles values in place", '''
+    ("hebbian_memory", 1, "doubles values in place", '''
 def my_memory(keys, values):
     values.mul_(2)
     return values.T @ keys
 ''', "wrong", "values are off"),
-    ("hebbian", 2, "right for unit keys only, diagnosed", '''
+    ("hebbian_memory", 2, "right for unit keys only, diagnosed", '''
 def my_crosstalk(keys, values, j):
     S = values.T @ keys
     return S @ keys[j] - values[j]
 ''', "wrong", "k_j·k_j is not 1"),
-    ("hebbian", 3, "variance scaled by (n − 1)/n", '''
+    ("hebbian_memory", 3, "variance scaled by (n − 1)/n", '''
 d_k, trials = 32, 200
 ns = torch.tensor([2, 4, 8, 16, 32, 64, 128])
 columns = []
@@ -304,13 +305,13 @@ for n in ns.tolist():
     columns.append(crosstalk(keys, values).pow(2).mean((-2, -1)) * (n - 1) / n)
 msq = torch.stack(columns, dim=1)
 ''', "wrong", "at n = 2"),
-    ("hebbian", 3, "the closed form as msq", '''
+    ("hebbian_memory", 3, "the closed form as msq", '''
 d_k, trials = 32, 200
 ns = torch.tensor([2, 4, 8, 16, 32, 64, 128])
 msq = ((ns - 1) / d_k).double().repeat(trials, 1)
 ''', "wrong", "not a formula"),
     # 03
-    ("attention", 1, "a float32 memory for float64 inputs", '''
+    ("linear_attention", 1, "a float32 memory for float64 inputs", '''
 def my_recurrent(q, k, v):
     S = torch.zeros(v.shape[-1], k.shape[-1], dtype=torch.float32)
     reads = []
@@ -319,7 +320,7 @@ def my_recurrent(q, k, v):
         reads.append(S @ q[t].float())
     return torch.stack(reads)
 ''', "wrong", "less precise"),
-    ("attention", 1, "normalises k in place", '''
+    ("linear_attention", 1, "normalises k in place", '''
 def my_recurrent(q, k, v):
     k.div_(k.norm(dim=-1, keepdim=True))
     S = torch.zeros(v.shape[-1], k.shape[-1], dtype=q.dtype)
@@ -329,11 +330,11 @@ def my_recurrent(q, k, v):
         reads.append(S @ q[t])
     return torch.stack(reads)
 ''', "wrong", "values are off"),
-    ("attention", 1, "a result on the meta device", '''
+    ("linear_attention", 1, "a result on the meta device", '''
 def my_recurrent(q, k, v):
     return torch.empty(q.shape[0], v.shape[-1], dtype=q.dtype, device="meta")
 ''', "wrong", "meta"),
-    ("attention", 3, "one counter for every call, diagnosed", '''
+    ("linear_attention", 3, "one counter for every call, diagnosed", '''
 Ts = [128, 256, 512, 1024, 2048]
 flops = {"parallel": [], "chunk": []}
 with ex.FlopCounter() as counter:
@@ -343,12 +344,12 @@ with ex.FlopCounter() as counter:
             pl.linear_attention(q_, k_, v_, mode=mode, chunk_size=64)
             flops[mode].append(counter.flops)
 ''', "wrong", "one counter keep adding up"),
-    ("attention", 3, "a length of 0", '''
+    ("linear_attention", 3, "a length of 0", '''
 Ts = [0, 128, 256, 1024]
 flops = {"parallel": [1, 2, 3, 4], "chunk": [1, 2, 3, 4]}
 ''', "wrong", "1 or more"),
     # 04
-    ("capacity", 4, "off by one: counts the failing write", '''
+    ("capacity_limits", 4, "off by one: counts the failing write", '''
 def measure_capacity(d_k, trials=100, theta=0.8):
     gen = torch.Generator().manual_seed(d_k)
     keys = cap.random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)
@@ -369,19 +370,19 @@ my_d_ks = [16, 32, 64, 128]
 my_capacities = [measure_capacity(d_k) for d_k in my_d_ks]
 ''', "wrong", "above what criterion (a) gives"),
     # 05
-    ("stacking", 2, "the right letter, guessed", '''
+    ("depth_and_width", 2, "the right letter, guessed", '''
 def predict_errors():
     return "B"
 ''', "wrong", "not yet"),
-    ("stacking", 3, "the theory returned as the measurement", '''
+    ("depth_and_width", 3, "the theory returned as the measurement", '''
 depth_curve = lambda: (e for e in ex.depth_theory())
 ''', "wrong", "n, d, L, trials and seed"),
-    ("stacking", 3, "the theory, with the stub's signature", '''
+    ("depth_and_width", 3, "the theory, with the stub's signature", '''
 def depth_curve(n=16, d=16, L=3, trials=200, seed=0):
     return list(ex.depth_theory())
 ''', "wrong", "another setting"),
     # 06
-    ("rules", 1, "threshold 0.6 instead of 0.95", '''
+    ("delta_and_oja", 1, "threshold 0.6 instead of 0.95", '''
 def recovery_time(beta, n_keys=8, seeds=3, period=100):
     stream = drift.redraw_stream(n_keys, 16, 16, steps=4 * period, period=period, batch_shape=(seeds,),
                                  generator=torch.Generator().manual_seed(0))
@@ -397,48 +398,48 @@ def recovery_time(beta, n_keys=8, seeds=3, period=100):
         waits.append(torch.where(back.any(-1), back.float().argmax(-1), torch.inf))
     return torch.stack(waits).mean().item()
 ''', "wrong", "too soon"),
-    ("rules", 2, "in place, right", '''
+    ("delta_and_oja", 2, "in place, right", '''
 def delta_write(S, k, v, beta):
     S += beta * torch.outer(v - S @ k, k)
     return S
 ''', "right", ""),
-    ("rules", 2, "in place with add_, right", '''
+    ("delta_and_oja", 2, "in place with add_, right", '''
 def delta_write(S, k, v, beta):
     error = v.sub_(S @ k)
     return S.add_(beta * torch.outer(error, k))
 ''', "right", ""),
-    ("rules", 2, "normalised by k·k, diagnosed", '''
+    ("delta_and_oja", 2, "normalised by k·k, diagnosed", '''
 def delta_write(S, k, v, beta):
     return S + beta * torch.outer(v - S @ k, k) / (k @ k)
 ''', "wrong", "divides by k·k"),
-    ("rules", 2, "overwrites v with the prediction, returns a copy", '''
+    ("delta_and_oja", 2, "overwrites v with the prediction, returns a copy", '''
 def delta_write(S, k, v, beta):
     v.copy_(S @ k)
     return S.clone()
 ''', "wrong", "values are off"),
     # 07
-    ("forgetting", 1, "the closed form returned directly", '''
+    ("decay_and_unlearning", 1, "the closed form returned directly", '''
 def measure_half_life(gamma, trials=100, d=64, max_lag=120):
     return float(np.log(2) / -np.log(gamma))
 ''', "wrong", "computing the formula"),
-    ("forgetting", 2, "math.log, right", '''
+    ("decay_and_unlearning", 2, "math.log, right", '''
 def my_half_life(gamma):
     return math.log(2) / -math.log(gamma)
 ''', "right", ""),
-    ("forgetting", 3, "zeroes the whole memory in place", '''
+    ("decay_and_unlearning", 3, "zeroes the whole memory in place", '''
 def my_unlearn(S, k):
     S.zero_()
     return S
 ''', "wrong", "values are off"),
     # 08
-    ("probes", 1, "Rescorla–Wagner's prediction returned as the measurement", '''
+    ("conditioning_in_trained_models", 1, "Rescorla–Wagner's prediction returned as the measurement", '''
 def blocking_sweep(rule="delta"):
     return [(lr, designs.rw_effect("blocking", lr=lr), 0.01) for lr in [0.1, 0.2, 0.4, 0.6, 0.8]]
 ''', "wrong", "return a prediction"),
 ]
 
-SLOW = {("hebbian", 3), ("attention", 3), ("capacity", 4), ("stacking", 3), ("rules", 1), ("forgetting", 1),
-        ("probes", 1)}
+SLOW = {("hebbian_memory", 3), ("linear_attention", 3), ("capacity_limits", 4), ("depth_and_width", 3),
+        ("delta_and_oja", 1), ("decay_and_unlearning", 1), ("conditioning_in_trained_models", 1)}
 """Design exercises whose check runs the learner's measurement (several seconds each)."""
 
 
@@ -595,9 +596,9 @@ def test_depth_curve_with_160_chains_of_its_own_passes_for_every_seed(seed):
     own, larger sample and sizes the band from that."""
     code = SOLUTIONS["05_depth_and_width"]["3"].replace("trials=200", "trials=10")
     assert "trials=10" in code
-    book = BOOK_OF["stacking"]
+    book = BOOK_OF["depth_and_width"]
     ns: dict = {}
-    exec(PRELUDE + SETUP[("stacking", 3)] + "\n" + code, ns)
+    exec(PRELUDE + SETUP[("depth_and_width", 3)] + "\n" + code, ns)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         ok = book.session().check_depth_curve(ns["depth_curve"], seed=seed)
@@ -607,24 +608,24 @@ def test_depth_curve_with_160_chains_of_its_own_passes_for_every_seed(seed):
 # ------------------------------------------------------------------------------ attempts and hints
 def test_the_same_answer_run_again_is_not_a_second_attempt():
     wrong = "def unstable_beta():\n    return 1.0\n"
-    ex = BOOK_OF["rules"].session()
-    first, again = run("rules", 3, wrong, ex), run("rules", 3, wrong, ex)
+    ex = BOOK_OF["delta_and_oja"].session()
+    first, again = run("delta_and_oja", 3, wrong, ex), run("delta_and_oja", 3, wrong, ex)
     assert "expected" not in first and "expected" not in again, again
-    other = run("rules", 3, "def unstable_beta():\n    return 3.0\n", ex)
+    other = run("delta_and_oja", 3, "def unstable_beta():\n    return 3.0\n", ex)
     assert "expected 2" in other, other
 
 
 def test_expected_values_after_reading_the_solution():
-    ex = BOOK_OF["rules"].session()
+    ex = BOOK_OF["delta_and_oja"].session()
     with contextlib.redirect_stdout(io.StringIO()):
         ex.solution(3)
-    assert "expected 2" in run("rules", 3, "def unstable_beta():\n    return 1.0\n", ex)
+    assert "expected 2" in run("delta_and_oja", 3, "def unstable_beta():\n    return 1.0\n", ex)
 
 
 def test_a_stub_is_not_an_attempt():
-    ex = BOOK_OF["rules"].session()
+    ex = BOOK_OF["delta_and_oja"].session()
     stub = "def unstable_beta():\n    raise NotImplementedError('Exercise 3')\n"
-    assert "not yet implemented" in run("rules", 3, stub, ex)
+    assert "not yet implemented" in run("delta_and_oja", 3, stub, ex)
     assert ex.attempts.get(3, 0) == 0
 
 
@@ -644,7 +645,7 @@ def test_hints_in_tiers_and_solution_reachable(book, exercise, capsys):
 
 def test_a_function_that_never_returns_gets_a_time_limit(monkeypatch):
     monkeypatch.setattr(_core, "IMPLEMENT_TIME_LIMIT", 0.5)
-    out = run("start", 1, "import time\ndef match(b, t):\n    time.sleep(3)\n    return (b * t).sum()\n")
+    out = run("start_here", 1, "import time\ndef match(b, t):\n    time.sleep(3)\n    return (b * t).sum()\n")
     assert "took more than 0 s on test case 1 (a torch.float64 tensor of shape (1,)" in out
     assert "restart the kernel" in out
 
@@ -656,7 +657,7 @@ def test_a_check_before_the_exercise_cell_is_kind_in_ipython():
     try:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            shell.run_cell("from pavlovlab.teach.exercises import start\nex = start.session()")
+            shell.run_cell("from pavlovlab.teach.exercises import start_here\nex = start_here.session()")
             shell.run_cell("ex.check_match(match)")
             shell.run_cell("undefined_name_elsewhere")
         text = out.getvalue()
@@ -670,12 +671,12 @@ def test_a_check_before_the_exercise_cell_is_kind_in_ipython():
 
 # ----------------------------------------------------------------------------------------- progress
 def test_progress_is_recorded_beside_the_notebooks(tmp_path, capsys):
-    ex = BOOK_OF["start"].session(tmp_path)
+    ex = BOOK_OF["start_here"].session(tmp_path)
     ex.check_match(lambda b, t: (b * t).mean())
     ex.check_match(lambda b, t: (b * t).sum())
     data = json.loads((tmp_path / _core.PROGRESS_FILE).read_text(encoding="utf-8"))
     assert data["00_start_here"]["1"] == {"attempts": 2, "done": True}
-    other = BOOK_OF["rules"].session(tmp_path)
+    other = BOOK_OF["delta_and_oja"].session(tmp_path)
     with contextlib.redirect_stdout(io.StringIO()):
         other.check_unstable_beta(lambda: 1.0)
     capsys.readouterr()
@@ -692,7 +693,7 @@ def test_progress_is_recorded_beside_the_notebooks(tmp_path, capsys):
 def test_progress_that_cannot_be_written_is_silent(tmp_path, capsys):
     blocker = tmp_path / "a_file"
     blocker.write_text("not a folder")
-    ex = BOOK_OF["start"].session(blocker)
+    ex = BOOK_OF["start_here"].session(blocker)
     assert ex.check_match(lambda b, t: (b * t).sum()) is True
     ex.progress()
     out = capsys.readouterr().out
@@ -749,9 +750,9 @@ def test_progress_lives_beside_learner_copies_never_in_the_course(tmp_path, monk
     learner = tmp_path / "learner"
     student.make_student_copies(COURSE, learner)
     monkeypatch.chdir(learner)
-    assert BOOK_OF["start"].session().folder == learner
+    assert BOOK_OF["start_here"].session().folder == learner
     monkeypatch.chdir(COURSE)
-    assert BOOK_OF["start"].session().folder is None          # the course's notebooks hold their solutions
+    assert BOOK_OF["start_here"].session().folder is None          # the course's notebooks hold their solutions
 
 
 @pytest.mark.slow
@@ -763,7 +764,7 @@ _right = measure_capacity
 def measure_capacity(d_k, trials=100, theta=0.8):
     return _right(d_k, trials=trials, theta=theta) + 1
 '''
-    out = run("capacity", 4, SOLUTIONS["04_capacity_limits"]["4"] + "\n" + off_by_one)
+    out = run("capacity_limits", 4, SOLUTIONS["04_capacity_limits"]["4"] + "\n" + off_by_one)
     assert "❌" in out and "not counting the write that failed" in out, out
 
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import pavlovlab as pl
-from pavlovlab.teach.exercises import attention
+from pavlovlab.teach.exercises import linear_attention as attention
 
 ex = attention.session()
 """A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""

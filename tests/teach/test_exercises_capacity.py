@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from pavlovlab import capacity as cap
-from pavlovlab.teach.exercises import capacity
+from pavlovlab.capacity import criteria as cap
+from pavlovlab.teach.exercises import capacity_limits as capacity
 
 ex = capacity.session()
 """A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""

@@ -5,8 +5,8 @@ import math
 
 import torch
 
-from pavlovlab.conditioning import hebbian_conditioning, rescorla_wagner
-from pavlovlab.teach.exercises import conditioning
+from pavlovlab.conditioning.learning import hebbian_conditioning, rescorla_wagner
+from pavlovlab.teach.exercises import pavlovian_conditioning as conditioning
 
 E = conditioning.session()
 """A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""

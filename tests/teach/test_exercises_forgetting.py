@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from pavlovlab.teach.exercises import forgetting
+from pavlovlab.teach.exercises import decay_and_unlearning as forgetting
 
 ex = forgetting.session()
 """A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""

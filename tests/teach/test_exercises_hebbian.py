@@ -4,9 +4,9 @@ stubs are greeted kindly, nothing raises; the designed measurement is judged on 
 import pytest
 import torch
 
-from pavlovlab.hebbian import measure_crosstalk_variance
+from pavlovlab.memory.hebbian import measure_crosstalk_variance
 from pavlovlab.sampling import random_keys
-from pavlovlab.teach.exercises import hebbian
+from pavlovlab.teach.exercises import hebbian_memory as hebbian
 
 ex = hebbian.session()
 """A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""

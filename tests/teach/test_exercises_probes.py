@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import torch
 
-from pavlovlab import designs, probes, statistics
-from pavlovlab.teach.exercises import probes as probe_exercises
+from pavlovlab import statistics
+from pavlovlab.phenomena import probes
+from pavlovlab.phenomena import sequences as designs
+from pavlovlab.teach.exercises import conditioning_in_trained_models as probe_exercises
 
 ex = probe_exercises.session()
 """A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""

@@ -6,7 +6,7 @@ import math
 import torch
 
 from pavlovlab.sampling import random_keys
-from pavlovlab.teach.exercises import stacking
+from pavlovlab.teach.exercises import depth_and_width as stacking
 
 ex = stacking.session()
 """A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""
@@ -104,8 +104,8 @@ def test_depth_checker_never_raises(capsys, fresh_sessions):
 def test_exercise_2s_expected_errors_compose_the_hop_error_independently():
     """The checker's expected (err_A, err_B) is 1 − (1 − p_hop)^L with p_hop the averaged heads' hop error,
     recomposed here by hand: a checker that drifted from the theory (say 1 − error) would fail this."""
-    from pavlovlab.stacking_theory import hop_error_theory
-    from pavlovlab.teach.exercises import stacking as ex_stacking
+    from pavlovlab.depth.theory import hop_error_theory
+    from pavlovlab.teach.exercises import depth_and_width as ex_stacking
 
     got = ex_stacking.predicted_errors()
     for name, a in ex_stacking.ARCHITECTURES.items():

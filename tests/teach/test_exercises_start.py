@@ -3,7 +3,7 @@
 
 import torch
 
-from pavlovlab.teach.exercises import start
+from pavlovlab.teach.exercises import start_here as start
 
 ex = start.session()
 """A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""

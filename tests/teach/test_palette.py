@@ -16,8 +16,8 @@ import torch
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from pavlovlab.conditioning.trials import Labels
 from pavlovlab.teach import plotting
-from pavlovlab.trial_tables import Labels
 
 MACHADO = {
     "protanopia": np.array([[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],

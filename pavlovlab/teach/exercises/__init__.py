@@ -1,9 +1,9 @@
-"""Exercise checkers. Each notebook's checkers live in a module named after its concept
-(``pavlovlab.teach.exercises.conditioning``, ...), where every exercise is declared once, next to its checker
-(``@BOOK.exercise(number, title, kind=..., hints=[...])``). A notebook opens a learner's session,
-``ex = exercises.session("01")``, and calls ``ex.check_...``, ``ex.hint(n)``, ``ex.solution(n)``, ``ex.progress()``.
-The checkers compare the learner's function or value with the package on several cases, or judge a designed
-measurement, and print a friendly verdict, never a traceback. docs/authoring-exercises.md says how to add one.
+"""Exercise checkers. Each notebook's checkers live in a module named after the notebook
+(``pavlovlab.teach.exercises.pavlovian_conditioning`` for ``01_pavlovian_conditioning``, ...), where every exercise is
+declared once, next to its checker (``@BOOK.exercise(number, title, kind=..., hints=[...])``). A notebook opens a
+learner's session, ``ex = exercises.session("01")``, and calls ``ex.check_...``, ``ex.hint(n)``, ``ex.solution(n)``,
+``ex.progress()``. The checkers compare the learner's function or value with the package on several cases, or judge a
+designed measurement, and print a friendly verdict, never a traceback. docs/authoring-exercises.md says how to add one.
 """
 
 from pathlib import Path

@@ -1,7 +1,7 @@
 """The exercise machinery that every notebook shares: exercises declared once next to their checkers, a
 learner's session (attempts, hints, progress), and checkers that print one friendly verdict and never raise.
 
-A notebook's module (``pavlovlab.teach.exercises.capacity``, ...) holds one :class:`Book`; each checker is
+A notebook's module (``pavlovlab.teach.exercises.capacity_limits``, ...) holds one :class:`Book`; each checker is
 declared with ``@BOOK.exercise(number, title, kind=..., hints=[...])``. The notebook opens a session,
 ``ex = exercises.session("04")`` (or ``capacity.session()``), and calls ``ex.check_...(answer)``,
 ``ex.hint(n)``, ``ex.solution(n)`` and ``ex.progress()``. The reference solutions are the notebooks' cells

@@ -1,0 +1,401 @@
+"""Attention in every form: softmax, causal linear attention (the conditioning circuit) and the delta rule.
+
+Notation follows the paper (arXiv:2508.08289): keys are conditioned stimuli (CS), values are
+unconditioned stimuli (US), queries are test stimuli. Shapes: ``q, k: (..., T, d_k)``,
+``v: (..., T, d_v)``; any leading dims (batch, heads) broadcast. The memory (state) is the paper's
+matrix ``S = Σ v kᵀ`` of shape ``(..., d_v, d_k)``, read as ``S q``.
+
+Each algorithm comes in forms that compute the same numbers: ``"parallel"`` (one masked matrix product),
+``"recurrent"`` (the explicit loop over time that updates ``S``: the circuit as written in the paper) and
+``"chunk"`` (chunkwise: masked products inside chunks of ``chunk_size`` tokens plus a state carried from chunk
+to chunk). The public functions here check their inputs once, then call a form: the recurrent and parallel
+forms are the literal ones of :mod:`pavlovlab.attention.literal`; the chunk forms are the fast kernels of
+:mod:`pavlovlab.attention.kernels`, which check nothing, so that a caller whose inputs are valid by
+construction (``models.Block``) calls them directly.
+
+Edge cases, the same in every form: ``T = 0`` gives an empty ``(..., 0, d_v)`` output (and the initial
+state back); a ``chunk_size`` larger than ``T`` is clamped to ``T``. Non-finite inputs raise; a result
+that becomes non-finite from finite inputs warns once (``pavlovlab._checks``' non-finite policy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal, overload
+
+import torch
+import torch.nn.functional as F
+
+from .._checks import (
+    all_finite,
+    broadcast_lead,
+    check_choice,
+    check_dim,
+    check_finite,
+    check_int,
+    check_output,
+    check_real,
+    check_real_tensor,
+    check_same_kind,
+    check_tensor,
+    warn_nonfinite,
+)
+from . import literal
+from .kernels import delta_chunk_kernel, linear_chunk_kernel
+
+Tensor = torch.Tensor
+FeatureMap = str | Callable[[torch.Tensor], torch.Tensor]
+EPS = 1e-6
+"""Added to the normaliser ``φ(q)·z`` of normalised linear attention."""
+
+FEATURE_MAPS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "identity": lambda x: x,
+    "elu1": lambda x: F.elu(x) + 1.0,
+    "relu": F.relu,
+}
+LINEAR_MODES = ("parallel", "recurrent", "chunk")
+DELTA_MODES = ("recurrent", "chunk")
+GATED_MODES = ("parallel", "recurrent")
+POSITIVE_MAPS = ("elu1", "relu")
+"""Feature maps with non-negative outputs: the only ones ``normalize=True`` accepts among the named maps."""
+BETA_MAX = 2.0
+"""The delta rule's bound: with unit keys, ``I − β k kᵀ`` is a contraction for 0 < β < 2 (a reflection at 2)."""
+LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+
+# ------------------------------------------------------------------------------------------------ checks
+def _check_qkv(q: object, k: object, v: object, *, same_length: bool = True) -> torch.Size:
+    """Validate the kinds and shapes of q, k, v and return the broadcast leading shape. Their values are
+    checked by :func:`_check_values` once the form has run (one reduction per tensor, one synchronisation)."""
+    q = check_tensor("q", q, min_rank=2, finite=False)
+    k = check_tensor("k", k, min_rank=2, finite=False)
+    v = check_tensor("v", v, min_rank=2, finite=False)
+    check_same_kind(q=q, k=k, v=v)
+    check_dim("k", k.shape[-1], q.shape[-1], "key dimension d_k (last dim of q)")
+    check_dim("v", v.shape[-2], k.shape[-2], "sequence length T (dim -2 of k)")
+    if same_length:
+        check_dim("q", q.shape[-2], k.shape[-2], "sequence length T (dim -2 of k, causal attention)")
+    return broadcast_lead(q=q.shape[:-2], k=k.shape[:-2], v=v.shape[:-2])
+
+
+def _sums(*inputs: Tensor) -> list[Tensor]:
+    """The sums of the inputs, taken before a form runs (it is about to read them anyway, so they are in the cache
+    then, not evicted by the form's own work) and handed to :func:`_check_values` afterwards: one reduction per
+    input, one host synchronisation for inputs and result together."""
+    return [x.detach().sum() for x in inputs]
+
+
+def _check_values(where: str, cause: str | Callable[[], str], out: Tensor, sums: list[Tensor],
+                  **inputs: Tensor) -> None:
+    """The non-finite policy for the inputs and the result at the cost of one reduction each: if the sums of all
+    of them (``sums``: the inputs', from :func:`_sums`) are finite, every entry is. Otherwise a non-finite input
+    raises naming it, and a non-finite result of finite inputs warns (``cause`` says why it can happen; a
+    callable is asked only then)."""
+    if all_finite(torch.stack([*sums, out.detach().sum()])):
+        return
+    for name, x in inputs.items():
+        check_finite(name, x)
+    warn_nonfinite(where, out, cause() if callable(cause) else cause)
+
+
+def _check_state(name: str, state: object, shape: tuple[int, ...], like: torch.Tensor,
+                 lead: torch.Size | None = None) -> torch.Tensor:
+    """A state tensor of trailing ``shape``, like ``like``'s dtype and device, whose leading dims broadcast
+    to ``lead`` (the batch/head dims of q, k, v) when given."""
+    state = check_tensor(name, state, min_rank=len(shape))
+    check_same_kind(q=like, **{name: state})
+    if tuple(state.shape[state.dim() - len(shape):]) != shape:
+        raise ValueError(f"{name}: expected trailing shape {shape}, got shape {tuple(state.shape)}")
+    if lead is not None:
+        extra = tuple(state.shape[:state.dim() - len(shape)])
+        try:
+            fits = torch.broadcast_shapes(extra, tuple(lead)) == tuple(lead)
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(f"{name}: expected leading dims that broadcast to the batch/head dims {tuple(lead)} "
+                             f"of q, k, v, got shape {tuple(state.shape)}")
+    return state
+
+
+def _feature_map(feature_map: FeatureMap) -> Callable[[torch.Tensor], torch.Tensor]:
+    if callable(feature_map):
+        return feature_map
+    if not isinstance(feature_map, str):
+        raise TypeError(f"feature_map: expected one of {list(FEATURE_MAPS)} or a callable, "
+                        f"got {type(feature_map).__name__}")
+    return FEATURE_MAPS[check_choice("feature_map", feature_map, FEATURE_MAPS)]
+
+
+def _decay_tensor(decay: object, lead: torch.Size, like: torch.Tensor) -> torch.Tensor | None:
+    """γ as a tensor of shape ``lead + (1, 1)`` (or None for no decay), checked to lie in [0, 1]."""
+    if decay is None:
+        return None
+    if isinstance(decay, torch.Tensor):
+        gamma = decay.to(dtype=like.dtype, device=like.device)
+        check_real_tensor("decay", gamma, low=0.0, high=1.0)
+        try:
+            gamma = gamma.expand(lead)
+        except RuntimeError:
+            raise ValueError(f"decay: expected a float or a tensor that broadcasts to the leading dims "
+                             f"{tuple(lead)}, got shape {tuple(decay.shape)}") from None
+    else:
+        gamma = torch.full(lead, check_real("decay", decay, low=0.0, high=1.0), dtype=like.dtype, device=like.device)
+    return gamma[..., None, None]
+
+
+# ------------------------------------------------------------------------------------------ public forms
+def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = True,
+                      scale: float | None = None) -> torch.Tensor:
+    """Softmax attention ``o_t = Σ_s softmax_s(scale · q_t·k_s) v_s`` (``s ≤ t`` when causal).
+
+    q: (..., T_q, d_k), k: (..., T, d_k), v: (..., T, d_v) -> (..., T_q, d_v). ``scale`` defaults to
+    ``1/√d_k``. Causal attention needs ``T_q = T``. Cost O(T² d): every query scores every key.
+    """
+    if all(isinstance(x, torch.Tensor) and x.dim() >= 2 for x in (q, k)) and k.shape[-2] == 0 < q.shape[-2]:
+        raise ValueError(f"k: expected at least one key for {q.shape[-2]} queries (a softmax over zero keys is "
+                         f"undefined), got shape {tuple(k.shape)}")
+    _check_qkv(q, k, v, same_length=causal)
+    scale = None if scale is None else check_real("scale", scale, low=0.0, low_open=True)
+    if scale is None and q.shape[-1] == 0:
+        raise ValueError("q: expected a key dimension d_k >= 1 for the default scale 1/√d_k, got shape "
+                         f"{tuple(q.shape)} (pass scale to attend with d_k = 0)")
+    sums = _sums(q, k, v)
+    o = literal.softmax_parallel(q, k, v, causal, scale)
+    _check_values("softmax_attention", "very large q or k overflow the scores", o, sums, q=q, k=k, v=v)
+    return o
+
+
+# The overloads say what a call returns: the output alone, or with ``return_state=True`` the output and state.
+@overload
+def linear_attention(q: Tensor, k: Tensor, v: Tensor, *, feature_map: FeatureMap = ..., normalize: bool = ...,
+                     decay: float | Tensor | None = ..., mode: str = ..., chunk_size: int = ...,
+                     initial_state: Tensor | tuple[Tensor, Tensor] | None = ...,
+                     return_state: Literal[False] = ...) -> Tensor: ...
+@overload
+def linear_attention(q: Tensor, k: Tensor, v: Tensor, *, feature_map: FeatureMap = ..., normalize: bool = ...,
+                     decay: float | Tensor | None = ..., mode: str = ..., chunk_size: int = ...,
+                     initial_state: Tensor | tuple[Tensor, Tensor] | None = ...,
+                     return_state: Literal[True]) -> tuple[Tensor, ...]: ...
+@overload
+def linear_attention(q: Tensor, k: Tensor, v: Tensor, *, feature_map: FeatureMap = ..., normalize: bool = ...,
+                     decay: float | Tensor | None = ..., mode: str = ..., chunk_size: int = ...,
+                     initial_state: Tensor | tuple[Tensor, Tensor] | None = ...,
+                     return_state: bool) -> Tensor | tuple[Tensor, ...]: ...
+def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, feature_map: FeatureMap = "identity",
+                     normalize: bool = False, decay: float | torch.Tensor | None = None, mode: str = "chunk",
+                     chunk_size: int = 64,
+                     initial_state: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None = None,
+                     return_state: bool = False) -> torch.Tensor | tuple[torch.Tensor, ...]:
+    """Causal linear attention: the Pavlovian conditioning circuit.
+
+    With φ the feature map and γ the decay (None: γ = 1)::
+
+        S_t = γ S_{t-1} + v_t φ(k_t)ᵀ          (write: the CS–US association, Hebb's rule)
+        o_t = S_t φ(q_t)                       (read: the test stimulus probes the memory)
+
+    so that ``o_t = Σ_{s≤t} γ^{t-s} (φ(q_t)·φ(k_s)) v_s``: softmax attention with the exponential
+    replaced by a dot product. With ``normalize=True`` the output is divided by ``φ(q_t)·z_t + EPS``
+    with ``z_t = γ z_{t-1} + φ(k_t)``; that needs a non-negative feature map (``"elu1"``, ``"relu"``
+    or a callable whose values are ≥ 0): with ``"identity"`` the normaliser crosses 0 and the output
+    explodes, so that combination raises.
+
+    Args:
+        q, k: (..., T, d_k); v: (..., T, d_v); leading dims broadcast.
+        feature_map: ``"identity"``, ``"elu1"`` (elu(x)+1), ``"relu"`` or a callable applied to q and k.
+        decay: γ in [0, 1], a float or a tensor broadcasting to the leading dims (one γ per head).
+        mode: ``"parallel"`` (masked ``(φ(Q)φ(K)ᵀ ⊙ D) V`` with ``D_ts = γ^(t−s)``), ``"recurrent"``
+            (a loop over t updating S) or ``"chunk"`` (chunkwise, ``chunk_size`` tokens per chunk).
+        initial_state: S_0 of shape (..., d_v, d_k), or the pair (S_0, z_0) with z_0: (..., d_k) when
+            normalising; a state returned earlier resumes the sequence.
+        return_state: also return the final state.
+
+    Returns:
+        o: (..., T, d_v); with ``return_state``: ``(o, S_T)``, or ``(o, S_T, z_T)`` when normalising.
+
+    >>> o = linear_attention(q, k, v, mode="parallel")  # same numbers as mode="recurrent"
+    """
+    lead = _check_qkv(q, k, v)
+    mode = check_choice("mode", mode, LINEAR_MODES)
+    chunk_size = check_int("chunk_size", chunk_size, low=1)
+    if not isinstance(normalize, bool):
+        raise TypeError(f"normalize: expected True or False, got {type(normalize).__name__}")
+    if normalize and isinstance(feature_map, str) and feature_map not in POSITIVE_MAPS and feature_map in FEATURE_MAPS:
+        raise ValueError("feature_map: normalize=True needs a non-negative feature map "
+                         f"({' or '.join(map(repr, POSITIVE_MAPS))}); "
+                         f"with {feature_map!r} the normaliser φ(q)·z crosses 0 and the output explodes")
+    phi = _feature_map(feature_map)
+    fq = check_output("feature_map", phi(q), q.shape, q)
+    fk = check_output("feature_map", phi(k), k.shape, k)
+    if normalize and callable(feature_map) and (bool((fq < 0).any()) or bool((fk < 0).any())):
+        raise ValueError("feature_map: normalize=True needs a non-negative feature map; the callable returned "
+                         "negative values, so the normaliser φ(q)·z can cross 0")
+    d_k, d_v = q.shape[-1], v.shape[-1]
+    gamma = _decay_tensor(decay, lead, q)
+    S0 = z0 = None
+    if initial_state is not None:
+        if normalize:
+            if not (isinstance(initial_state, tuple) and len(initial_state) == 2):
+                raise TypeError("initial_state: expected the pair (S_0, z_0) when normalize=True, "
+                                f"got {type(initial_state).__name__}")
+            S0 = _check_state("initial_state[0]", initial_state[0], (d_v, d_k), q, lead)
+            z0 = _check_state("initial_state[1]", initial_state[1], (d_k,), q, lead)
+        else:
+            S0 = _check_state("initial_state", initial_state, (d_v, d_k), q, lead)
+    fq, fk, w = (x.expand(*lead, *x.shape[-2:]) for x in (fq, fk, v))
+    S0 = q.new_zeros(*lead, d_v, d_k) if S0 is None else S0.expand(*lead, d_v, d_k)
+    if normalize:
+        z0 = q.new_zeros(*lead, d_k) if z0 is None else z0.expand(*lead, d_k)
+        w = torch.cat([w, torch.ones_like(w[..., :1])], dim=-1)  # z rides along as an extra value row
+        S0 = torch.cat([S0, z0[..., None, :]], dim=-2)
+    sums = _sums(q, k, v)
+    if mode == "chunk":
+        o, S = linear_chunk_kernel(fq, fk, w, gamma, S0, chunk_size)
+    else:
+        o, S = (literal.linear_parallel if mode == "parallel" else literal.linear_recurrent)(fq, fk, w, gamma, S0)
+    def cause() -> str:
+        if not (all_finite(fq) and all_finite(fk)):
+            return "the feature map returned NaN/inf values for finite q, k"
+        return "very large q, k or v overflow the dtype"
+
+    _check_values("linear_attention", cause, o, sums, q=q, k=k, v=v)
+    if normalize:
+        o = o[..., :d_v] / (o[..., d_v:] + EPS)
+        S, z = S[..., :d_v, :], S[..., d_v, :]
+        return (o, S, z) if return_state else o
+    return (o, S) if return_state else o
+
+
+@overload
+def scalar_gated_linear_attention(q: Tensor, k: Tensor, v: Tensor, g: Tensor, *, mode: str = ...,
+                                  initial_state: Tensor | None = ...,
+                                  return_state: Literal[False] = ...) -> Tensor: ...
+@overload
+def scalar_gated_linear_attention(q: Tensor, k: Tensor, v: Tensor, g: Tensor, *, mode: str = ...,
+                                  initial_state: Tensor | None = ...,
+                                  return_state: Literal[True]) -> tuple[Tensor, Tensor]: ...
+@overload
+def scalar_gated_linear_attention(q: Tensor, k: Tensor, v: Tensor, g: Tensor, *, mode: str = ...,
+                                  initial_state: Tensor | None = ...,
+                                  return_state: bool) -> Tensor | tuple[Tensor, Tensor]: ...
+def scalar_gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, *,
+                                  mode: str = "parallel", initial_state: torch.Tensor | None = None,
+                                  return_state: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """Linear attention with a data-dependent *scalar* decay (one forget gate per token and head)::
+
+        S_t = g_t S_{t-1} + v_t k_tᵀ,      o_t = S_t q_t,      g_t in (0, 1]
+
+    so ``o_t = Σ_{s≤t} (Π_{r=s+1..t} g_r) (q_t·k_s) v_s``. The constant ``decay=γ`` of
+    :func:`linear_attention` is this form's constant-gate case g_t = γ (tests/test_attention.py checks it);
+    a gate near 0 at a token wipes the memory there.
+
+    One scalar per token scales the whole memory (the gate of Mamba-2 and of RetNet-style gated retention;
+    :func:`pavlovlab.attention.literal.gated_recurrent` compares it with finer gates).
+
+    Args:
+        q, k: (..., T, d_k); v: (..., T, d_v); g: (..., T); leading dims broadcast.
+        mode: ``"parallel"`` (cumulative log-gates b_t = Σ_{r≤t} ln g_r give the mask
+            ``D_ts = exp(b_t − b_s)`` for s ≤ t, then ``(QKᵀ ⊙ D) V``) or ``"recurrent"`` (a loop over t).
+        initial_state: S_0 of shape (..., d_v, d_k).
+    Returns:
+        o: (..., T, d_v); with ``return_state``: ``(o, S_T)``.
+    """
+    lead = _check_qkv(q, k, v)
+    check_tensor("g", g, min_rank=1)
+    check_same_kind(q=q, g=g)
+    T = k.shape[-2]
+    check_dim("g", g.shape[-1], T, "sequence length T (last dim of g)")
+    check_real_tensor("g", g, high=1.0)
+    if bool((g <= 0).any()):
+        raise ValueError(f"g: expected gates in (0, 1], got a minimum of {g.min().item():.4g}")
+    mode = check_choice("mode", mode, GATED_MODES)
+    lead = broadcast_lead(qkv=lead, g=g.shape[:-1])
+    d_k, d_v = q.shape[-1], v.shape[-1]
+    q, k, v = (x.expand(*lead, *x.shape[-2:]) for x in (q, k, v))
+    S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
+        _check_state("initial_state", initial_state, (d_v, d_k), q, lead).expand(*lead, d_v, d_k)
+    sums = _sums(q, k, v)
+    if T == 0:  # an empty sequence: an empty output, the state unchanged (as in every attention form)
+        o, S = v.new_zeros(*lead, 0, d_v), S0.clone()
+    else:
+        form = literal.gated_parallel if mode == "parallel" else literal.gated_recurrent
+        o, S = form(q, k, v, g.expand(*lead, T), S0)
+    _check_values("scalar_gated_linear_attention", "very large q, k or v overflow the dtype", o, sums, q=q, k=k, v=v)
+    return (o, S) if return_state else o
+
+
+@overload
+def delta_rule_attention(q: Tensor, k: Tensor, v: Tensor, beta: float | Tensor, *, mode: str = ...,
+                         chunk_size: int = ..., initial_state: Tensor | None = ...,
+                         return_state: Literal[False] = ...) -> Tensor: ...
+@overload
+def delta_rule_attention(q: Tensor, k: Tensor, v: Tensor, beta: float | Tensor, *, mode: str = ...,
+                         chunk_size: int = ..., initial_state: Tensor | None = ...,
+                         return_state: Literal[True]) -> tuple[Tensor, Tensor]: ...
+@overload
+def delta_rule_attention(q: Tensor, k: Tensor, v: Tensor, beta: float | Tensor, *, mode: str = ...,
+                         chunk_size: int = ..., initial_state: Tensor | None = ...,
+                         return_state: bool) -> Tensor | tuple[Tensor, Tensor]: ...
+def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: float | torch.Tensor, *,
+                         mode: str = "chunk", chunk_size: int = 64, initial_state: torch.Tensor | None = None,
+                         return_state: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """Delta-rule attention (DeltaNet): the Rescorla–Wagner learner as a sequence layer.
+
+    ::
+
+        S_t = S_{t-1} + β_t (v_t − S_{t-1} k_t) k_tᵀ     (write only the prediction error)
+        o_t = S_t q_t
+
+    Unlike the Hebbian sum of linear attention, the write erases what the memory already predicts
+    for ``k_t``. Keys are used as given: with L2-normalised keys and ``0 ≤ β ≤ 2`` every step is a
+    contraction (a reflection at β = 2) and the state stays bounded, so β > 2 raises. Unnormalised keys
+    can still diverge (the step's factor is ``1 − β‖k‖²``): a non-finite result then warns once
+    (:class:`pavlovlab._checks.NonFiniteWarning`).
+
+    float16 and bfloat16 inputs are computed in float32 and the result (output and state) cast back (the
+    recurrence loses too much in bfloat16's 8 mantissa bits).
+
+    Args:
+        q, k: (..., T, d_k); v: (..., T, d_v); leading dims broadcast.
+        beta: learning rate 0 ≤ β ≤ 2, a float or a tensor of shape (..., T) (one β per token).
+        mode: ``"recurrent"`` (a loop over t) or ``"chunk"`` (the WY/UT-transform chunkwise algorithm
+            of Yang et al. 2024: inside a chunk, the errors solve one triangular system).
+        initial_state: S_0 of shape (..., d_v, d_k).
+
+    Returns:
+        o: (..., T, d_v); with ``return_state``: ``(o, S_T)``.
+    """
+    lead = _check_qkv(q, k, v)
+    mode = check_choice("mode", mode, DELTA_MODES)
+    chunk_size = check_int("chunk_size", chunk_size, low=1)
+    T, d_k, d_v = q.shape[-2], q.shape[-1], v.shape[-1]
+    if isinstance(beta, torch.Tensor):
+        check_tensor("beta", beta, min_rank=1)
+        check_same_kind(q=q, beta=beta)
+        check_dim("beta", beta.shape[-1], T, "sequence length T (last dim of beta)")
+        check_real_tensor("beta", beta, low=0.0, high=BETA_MAX)
+        lead = broadcast_lead(qkv=lead, beta=beta.shape[:-1])
+    else:
+        beta = torch.full((T,), check_real("beta", beta, low=0.0, high=BETA_MAX), dtype=q.dtype, device=q.device)
+    S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
+        _check_state("initial_state", initial_state, (d_v, d_k), q, lead).expand(*lead, d_v, d_k)
+    x = [t.expand(*lead, *t.shape[-2:]) for t in (q, k, v)] + [beta.expand(*lead, T), S0]
+    if d_k == 0 or d_v == 0:       # an empty memory: every read-out S_t q_t is a sum over nothing
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            check_finite(name, t)
+        o = q.new_zeros(*lead, T, d_v)
+        return (o, S0.clone()) if return_state else o
+    if q.dtype in LOW_PRECISION:  # compute in float32, return in the caller's dtype
+        x = [t.float() for t in x]
+    qx, kx, vx, bx, Sx = x
+    sums = _sums(q, k, v)
+    o, S = (delta_chunk_kernel(qx, kx, vx, bx, Sx, chunk_size) if mode == "chunk"
+            else literal.delta_recurrent(qx, kx, vx, bx, Sx))
+    _check_values("delta_rule_attention", "the state diverged: are the keys L2-normalised? each step scales the "
+                  "stored k-component by 1 − β‖k‖², which must stay within [−1, 1]", o, sums, q=q, k=k, v=v)
+    o, S = o.to(q.dtype), S.to(q.dtype)
+    return (o, S) if return_state else o
+
+
+__all__ = ["BETA_MAX", "FEATURE_MAPS", "delta_rule_attention", "linear_attention", "scalar_gated_linear_attention",
+           "softmax_attention"]

@@ -1,0 +1,230 @@
+"""Capacity of the associative memory: how many bell→food pairs fit in the bucket ``S`` before they blur.
+
+The *average* case (the mean cosine of the read-outs stays above θ, ``O(d_k)``) is measured in
+:mod:`pavlovlab.capacity.average`. What "error-free" capacity means depends on the criterion, so it is measured
+on actual read-outs, per trial, at every ``n`` (:func:`retrieval_capacity`, :func:`capacity_scaling`):
+
+- (a) ``"cosine"``: every stored item's cosine ≥ θ (random values): grows like ``d_k``;
+- (b) ``"argmax"``: every item decoded correctly by argmax over a fixed codebook: close to ``d_k``;
+- (c) ``"adversarial"``: every stored item must keep a read-out on its value's side (cosine > 0, so
+  sign decoding works) whatever unit values were stored. The sign-flip adversary ``v_i = −sign(k_i·k_j) v_j``
+  makes the read-out ``(1 − Σ_{i≠j}|k_i·k_j|) v_j`` (unit keys) and no choice of values does worse, so
+  this criterion is *derived*: it fails at the first n with ``max_j Σ_{i≠j}|k_i·k_j| ≥ 1``, a function of
+  the keys alone (:func:`pavlovlab.capacity.readouts.adversarial_error_curve` builds those values and measures the
+  read-out). Its capacity grows like ``√d_k`` (each ``|k_i·k_j|`` has mean ``√(2/(π d_k))``: :func:`worst_case_bound`).
+
+The memories compared (:data:`pavlovlab.capacity.readouts.MEMORIES`): the Hebbian sum, the delta rule (one pass)
+and softmax attention; their read-outs after every write come from :mod:`pavlovlab.capacity.readouts`, random
+keys from :mod:`pavlovlab.sampling`, the slope fits from :mod:`pavlovlab.statistics`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence, Sized
+from typing import Any, NamedTuple
+
+import torch
+from tqdm.auto import tqdm
+
+from .._checks import check_choice, check_int, check_lengths, check_numbers, check_real, check_tensor
+from ..sampling import random_keys, random_values
+from ..statistics import bootstrap_slope_se, fit_slope
+from .readouts import (
+    MEMORIES,
+    adversarial_error_curve,
+    decoding_curve,
+    first_failure,
+    min_cosine_curve,
+    readout_weights,
+)
+
+
+def worst_case_bound(d_k: int | float | torch.Tensor) -> torch.Tensor:
+    """Where a *typical* row's summed crosstalk reaches the signal: ``n − 1 ≈ √(π d_k / 2)``.
+
+    Each of the ``n − 1`` overlaps has ``E|k_i·k_j| ≈ √(2/(π d_k))`` (the mean of a half-normal, i.e. of
+    ``|x|`` for ``x ~ N(0, 1/d_k)``); their sum stays below the signal 1 while ``n − 1 ≲ √(π d_k / 2)``.
+    The *worst* of n rows crosses earlier, so the capacities of criterion (c) (that worst row's crossing,
+    see :func:`pavlovlab.capacity.readouts.adversarial_error_curve`) sit below this curve.
+    """
+    check_numbers("d_k", d_k, low=0.0, low_open=True)
+    d_t = torch.as_tensor(d_k, dtype=torch.float64)
+    return (math.pi * d_t / 2).sqrt()
+
+
+# ===================================================================================================
+# Capacity measured on actual read-outs: three retrieval criteria, per trial, at every n
+# ===================================================================================================
+CRITERIA = ("cosine", "argmax", "adversarial")
+"""Retrieval criteria of :func:`retrieval_capacity`: (a) every stored item's cosine ≥ θ; (b) every item
+decoded correctly by argmax over a fixed codebook; (c) adversarial values (Hebbian memory only)."""
+
+
+class RetrievalCapacity(NamedTuple):
+    """Per-trial capacities of :func:`retrieval_capacity`.
+
+    capacity: (trials,) long, the largest n with the criterion met after every n' ≤ n writes;
+    censored: (trials,) bool, never failed up to ``n_max`` (the capacity is then at least ``n_max``).
+    """
+
+    capacity: torch.Tensor
+    censored: torch.Tensor
+    n_max: int
+
+
+def retrieval_capacity(d_k: int, criterion: str, *, trials: int = 100, n_max: int | None = None,
+                       rule: str = "hebbian", beta: float = 1.0, threshold: float = 0.8, d_v: int | None = None,
+                       codebook_size: int = 32, kind: str = "sphere", generator: torch.Generator | None = None,
+                       device: torch.device | str | None = None, dtype: torch.dtype | None = None,
+                       chunk: int = 25) -> RetrievalCapacity:
+    """Store random pairs one by one and record, per trial, how many fit before the first retrieval failure.
+
+    criterion:
+      - ``"cosine"`` (a): every stored item's read-out has cosine ≥ ``threshold`` with its value; values
+        are random unit vectors of dimension ``d_v`` (default ``d_k``);
+      - ``"argmax"`` (b): every stored item is decoded correctly by argmax over a fixed codebook of
+        ``codebook_size`` orthonormal codewords (one-hot labels, so ``d_v = codebook_size``, whatever n);
+      - ``"adversarial"`` (c): the values are chosen, given the keys, by the sign-flip adversary of
+        :func:`pavlovlab.capacity.readouts.adversarial_error_curve`; fails once the worst item's read-out has cosine ≤ 0
+        with its value
+        (error along the value ≥ 1: sign decoding fails), i.e. at the first n with
+        ``max_j Σ_{i≠j}|G_ij| ≥ G_jj`` (Hebbian memory only).
+    rule / beta: the memory, see :func:`pavlovlab.capacity.readouts.readout_weights`. Keys: ``kind`` (unit sphere by
+    default).
+    n_max: the longest context tried (default ``4 d_k``): a trial that never fails is censored.
+    Trials run ``chunk`` at a time (vectorised inside a chunk; chunks bound the memory).
+    """
+    d_k = check_int("d_k", d_k, low=1)
+    criterion = check_choice("criterion", criterion, CRITERIA)
+    trials = check_int("trials", trials, low=1)
+    n_max = 4 * d_k if n_max is None else check_int("n_max", n_max, low=1)
+    rule = check_choice("rule", rule, MEMORIES)
+    threshold = check_real("threshold", threshold, low=-1.0, high=1.0)
+    d_v = d_k if d_v is None else check_int("d_v", d_v, low=1)
+    codebook_size = check_int("codebook_size", codebook_size, low=2)
+    chunk = check_int("chunk", chunk, low=1)
+    if criterion == "adversarial" and rule != "hebbian":
+        raise ValueError(f"rule: the adversarial criterion is derived for the Hebbian memory, got {rule!r}")
+    caps = []
+    for s in range(0, trials, chunk):
+        c = min(chunk, trials - s)
+        keys = random_keys(c, n_max, d=d_k, kind=kind, generator=generator, device=device, dtype=dtype)
+        if criterion == "adversarial":
+            ok = adversarial_error_curve(keys)[0] < 1
+        elif criterion == "cosine":
+            values = random_values(c, n_max, d=d_v, kind="sphere", generator=generator, device=device,
+                                   dtype=keys.dtype)
+            ok = min_cosine_curve(*readout_weights(keys, values, rule, beta), values) >= threshold
+        else:
+            labels = torch.randint(0, codebook_size, (c, n_max), generator=generator).to(keys.device)
+            codebook = torch.eye(codebook_size, dtype=keys.dtype, device=keys.device)
+            A, W = readout_weights(keys, codebook[labels], rule, beta)
+            ok = decoding_curve(A, W, labels, codebook)
+        caps.append(first_failure(ok).cpu())
+    capacity = torch.cat(caps)
+    return RetrievalCapacity(capacity, capacity >= n_max, n_max)
+
+
+class CapacityScaling(NamedTuple):
+    """Capacity against key dimension (:func:`capacity_scaling`).
+
+    d_ks: the key dimensions; mean, sem: (len(d_ks),) mean capacity over trials and its standard error;
+    censored: (len(d_ks),) fraction of censored trials; slope: log–log slope of mean capacity against
+    d_k; slope_se: its bootstrap standard error (trials resampled); capacities: per-trial results.
+    """
+
+    d_ks: list[int]
+    mean: torch.Tensor
+    sem: torch.Tensor
+    censored: torch.Tensor
+    slope: float
+    slope_se: float
+    capacities: list[torch.Tensor]
+
+
+def capacity_scaling(d_ks: Sequence[int], criterion: str, *, n_max: Callable[[int], int] | None = None,
+                     resamples: int = 1000, progress: bool = False, generator: torch.Generator | None = None,
+                     **kwargs: Any) -> CapacityScaling:
+    """:func:`retrieval_capacity` for every key dimension, with the log–log slope and its bootstrap error.
+
+    n_max: a function ``d_k -> longest context`` (default ``4 d_k``). Other keywords go to
+    :func:`retrieval_capacity`. The loop over the few ``d_ks`` stays in Python (sizes differ).
+    """
+    if isinstance(d_ks, int) or len(d_ks) < 2:
+        raise ValueError(f"d_ks: expected a sequence of at least two key dimensions, got {d_ks!r}")
+    d_ks = [check_int(f"d_ks[{i}]", d, low=1) for i, d in enumerate(d_ks)]
+    caps = []
+    cens = []
+    for d in tqdm(d_ks, desc="d_k", disable=not progress):
+        r = retrieval_capacity(d, criterion, n_max=None if n_max is None else n_max(d), generator=generator,
+                               **kwargs)
+        caps.append(r.capacity)
+        cens.append(r.censored.double().mean())
+    mean = torch.stack([c.double().mean() for c in caps])
+    sem = torch.stack([c.double().std() / math.sqrt(len(c)) if len(c) > 1 else torch.tensor(0.0) for c in caps])
+    if bool((mean <= 0).any()):
+        slope, slope_se = math.nan, math.nan
+    else:
+        slope, slope_se = fit_slope(d_ks, mean), bootstrap_slope_se(d_ks, caps, resamples=resamples, seed=0)
+    return CapacityScaling(d_ks, mean, sem, torch.stack(cens), slope, slope_se, caps)
+
+
+def local_slopes(scaling: CapacityScaling) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log–log slopes between neighbouring key dimensions, and their standard errors from the trials.
+
+    ``b_i = ln(m_{i+1}/m_i) / ln(d_{i+1}/d_i)`` for the mean capacities ``m`` of ``scaling``; with
+    independent trials at each ``d_k`` the delta method gives
+    ``se(b_i) = √((s_i/m_i)² + (s_{i+1}/m_{i+1})²) / ln(d_{i+1}/d_i)`` (``s`` the standard errors of the
+    means). The error is sampling error only: a single fitted slope hides how ``b_i`` drifts with ``d_k``
+    (curvature), which these show. Returns ``(slopes, se)``, each (len(d_ks) − 1,) float64.
+    """
+    if not isinstance(scaling, CapacityScaling):
+        raise TypeError(f"scaling: expected a CapacityScaling, got {type(scaling).__name__}")
+    sizes: dict[str, Sized] = {"scaling.d_ks": scaling.d_ks, "scaling.mean": scaling.mean, "scaling.sem": scaling.sem}
+    check_lengths(**sizes)
+    check_tensor("scaling.mean", scaling.mean)
+    check_tensor("scaling.sem", scaling.sem)
+    if bool((scaling.sem < 0).any()):
+        raise ValueError(f"scaling.sem: expected standard errors >= 0, got {scaling.sem.tolist()}")
+    d_ks = [check_int(f"scaling.d_ks[{i}]", d, low=1) for i, d in enumerate(scaling.d_ks)]
+    if len(set(d_ks)) < len(d_ks):
+        raise ValueError(f"scaling.d_ks: expected distinct key dimensions (a slope needs two), got {d_ks}")
+    m, s = scaling.mean.double(), scaling.sem.double()
+    if bool((m <= 0).any()):
+        raise ValueError(f"scaling: expected positive mean capacities for a log-log slope, got {m.tolist()}")
+    gap = torch.tensor(scaling.d_ks, dtype=torch.float64).log().diff()
+    rel = s / m
+    return m.log().diff() / gap, (rel[1:].square() + rel[:-1].square()).sqrt() / gap
+
+
+SCALINGS = {
+    "d_k": lambda d: d,
+    "d_k / log d_k": lambda d: d / math.log(d),
+    "√d_k": lambda d: math.sqrt(d),
+}
+"""Candidate laws for the capacity: divide the capacity by each and see which ratio stays flat."""
+
+
+def scaling_residuals(d_ks: Sequence[int], capacities: Sequence[float] | torch.Tensor) -> dict[str, float]:
+    """For each law f of :data:`SCALINGS`, the log–log slope of ``capacity / f(d_k)`` against ``d_k``.
+
+    0 means the law fits the trend; the law with the residual slope nearest 0 describes the data best.
+    """
+    check_lengths(d_ks=d_ks, capacities=capacities)
+    check_numbers("capacities", capacities, low=0.0, low_open=True)
+    caps = torch.as_tensor(capacities, dtype=torch.float64).flatten().tolist()
+    return {name: fit_slope(d_ks, [c / f(d) for c, d in zip(caps, d_ks, strict=True)]) for name, f in SCALINGS.items()}
+
+
+__all__ = [
+    "CRITERIA",
+    "SCALINGS",
+    "CapacityScaling",
+    "RetrievalCapacity",
+    "capacity_scaling",
+    "local_slopes",
+    "retrieval_capacity",
+    "scaling_residuals",
+    "worst_case_bound",
+]

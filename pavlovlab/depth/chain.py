@@ -1,0 +1,217 @@
+"""Stacked conditioning circuits: depth accumulates retrieval errors, width (heads) suppresses them.
+
+The tower of cards. Layer ℓ of a stack stores n associations ``item i → item π_ℓ(i)`` (a random
+permutation of n items: bell → food, food → saliva, ...). A chain starts at an item and hops once per
+layer: layer ℓ's read-out, cleaned up to the nearest stored item, is layer ℓ+1's query.
+
+Each layer has H heads; head h is a Hebbian memory with its *own* random unit key codes ``K_h`` (n, d_k)
+and value codes ``V_h`` (n, d_v) for the items (like the independent W_K, W_V of real heads)::
+
+    S_h = Σ_i V_h[π(i)] K_h[i]ᵀ,     r_h = S_h K_h[x],     s_h[m] = V_h[m] · r_h  (cleanup scores)
+
+``s_h[π(x)] = 1 + noise`` and ``s_h[m] = noise`` for the other items: the noise is the crosstalk of the
+other n − 1 pairs (notebooks 02 and 04). Heads are combined by
+
+- ``"average"``: average the H score vectors, then clean up (argmax): the read-outs are averaged
+  before the cleanup, so H independent crosstalks average down (variance / H);
+- ``"vote"``: each head cleans up on its own and the item with most votes wins (ties go to the
+  larger average score).
+
+This module simulates such stacks (:func:`chain_error`), one hop looked at closely (:func:`one_hop`), and a
+stack WITHOUT clean-up (:func:`raw_chain`: raw read-outs are the next layer's queries, as in a linear
+Transformer). Their closed-form errors and bounds are in :mod:`pavlovlab.depth.theory`; shapes of a
+stack compared at an equal budget in :mod:`pavlovlab.depth.contest`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from .._checks import check_choice, check_device, check_float_dtype, check_int
+from ..sampling import random_keys
+
+COMBINE = ("average", "vote")
+
+
+class StackResult(NamedTuple):
+    """What :func:`chain_error` measures.
+
+    error: end-to-end error rate after all L layers (fraction of chains whose last item is wrong).
+    error_by_depth: (L,) tensor, the error rate after layers 1..L (so one deep run gives error vs depth).
+    head_error: fraction of single-head decisions (argmax of one head's scores) that miss the right next
+        item of the chain's current input, over all layers and heads: the measured per-head error.
+    hop_error: fraction of combined decisions that miss the right next item of their input: the
+        measured per-hop error of the combined heads.
+    chains: number of chains measured.
+    """
+
+    error: float
+    error_by_depth: torch.Tensor
+    head_error: float
+    hop_error: float
+    chains: int
+
+
+def _int(name: str, value: object) -> int:
+    """A positive integer; NumPy integers (e.g. from ``np.arange``) are accepted."""
+    return check_int(name, int(value) if isinstance(value, np.integer) else value, low=1)
+
+
+def chain_error(L: int, H: int, n: int, d_k: int, *, d_v: int | None = None, combine: str = "average",
+                trials: int = 200, generator: torch.Generator | None = None, device: torch.device | str | None = None,
+                dtype: torch.dtype = torch.float32) -> StackResult:
+    """Measure the end-to-end error of L stacked layers of H Hebbian heads, over many chains at once.
+
+    ``trials`` independent stacks are drawn (fresh permutations and codes), and in each one n chains
+    start, one from every item, so ``trials · n`` chains run together (vectorised over trials, chains
+    and heads; the loop is over the L layers only). Codes are drawn on the CPU with ``generator`` and
+    moved to ``device``.
+
+    Args:
+        L: depth (hops). H: heads per layer. n: associations stored per head. d_k, d_v: key and value
+            dimensions of each head (``d_v`` defaults to ``d_k``).
+        combine: ``"average"`` (average the heads' cleanup scores, then argmax) or ``"vote"``.
+
+    Returns:
+        :class:`StackResult` (error, error_by_depth (L,), head_error, hop_error, chains).
+
+    >>> chain_error(4, 2, 16, 32, generator=torch.Generator().manual_seed(0)).error
+    """
+    L, H, n, d_k, trials = (_int(name, value) for name, value in
+                            (("L", L), ("H", H), ("n", n), ("d_k", d_k), ("trials", trials)))
+    d_v = d_k if d_v is None else _int("d_v", d_v)
+    if n < 2:
+        raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
+    combine = check_choice("combine", combine, COMBINE)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
+    T = trials
+    current = torch.arange(n).expand(T, n).to(device)                   # true = decoded item of each chain
+    truth = current.clone()
+    wrong_by_depth, head_wrong, hop_wrong = [], 0.0, 0.0
+    for _ in range(L):  # the hops are sequential; everything else is batched
+        perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)          # π: (T, n)
+        K = random_keys(T, H, n, d=d_k, kind="sphere", generator=generator, device=device, dtype=dtype)
+        V = random_keys(T, H, n, d=d_v, kind="sphere", generator=generator, device=device, dtype=dtype)
+        overlaps = K @ K.gather(2, current[:, None, :, None].expand(T, H, n, d_k)).mT    # (T, H, i, chain): K[i]·K[x]
+        Vpi = V.gather(2, perm[:, None, :, None].expand(T, H, n, d_v))                   # V[π(i)] in row i
+        scores = V @ (Vpi.mT @ overlaps)                                                 # (T, H, m, chain)
+        target = perm.gather(1, current)                                                 # right next item: (T, chains)
+        head_pick = scores.argmax(dim=2)                                                 # (T, H, chains)
+        head_wrong += (head_pick != target[:, None]).double().mean().item()
+        mean = scores.mean(dim=1)                                                        # (T, m, chain)
+        if combine == "average":
+            pick = mean.argmax(dim=1)
+        else:
+            votes = torch.nn.functional.one_hot(head_pick, n).sum(dim=1).to(dtype)       # (T, chain, m)
+            tie_break = mean.mT / (2 * mean.abs().amax(dim=1, keepdim=True).mT + 1.0)    # |·| < 1/2
+            pick = (votes + tie_break).argmax(dim=-1)
+        hop_wrong += (pick != target).double().mean().item()
+        current, truth = pick, perm.gather(1, truth)
+        wrong_by_depth.append((current != truth).double().mean())
+    by_depth = torch.stack(wrong_by_depth).cpu()
+    return StackResult(float(by_depth[-1]), by_depth, head_wrong / L, hop_wrong / L, T * n)
+
+
+class HopSample(NamedTuple):
+    """What :func:`one_hop` measures for every chain (tensors of shape (trials, n)).
+
+    failed: the nearest-value clean-up picked a wrong item.
+    crosstalk_norm: ‖c‖ = ‖r − v_j‖, the norm of the crosstalk in the read-out r (v_j the right value).
+    t_max: the largest cosine ``v_j·v_m`` of the right value with another stored value (the closest competitor).
+    """
+
+    failed: torch.Tensor
+    crosstalk_norm: torch.Tensor
+    t_max: torch.Tensor
+
+
+def one_hop(n: int, d_k: int, *, d_v: int | None = None, trials: int = 200, generator: torch.Generator | None = None,
+            device: torch.device | str | None = None, dtype: torch.dtype = torch.float32) -> HopSample:
+    """One hop of one head, looked at closely: the read-out's crosstalk norm and the codebook's closest pair.
+
+    ``trials`` memories ``S = Σ_i v_π(i) k_iᵀ`` (random unit codes, as in :func:`chain_error`), each read
+    with every one of its n keys: ``r = S k_x = v_j + c`` (j = π(x)), cleaned up to the nearest stored value
+    (``argmax_m v_m·r``). Vectorised over trials and chains.
+
+    Returns:
+        :class:`HopSample` (failed, crosstalk_norm, t_max), each (trials, n).
+    """
+    n, d_k, T = _int("n", n), _int("d_k", d_k), _int("trials", trials)
+    d_v = d_k if d_v is None else _int("d_v", d_v)
+    if n < 2:
+        raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
+    perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)              # π: (T, n)
+    K = random_keys(T, n, d=d_k, kind="sphere", generator=generator, device=device, dtype=dtype)
+    V = random_keys(T, n, d=d_v, kind="sphere", generator=generator, device=device, dtype=dtype)
+    right = V.gather(1, perm[..., None].expand(T, n, d_v))                                 # v_π(x) for chain x
+    r = K @ (right.mT @ K).mT                                                              # S k_x: (T, chain, d_v)
+    failed = (r @ V.mT).argmax(-1) != perm
+    cosines = (right @ V.mT).scatter(-1, perm[..., None], -2.0)                            # the right value itself out
+    return HopSample(failed.cpu(), (r - right).norm(dim=-1).cpu(), cosines.amax(-1).cpu())
+
+
+class RawChainResult(NamedTuple):
+    """What :func:`raw_chain` measures, after each of the L layers (tensors of shape (L,)).
+
+    error_by_depth: fraction of chains whose read-out, decoded by nearest code at that depth, is wrong
+        (the decoding is only a measurement: it is never fed back).
+    noise_by_depth: noise-to-signal power ratio ``ρ = E‖r − (r·c)c‖² / E (r·c)²`` of the read-out r
+        against the right code c (ratio of the means over chains).
+    chains: number of chains measured.
+    """
+
+    error_by_depth: torch.Tensor
+    noise_by_depth: torch.Tensor
+    chains: int
+
+
+def raw_chain(L: int, n: int, d: int, *, trials: int = 200, generator: torch.Generator | None = None,
+              device: torch.device | str | None = None, dtype: torch.dtype = torch.float32) -> RawChainResult:
+    """A stack of L Hebbian layers whose raw read-outs (no clean-up) are the next layer's queries.
+
+    Level ℓ = 0..L has its own random unit codes ``C_ℓ`` (n, d) for the n items; layer ℓ stores
+    ``S_ℓ = Σ_i C_{ℓ+1}[π_ℓ(i)] C_ℓ[i]ᵀ`` (d × d), so what layer ℓ writes as a value is what layer ℓ+1
+    matches as a key, as in a real model whose residual stream carries the read-out upward. A chain
+    starts at ``r_0 = C_0[x]`` and passes ``r_ℓ = S_ℓ r_{ℓ−1}``: the crosstalk of each layer is not
+    removed, it is read by the next layer as a (wrong) mixture of stored items. Vectorised over
+    ``trials`` stacks × n chains; the loop is over the L layers.
+    Theory: :func:`pavlovlab.depth.theory.raw_noise_theory`.
+
+    Returns:
+        :class:`RawChainResult` (error_by_depth (L,), noise_by_depth (L,), chains).
+    """
+    L, n, d, T = (_int(name, value) for name, value in (("L", L), ("n", n), ("d", d), ("trials", trials)))
+    if n < 2:
+        raise ValueError(f"n: expected at least 2 stored associations, got {n}")
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
+    codes = random_keys(T, n, d=d, kind="sphere", generator=generator, device=device, dtype=dtype)   # C_0
+    r, truth = codes, torch.arange(n).expand(T, n).to(device)                   # (T, chain, d), (T, chain)
+    errors, noise = [], []
+    for _ in range(L):  # the layers are sequential; trials and chains are batched
+        nxt = random_keys(T, n, d=d, kind="sphere", generator=generator, device=device, dtype=dtype)
+        perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)
+        S = nxt.gather(1, perm[..., None].expand(T, n, d)).mT @ codes             # Σ_i C'[π(i)] C[i]ᵀ: (T, d, d)
+        r, truth, codes = r @ S.mT, perm.gather(1, truth), nxt
+        right = codes.gather(1, truth[..., None].expand(T, n, d))                # the right code of each chain
+        signal = (r * right).sum(-1)
+        noise.append(((r * r).sum(-1) - signal ** 2).mean() / (signal ** 2).mean())
+        errors.append(((r @ codes.mT).argmax(-1) != truth).double().mean())
+    return RawChainResult(torch.stack(errors).cpu(), torch.stack(noise).double().cpu(), T * n)
+
+
+__all__ = [
+    "COMBINE",
+    "HopSample",
+    "RawChainResult",
+    "StackResult",
+    "chain_error",
+    "one_hop",
+    "raw_chain",
+]

@@ -1,0 +1,116 @@
+"""Depth against width: the shapes of a stack compared at an equal budget, simulated and trained.
+
+A budget of head dimensions or of heads can be spent on depth (layers L) or width (heads H per layer).
+:func:`same_task_budget` cuts one per-layer width into heads on the same K-hop task of
+:mod:`pavlovlab.depth.chain` (measured, and predicted by :mod:`pavlovlab.depth.theory`);
+:func:`budget_shapes` lists the (L, H) with ``L · H`` fixed that notebook 05 trains;
+:func:`shape_difference` compares two trained shapes across seeds; :func:`cached_shape_runs` holds the
+fuller training runs shipped with the package.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from importlib import resources
+from typing import NamedTuple
+
+import torch
+
+from .._checks import check_int, check_numbers
+from ..statistics import t_quantile
+from .chain import _int, chain_error
+from .theory import Numbers, _as_array, paper_bound, stack_error_theory
+
+
+def same_task_budget(hops: int, width: int, n: int, *, trials: int = 100, min_head: int = 4,
+                     generator: torch.Generator | None = None,
+                     device: torch.device | str | None = None) -> list[dict[str, float]]:
+    """Every way to spend a per-layer budget of ``width = H · d_k`` head dimensions on the SAME K-hop task.
+
+    The task is fixed: chains of ``hops`` = K hops through memories of n associations, so every shape
+    has L = K layers (one retrieval per layer) and differs only in how its width is cut into heads:
+    H heads of ``d_k = width / H`` (``d_v = d_k``, averaged), for every divisor H with ``d_k ≥ min_head``.
+    Equal ``H · d_k`` means equal query/key/value projection parameters (``3 · d_model · H · d_k`` per
+    layer in a Transformer); the memory entries ``H · d_k²`` are not equal (reported).
+
+    Returns one row per shape, fewest heads first: ``{"L", "H", "d_k", "entries", "measured", "se",
+    "theory", "paper_bound"}`` (``se``: binomial standard error of ``measured``; ``paper_bound``
+    uncapped :func:`pavlovlab.depth.theory.paper_bound`).
+    """
+    hops, width, n = _int("hops", hops), _int("width", width), _int("n", n)
+    min_head = check_int("min_head", min_head, low=1)
+    shapes = [h for h in range(1, width + 1) if width % h == 0 and width // h >= max(4, min_head)]
+    if not shapes:
+        raise ValueError(f"width: expected a width with at least one way to cut it into heads of d_k >= "
+                         f"{max(4, min_head)} (max(4, min_head)), got width = {width}")
+    rows = []
+    for H in shapes:
+        d_k = width // H
+        r = chain_error(hops, H, n, d_k, trials=trials, generator=generator, device=device)
+        rows.append({"L": hops, "H": H, "d_k": d_k, "entries": H * d_k * d_k, "measured": r.error,
+                     "se": math.sqrt(max(r.error * (1 - r.error), 1.0 / r.chains) / r.chains),
+                     "theory": float(stack_error_theory(hops, H, n, d_k)),
+                     "paper_bound": float(paper_bound(hops, H, n, d_k, cap=False))})
+    return rows
+
+
+class ShapeDifference(NamedTuple):
+    """Difference of two shapes' mean final accuracies, with its 95 % Welch interval (seeds are the replicates)."""
+
+    diff: float
+    lo: float
+    hi: float
+    df: float
+
+
+def shape_difference(a: Numbers, b: Numbers) -> ShapeDifference:
+    """Mean of ``a`` minus mean of ``b`` (per-seed accuracies of two shapes), with a 95 % Welch interval.
+
+    ``se = √(s_a²/n_a + s_b²/n_b)`` (sample variances, ddof 1); Welch–Satterthwaite degrees of freedom
+    ``df = se⁴ / ((s_a²/n_a)²/(n_a−1) + (s_b²/n_b)²/(n_b−1))``, rounded down for the t quantile (conservative);
+    interval ``diff ± t_{0.975}(⌊df⌋) · se``. Needs at least 2 seeds per shape.
+    """
+    check_numbers("a", a)
+    check_numbers("b", b)
+    a, b = _as_array(a).ravel(), _as_array(b).ravel()
+    if a.size < 2 or b.size < 2:
+        raise ValueError(f"a, b: expected at least 2 seeds each, got {a.size} and {b.size}")
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    se = math.sqrt(va + vb)
+    diff = float(a.mean() - b.mean())
+    if se == 0:
+        return ShapeDifference(diff, diff, diff, math.inf)
+    df = se ** 4 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
+    half = t_quantile(max(1, math.floor(df + 1e-9))) * se   # 2.0 may come out as 1.999…
+    return ShapeDifference(diff, diff - half, diff + half, float(df))
+
+
+def budget_shapes(budget: int) -> list[tuple[int, int]]:
+    """All (L, H) with ``L · H = budget`` (the same number of heads, hence of parameters), shallow first."""
+    budget = _int("budget", budget)
+    return [(L, budget // L) for L in range(1, budget + 1) if budget % L == 0]
+
+
+def cached_shape_runs(hops: int) -> dict:
+    """The fuller depth-vs-width training runs that notebook 05 shows, shipped with the package.
+
+    ``benchmarks/depth_width.py --save pavlovlab/data/depth_width_{hops}hop.json`` made them (the command and
+    its arguments are in the file's ``"setup"``); ``"runs"`` holds one record per shape: ``"shape"``,
+    ``"step"`` (the evaluation steps) and ``"accuracy"`` (seeds × steps, held-out accuracy). A cache, clearly
+    labelled as such where it is shown: re-run the command to check it. ``hops``: 1 or 2.
+    """
+    hops = check_int("hops", hops, low=1)
+    source = resources.files("pavlovlab") / "data" / f"depth_width_{hops}hop.json"
+    if not source.is_file():
+        raise ValueError(f"hops: expected 1 or 2 (the cached runs shipped in pavlovlab/data), got {hops}")
+    return json.loads(source.read_text(encoding="utf-8"))
+
+
+__all__ = [
+    "ShapeDifference",
+    "budget_shapes",
+    "cached_shape_runs",
+    "same_task_budget",
+    "shape_difference",
+]

@@ -1,0 +1,247 @@
+"""The error of a stack of Hebbian retrievals in closed form: predictions, the paper's bound, a derived bound.
+
+The set-up is :mod:`pavlovlab.depth.chain`'s: L layers of H heads, each head a Hebbian memory of n pairs with
+random unit codes, every hop cleaned up to the nearest stored value.
+
+Theory (derived in notebook 05, see :func:`hop_error_theory`). The read-out of one head is
+``r = v_j + c``: the right value plus the crosstalk ``c = Σ_{i≠x} (k_i·k_x) v_{π(i)}`` of the other pairs,
+whose components have variance ``σ² = (n−1)/(d_k d_v)`` (notebook 04). The clean-up is the **nearest stored
+value** (the argmax of ``v_m·r`` over the codebook of n unit values). The right item loses to m when
+``D_m = (v_j − v_m)·r < 0``; this gives the single-head error p(n, d_k) (a Gaussian approximation). A chain
+of L hops is right only if every hop is: ``1 − (1 − p)^L ≈ L·p``, linear in depth *because* every layer of
+the simulation draws its own codes (independent hops): a consequence of the set-up, not a test of it.
+Averaging H heads divides σ² by H, so ``log p`` falls about linearly in H.
+
+What can be *derived* with one inequality (:func:`hop_failure_bound`): the hop loses to m only if
+``‖c‖ ≥ √((1 − t_m)/2)`` (Cauchy–Schwarz; ``t_m = v_j·v_m``), and ``E[‖c‖² | values] = (n−1)/d_k``, so by
+Markov's inequality a hop fails with probability at most ``2(n−1)/(d_k(1 − t_max))`` — twice the paper's
+per-head figure for near-orthogonal values, no bound at all when two values nearly coincide, and no fall
+with H (the averaged crosstalk has the same norm). The paper's ``L·((n−1)/d_k)^H`` (:func:`paper_bound`)
+is not derived for this clean-up.
+
+A stack without clean-up (:func:`pavlovlab.depth.chain.raw_chain`) compounds its noise instead
+(:func:`raw_noise_theory`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from .._checks import check_choice, check_int, check_numbers, warn_nonfinite
+
+Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
+"""A number or an array of numbers (broadcast together; a float comes back for scalar inputs)."""
+
+THEORY_RULES = ("average", "all_fail")
+
+
+def _as_array(x: Numbers) -> np.ndarray:
+    return np.asarray(x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
+
+
+def _out(values: np.ndarray, *inputs: Numbers) -> float | np.ndarray:
+    return float(values) if all(np.ndim(_as_array(x)) == 0 for x in inputs) else values
+
+
+def crosstalk_variance(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1) -> float | np.ndarray:
+    """Variance of each component of the crosstalk in one head's read-out, ``(n−1)/(d_k·d_v)``, ÷ H when
+    H heads are averaged (notebook 04's ``(n−1)/d_k`` for unit-variance values, here per unit-norm value)."""
+    for name, x, low in (("n", n, 1), ("d_k", d_k, 1), ("d_v", d_k if d_v is None else d_v, 1), ("H", H, 1)):
+        check_numbers(name, x, low=low)
+    n, d_k, H = _as_array(n), _as_array(d_k), _as_array(H)
+    d_v = d_k if d_v is None else _as_array(d_v)
+    return _out((n - 1) / (d_k * d_v * H), n, d_k, H)
+
+
+def _overlap_nodes(m: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray]:
+    """Quadrature nodes and weights (..., points) for the overlap t = u·w of two random unit vectors
+    in m dimensions: density ∝ (1 − t²)^((m−3)/2), mean 0, variance 1/m."""
+    x, w = np.polynomial.legendre.leggauss(points)
+    half = np.minimum(1.0, 8.0 / np.sqrt(m))[..., None]
+    t = x * half
+    ww = w * np.clip(1 - t ** 2, 0.0, None) ** ((m[..., None] - 3) / 2)
+    return t, ww / ww.sum(-1, keepdims=True)
+
+
+def hop_error_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1, *,
+                     points: int = 32) -> float | np.ndarray:
+    """Predicted error of one hop: the right item loses to one of the n − 1 others after cleanup.
+
+    For competitor m of the right item j (value overlap ``t = v_j·v_m``, key overlap ``g = k_m·k_x``,
+    crosstalk ``c`` of the other pairs, each component of variance ``σ² =`` :func:`crosstalk_variance`)::
+
+        D_m = (v_j − v_m)·r = (1 − t)(1 − g + A) − √(1 − t²) X_m,      A = v_j·c,  A, X_m ~ N(0, σ²)
+
+    so ``P(D_m < 0 | A) = E_{t,g} Φ(−√((1−t)/(1+t)) (1 − g + A)/σ)`` and, with A shared by all
+    competitors, ``p = 1 − E_A[(1 − P(D_m < 0 | A))^(n−1)]``. Two approximations: A and X are treated as
+    Gaussian (sums of many crosstalk terms), and the competitors are treated as **independent given the
+    answer** (given A). They are not: all X_m are projections of the same crosstalk c, so the events
+    "m beats j" are positively correlated and fewer distinct failures occur than independence predicts; the
+    theory overestimates large errors (n = 24, d_k = d_v = 16: 0.279 against 0.252 measured).
+    t and g follow the exact overlap law of unit vectors.
+    H averaged heads are approximated as one head with overlaps in H·d dimensions and variances ÷ H
+    (good for H ≲ 3; it underestimates the tiny errors of wider layers). With ``H = 1`` this is the
+    single-head error p(n, d_k). Needs d_k, d_v ≥ 4. Arguments broadcast; a float for scalar inputs.
+    """
+    for name, x in (("n", n), ("d_k", d_k), ("d_v", d_k if d_v is None else d_v), ("H", H)):
+        check_numbers(name, x)
+    check_int("points", points, low=1)
+    n_, dk = _as_array(n), _as_array(d_k)
+    dv = dk if d_v is None else _as_array(d_v)
+    H_ = _as_array(H)
+    if np.any(dk < 4) or np.any(dv < 4):
+        raise ValueError(f"d_k, d_v: expected dimensions >= 4 for the theory, got d_k={d_k}, d_v={d_v}")
+    if np.any(n_ < 2) or np.any(H_ < 1):
+        raise ValueError(f"n, H: expected n >= 2 and H >= 1, got n={n}, H={H}")
+    n_, dk, dv, H_ = np.broadcast_arrays(n_, dk, dv, H_)
+    sigma_a = np.sqrt((n_ - 1) / (dk * dv * H_))[..., None, None, None]        # A = v_j·c
+    sigma_x = np.sqrt(np.maximum(n_ - 2, 1e-3) / (dk * dv * H_))[..., None, None, None]
+    t, wt = _overlap_nodes(H_ * dv, points)                                    # (..., P)
+    g, wg = _overlap_nodes(H_ * dk, points)
+    xa, wa = np.polynomial.hermite_e.hermegauss(points)                        # A nodes: (P,)
+    wa = wa / wa.sum()
+    A = sigma_a * xa[:, None, None]                                            # (..., P_A, 1, 1)
+    slope = np.sqrt((1 - t) / (1 + t))[..., None, :, None]                     # (..., 1, P_t, 1)
+    z = -slope * (1 - g[..., None, None, :] + A) / sigma_x
+    miss = (torch.special.ndtr(torch.as_tensor(z)).numpy()
+            * wt[..., None, :, None] * wg[..., None, None, :]).sum((-1, -2))    # (..., P_A)
+    p = 1 - (wa * (1 - miss) ** (n_[..., None] - 1)).sum(-1)
+    return _out(np.clip(p, 0.0, 1.0), n, d_k, H)
+
+
+def stack_error_theory(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Numbers | None = None, *,
+                       rule: str = "average", p_head: Numbers | None = None) -> float | np.ndarray:
+    """Predicted end-to-end error of L hops with H heads per layer: ``1 − (1 − p_hop)^L ≈ L·p_hop``.
+
+    rule ``"average"``: ``p_hop = hop_error_theory(n, d_k, d_v, H)`` (averaged heads);
+    rule ``"all_fail"``: ``p_hop = p^H`` with ``p`` the single-head error (``p_head`` if given, else
+    ``hop_error_theory(n, d_k, d_v)``): the probability that all H independent heads fail *each on its
+    own*, the paper's form ``L · p^H``. It is the hop error of a rule under which one right head suffices
+    (an oracle that takes the answer of any head that is right). For averaged heads it describes no event:
+    the average can be wrong while some heads are right (one confidently wrong head outweighs them) and
+    right while every head is wrong (their errors point at different items). Arguments broadcast.
+    """
+    rule = check_choice("rule", rule, THEORY_RULES)
+    check_numbers("L", L, low=0)
+    check_numbers("H", H, low=1)
+    if p_head is not None:
+        check_numbers("p_head", p_head, low=0, high=1)
+    L, H = _as_array(L), _as_array(H)
+    if rule == "average":
+        p_hop = _as_array(hop_error_theory(n, d_k, d_v, H))
+    else:
+        p = _as_array(hop_error_theory(n, d_k, d_v) if p_head is None else p_head)
+        p_hop = p ** H
+    return _out(1 - (1 - p_hop) ** L, L, H, n, d_k)
+
+
+def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, *, cap: bool = True) -> float | np.ndarray:
+    """The paper's expression ``L · ((n−1)/d_k)^H`` (arXiv:2508.08289), as it is argued:
+
+    1. one head: its read-out is the signal (norm 1) plus crosstalk of power ``E‖c‖² = (n−1)/d_k``;
+       "by Chebyshev the crosstalk outweighs the signal with probability at most ``(n−1)/d_k``";
+    2. "a hop fails only when all H (independent) heads fail": ``((n−1)/d_k)^H``;
+    3. the chain fails when any of its L hops does; the union bound adds the L hop risks.
+
+    Step 3 is sound. Steps 1 and 2 are **not** a derivation for the nearest-value clean-up of
+    :func:`pavlovlab.depth.chain.chain_error`: the hop loses to competitor m as soon as
+    ``‖c‖ ≥ √((1 − t_m)/2)`` (≈ 0.71, not 1, for near-orthogonal values; ``t_m = v_j·v_m``), so Markov's
+    inequality gives ``2(n−1)/(d_k(1 − t_max))`` per hop (:func:`hop_failure_bound`), and for averaged heads
+    the averaged crosstalk has the same power ``(n−1)/d_k`` (no factor per head), while "all heads fail" is
+    neither necessary nor sufficient for an averaged hop to fail (see :func:`stack_error_theory`). So this
+    expression is a *bound* only where a measurement puts it above the error (with ``d_v = d_k`` it lies far
+    above every error we measured); it is not one in general (``n = 3, d_k = 64, d_v = 2``: 0.031, measured
+    about 0.045).
+
+    It is vacuous (≥ 1) once ``n − 1 ≥ d_k``, for any L, H. ``cap=True`` caps it at 1; ``cap=False`` returns
+    the raw product (to show where it is vacuous).
+    """
+    for name, x, low in (("L", L, 0), ("H", H, 1), ("n", n, 1), ("d_k", d_k, 1)):
+        check_numbers(name, x, low=low)
+    L, H, n, d_k = (_as_array(x) for x in (L, H, n, d_k))
+    raw = L * ((n - 1) / d_k) ** H
+    return _out(np.minimum(1.0, raw) if cap else raw, L, H, n, d_k)
+
+
+def loss_threshold(t: Numbers) -> float | np.ndarray:
+    """The smallest crosstalk norm with which competitor m can beat the right value j: ``√((1 − t)/2)``.
+
+    With ``r = v_j + c`` and unit values of cosine ``t = v_j·v_m``, m wins the nearest-value clean-up iff
+    ``(v_m − v_j)·c > 1 − t``; by Cauchy–Schwarz ``(v_m − v_j)·c ≤ ‖v_m − v_j‖ ‖c‖ = √(2(1 − t)) ‖c‖``, so a
+    loss needs ``‖c‖ > √((1 − t)/2)``, reached when c points along ``v_m − v_j``. ≈ 0.71 for ``t = 0``.
+    """
+    check_numbers("t", t, low=-1, high=1)
+    return _out(np.sqrt((1 - _as_array(t)) / 2), t)
+
+
+def hop_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1, *,
+                      t_max: Numbers | None = None) -> float | np.ndarray:
+    """A derived upper bound on the error of one hop with the nearest-value clean-up of
+    :func:`pavlovlab.depth.chain.chain_error`.
+
+    Averaging H heads' scores is one clean-up with the concatenated codes ``ũ_m = (v_m^1, ..., v_m^H)/√H``
+    (unit norm) and crosstalk ``c̃ = (c^1, ..., c^H)/√H``. Given all values, the key overlaps have mean 0 and
+    are uncorrelated, so ``E[‖c̃‖² | values] = (n−1)/d_k`` for every H. A loss needs
+    ``‖c̃‖² ≥ (1 − t_max)/2`` (:func:`loss_threshold`; ``t_max`` the largest cosine ``ũ_j·ũ_m`` of the right
+    value with a competitor), so by Markov's inequality ``P(X ≥ a) ≤ E X / a`` for ``X ≥ 0``:
+
+        P(hop fails | values) ≤ 2(n−1) / (d_k (1 − t_max))                     (``t_max`` given)
+
+    Without the codebook, split on ``t_max < τ``: the overlap of the concatenated codes is the mean of H
+    independent overlaps of unit vectors in d_v dimensions, each sub-Gaussian with variance proxy 1/d_v
+    (its moment generating function is below ``exp(λ²/(2 d_v))`` term by term), so
+    ``P(t_max ≥ τ) ≤ (n−1) exp(−H d_v τ²/2)`` (union over the n − 1 competitors) and
+
+        P(hop fails) ≤ min_τ [ (n−1) exp(−H d_v τ²/2) + 2(n−1) / (d_k (1 − τ)) ]   (τ on a grid in [0, 1)).
+
+    Both are capped at 1. Every τ gives a valid bound, so the grid minimum is one. The bound is never below
+    ``2(n−1)/d_k``, whatever H: one inequality on the norm of the crosstalk cannot see the averaging along
+    each decision direction (that needs the tails, :func:`hop_error_theory`). A chain of L hops fails with
+    probability at most L times it (the union bound).
+    Arguments broadcast; a float for scalar inputs.
+    """
+    for name, x in (("n", n), ("d_k", d_k), ("d_v", d_k if d_v is None else d_v), ("H", H)):
+        check_numbers(name, x, low=1)
+    n_, dk, H_ = _as_array(n), _as_array(d_k), _as_array(H)
+    dv = dk if d_v is None else _as_array(d_v)
+    if t_max is not None:
+        check_numbers("t_max", t_max, low=-1, high=1)
+        t = _as_array(t_max)
+        with np.errstate(divide="ignore"):
+            bound = np.where(t < 1, 2 * (n_ - 1) / (dk * np.maximum(1 - t, 1e-300)), np.inf)
+        return _out(np.minimum(1.0, bound), n, d_k, H, t_max)
+    tau = np.linspace(0.0, 0.999, 1000)
+    n_, dk, dv, H_ = (x[..., None] for x in np.broadcast_arrays(n_, dk, dv, H_))
+    bound = ((n_ - 1) * np.exp(-H_ * dv * tau ** 2 / 2) + 2 * (n_ - 1) / (dk * (1 - tau))).min(-1)
+    return _out(np.minimum(1.0, bound), n, d_k, H)
+
+
+def raw_noise_theory(L: Numbers, n: Numbers, d: Numbers) -> float | np.ndarray:
+    """Noise-to-signal power ratio after L raw layers: ``ρ_L = (1 + λ)^L − 1`` with ``λ = (n−1)/d``.
+
+    One layer adds crosstalk of power λ per unit of what it reads (notebook 04: fidelity 1/√(1+λ)),
+    and the noise it receives is made of stored codes, which the layer retrieves like signal (gain 1):
+    ``1 + ρ_ℓ = (1 + λ)(1 + ρ_{ℓ−1})``. So ρ grows like L·λ while L·λ ≪ 1, then compounds.
+    """
+    for name, x, low in (("L", L, 0), ("n", n, 1), ("d", d, 1)):
+        check_numbers(name, x, low=low)
+    L_, n_, d_ = _as_array(L), _as_array(n), _as_array(d)
+    with np.errstate(over="ignore"):
+        rho = (1 + (n_ - 1) / d_) ** L_ - 1
+    warn_nonfinite("raw_noise_theory", torch.as_tensor(rho), "(1 + (n − 1)/d)^L overflows float64")
+    return _out(rho, L, n, d)
+
+
+__all__ = [
+    "THEORY_RULES",
+    "crosstalk_variance",
+    "hop_error_theory",
+    "hop_failure_bound",
+    "loss_threshold",
+    "paper_bound",
+    "raw_noise_theory",
+    "stack_error_theory",
+]

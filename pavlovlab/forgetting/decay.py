@@ -1,0 +1,234 @@
+"""Forgetting on purpose: decay, its memory horizon, multi-scale heads (RetNet) and gated decay.
+
+A Hebbian memory never forgets: every bell it ever heard still rings in ``S``. Multiplying the
+memory by ``γ < 1`` before each write makes old associations fade::
+
+    S_t = γ S_{t-1} + v_t k_tᵀ     ⇒     an association written ℓ steps ago is read with weight γ^ℓ
+
+so its read-out halves after ``ℓ½ = ln 2 / (−ln γ)`` steps (the half-life, our "memory horizon").
+RetNet (Sun et al. 2023) gives each head its own γ_h = 1 − 2^(−5−h): short and long memories side
+by side. Gated decay makes γ depend on the token (one scalar gate per token), ``S_t = g_t S_{t-1} + v_t k_tᵀ``, so the
+model itself decides when to forget (a context boundary wipes the slate; quiet stretches keep it): the form
+itself is :func:`pavlovlab.attention.scalar_gated_linear_attention`; this module measures what it remembers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+
+import torch
+
+from .._checks import check_device, check_float_dtype, check_int, check_real, check_real_tensor, check_tensor
+from ..attention.forms import BETA_MAX, delta_rule_attention, linear_attention, scalar_gated_linear_attention
+from ..sampling import random_keys
+
+
+def _as_gamma(gamma: float | torch.Tensor, name: str = "gamma", *, high_open: bool = False) -> torch.Tensor:
+    """γ as a float64 CPU-or-device tensor checked to lie in (0, 1] (or (0, 1) when ``high_open``)."""
+    if isinstance(gamma, torch.Tensor):
+        check_tensor(name, gamma, min_rank=0)
+        check_real_tensor(name, gamma, high=1.0)
+        if bool((gamma <= 0).any()):
+            raise ValueError(f"{name}: expected values in (0, 1], got a minimum of {gamma.min().item():.4g}")
+        g = gamma
+    else:
+        g = torch.tensor(check_real(name, gamma, low=0.0, low_open=True, high=1.0), dtype=torch.float64)
+    if high_open and bool((g >= 1).any()):
+        raise ValueError(f"{name}: expected values in (0, 1) (γ = 1 never forgets), got {g.max().item():.4g}")
+    return g
+
+
+def retnet_decays(n_heads: int, *, first: int = 5, device: torch.device | str | None = None,
+                  dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """RetNet's multi-scale decays ``γ_h = 1 − 2^(−first−h)`` for h = 0..n_heads−1 (``first = 5``).
+
+    Returns a tensor (n_heads,): 0.96875, 0.984375, 0.9921875, ... each head remembers twice as long
+    as the one before. >>> retnet_decays(4)
+    """
+    check_int("n_heads", n_heads, low=1)
+    check_int("first", first, low=1)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
+    h = torch.arange(n_heads, dtype=torch.float64)
+    gammas = (1.0 - 2.0 ** (-first - h)).to(device=device, dtype=dtype)
+    if bool((gammas >= 1).any()):  # 1 − 2^−m rounds to 1 ("never forget") once m exceeds the mantissa
+        ok = int((gammas < 1).sum())
+        raise ValueError(f"n_heads: in {dtype} only the first {ok} of {n_heads} heads (first={first}) have a decay "
+                         f"γ < 1, the others round to γ = 1.0 (never forget); use dtype=torch.float64 or fewer heads")
+    return gammas
+
+
+def half_life(gamma: float | torch.Tensor) -> float | torch.Tensor:
+    """The memory horizon ``ℓ½ = ln 2 / (−ln γ)``: after ℓ½ writes an association is read at half strength.
+
+    gamma: a float or a tensor (...) in (0, 1]; γ = 1 gives ``inf`` (a Hebbian memory never fades).
+    Returns the same kind (float or tensor of the same shape). For γ close to 1, ℓ½ ≈ 0.69 / (1 − γ).
+    """
+    g = _as_gamma(gamma)
+    out = torch.where(g >= 1, math.inf, math.log(2.0) / -torch.log(g))
+    return out if isinstance(gamma, torch.Tensor) else float(out)
+
+
+def effective_window(gamma: float | torch.Tensor) -> float | torch.Tensor:
+    """The total weight ``Σ_ℓ γ^ℓ = 1 / (1 − γ)``: how many recent writes the memory effectively sums.
+
+    gamma: a float or a tensor in (0, 1]; γ = 1 gives ``inf``.
+    """
+    g = _as_gamma(gamma)
+    out = torch.where(g >= 1, math.inf, 1.0 / (1.0 - g))
+    return out if isinstance(gamma, torch.Tensor) else float(out)
+
+
+def retention(gamma: float | torch.Tensor, lags: torch.Tensor) -> torch.Tensor:
+    """Theory: the read-out of an association written ℓ steps back, relative to a fresh one: ``γ^ℓ``.
+
+    gamma: float or tensor (...); lags: (L,) non-negative -> (..., L).
+    """
+    g = _as_gamma(gamma)
+    if not isinstance(lags, torch.Tensor):
+        raise TypeError(f"lags: expected a torch.Tensor of lags (L,), got {type(lags).__name__}")
+    if lags.dim() != 1:
+        raise ValueError(f"lags: expected a tensor of rank 1 (L,), got shape {tuple(lags.shape)}")
+    if bool((lags < 0).any()):
+        raise ValueError(f"lags: expected non-negative lags, got a minimum of {lags.min().item()}")
+    g = g.to(device=lags.device)
+    return g[..., None] ** lags.to(g.dtype)
+
+
+def recall_vs_lag(gamma: float | torch.Tensor, max_lag: int, *, d_k: int = 64, d_v: int = 64, n_trials: int = 64,
+                  orthogonal: bool = False, chunk_size: int = 64, generator: torch.Generator | None = None,
+                  device: torch.device | str | None = None, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Measured recall of one association as a function of its age, for each decay γ (each head).
+
+    Each trial writes a target pair (k₀, v₀) (unit vectors), then ``max_lag`` distractor pairs, all
+    through ``linear_attention(..., decay=γ)`` with the heads as a leading dim, and queries with k₀
+    at every step. The read-out at lag ℓ, projected on the target value::
+
+        r(ℓ) = v₀ · S_ℓ k₀ = γ^ℓ + Σ_{s=1..ℓ} γ^(ℓ−s) (k₀·k_s)(v_s·v₀)     (mean γ^ℓ, plus crosstalk)
+
+    With ``orthogonal=True`` the distractor keys are orthogonal to k₀, so the crosstalk vanishes.
+    Every head sees the same draws (drawn on the CPU ``generator``, then moved).
+
+    Args:
+        gamma: float or tensor (...,) of decays in (0, 1], e.g. ``retnet_decays(H)``.
+        max_lag: the oldest lag measured; lags are ``0..max_lag``.
+    Returns:
+        r: (..., n_trials, max_lag + 1), the target's read-out strength per trial and lag.
+    """
+    check_int("max_lag", max_lag, low=0)
+    check_int("d_k", d_k, low=2 if orthogonal else 1)
+    check_int("d_v", d_v, low=1)
+    check_int("n_trials", n_trials, low=1)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
+    g = _as_gamma(gamma)
+    decay = g.to(device=device, dtype=dtype)[..., None].expand(*g.shape, n_trials)
+    return _first_pair_recall(
+        lambda q, k, v: linear_attention(q, k, v, decay=decay, mode="chunk", chunk_size=chunk_size),
+        g.shape, n_trials, max_lag + 1, d_k, d_v, orthogonal=orthogonal, generator=generator, device=device,
+        dtype=dtype)
+
+
+def _first_pair_recall(attend: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
+                       lead: tuple[int, ...], n_trials: int, T: int, d_k: int, d_v: int, *, orthogonal: bool,
+                       generator: torch.Generator | None, device: torch.device | str | None,
+                       dtype: torch.dtype) -> torch.Tensor:
+    """Write T random unit pairs per trial, read with the first key k₀ at every step, project on v₀.
+
+    ``attend(q, k, v)`` runs the memory: q (*lead, n_trials, T, d_k) is k₀ repeated (``lead`` = the
+    heads), k (n_trials, T, d_k), v (n_trials, T, d_v). Returns ``v₀ · o_t``: (*lead, n_trials, T).
+    Drawn on the CPU ``generator`` in float64, then moved; ``orthogonal`` makes the distractor keys ⊥ k₀.
+    """
+    k = random_keys(n_trials, T, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
+    v = random_keys(n_trials, T, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
+    if orthogonal:  # remove each distractor key's component along k₀, then renormalise
+        k0 = k[:, :1]
+        rest = k[:, 1:] - (k[:, 1:] * k0).sum(-1, keepdim=True) * k0
+        k = torch.cat([k0, rest / rest.norm(dim=-1, keepdim=True)], dim=1)
+    k, v = k.to(device=device, dtype=dtype), v.to(device=device, dtype=dtype)
+    q = k[:, :1].expand(*lead, n_trials, T, d_k)                    # heads as leading dims
+    o = attend(q, k, v)                                              # (*lead, n_trials, T, d_v)
+    return (o * v[:, :1]).sum(-1)
+
+
+def measured_half_life(strength: torch.Tensor, *, level: float = 0.5) -> torch.Tensor:
+    """The first lag at which a recall curve falls to ``level`` (linear interpolation between lags).
+
+    strength: (..., L) a curve over lags 0..L−1 (e.g. the mean of ``recall_vs_lag`` over trials).
+    Returns (...) lags as floats; ``inf`` where the curve never falls that low.
+    """
+    check_tensor("strength", strength, min_rank=1)
+    if strength.shape[-1] < 2:
+        raise ValueError(f"strength: expected a curve over at least 2 lags (..., L >= 2) to interpolate, got shape "
+                         f"{tuple(strength.shape)}")
+    level = check_real("level", level)
+    below = strength < level
+    found = below.any(-1)
+    i = below.to(torch.int64).argmax(-1).clamp(min=1)        # first index below the level
+    hi = strength.gather(-1, i[..., None])[..., 0]
+    lo = strength.gather(-1, (i - 1)[..., None])[..., 0]
+    frac = (lo - level) / (lo - hi).clamp(min=torch.finfo(strength.dtype).tiny)
+    lag = (i - 1).to(strength.dtype) + frac
+    lag = torch.where(below[..., 0], torch.zeros_like(lag), lag)
+    return torch.where(found, lag, torch.full_like(lag, math.inf))
+
+
+def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int = 64,
+                 generator: torch.Generator | None = None, device: torch.device | str | None = None,
+                 dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Recall of the first association of a sequence under a gate schedule, at every later step.
+
+    Writes a target pair (k₀, v₀) at t = 0 then random distractor pairs, through
+    ``scalar_gated_linear_attention`` with gates ``g`` (..., T), and reads with k₀ at every step.
+    Returns r: (..., n_trials, T), the read-out projected on v₀ (theory: ``Π_{r=1..t} g_r``).
+    """
+    check_tensor("g", g, min_rank=1)
+    check_int("d_k", d_k, low=1)
+    check_int("d_v", d_v, low=1)
+    check_int("n_trials", n_trials, low=1)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
+    gates = g.to(device=device, dtype=dtype)[..., None, :]
+    return _first_pair_recall(lambda q, k, v: scalar_gated_linear_attention(q, k, v, gates), (), n_trials, g.shape[-1],
+                              d_k, d_v, orthogonal=False, generator=generator, device=device, dtype=dtype)
+
+
+def recall_by_age(n_pairs: int, *, d_k: int = 64, d_v: int = 64, gammas: Sequence[float] = (0.95,),
+                  betas: Sequence[float] = (1.0,), n_trials: int = 128, generator: torch.Generator | None = None,
+                  device: torch.device | str | None = None,
+                  dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
+    """Recall of every pair against its age, for a Hebbian, decayed Hebbian and delta memory under the same load.
+
+    Each trial writes ``n_pairs`` random unit pairs (k_i, v_i) into every memory, then reads every key once:
+    ``cos(S k_i, v_i)``. Memories: ``"hebbian"`` (S = Σ v kᵀ, γ = 1), ``"decay γ"`` for each γ in ``gammas``
+    (S = Σ_a γ^a v kᵀ, a the pair's age) and ``"delta β"`` for each β in ``betas`` (the delta rule, which
+    forgets an old pair only where later keys overlap it). Drawn on the CPU ``generator`` in float64, then moved.
+
+    Returns {name: (n_trials, n_pairs)} with column a the pair of age a (a = 0: written last).
+    """
+    check_int("n_pairs", n_pairs, low=1)
+    check_int("d_k", d_k, low=1)
+    check_int("d_v", d_v, low=1)
+    check_int("n_trials", n_trials, low=1)
+    for name, seq in (("gammas", gammas), ("betas", betas)):
+        if isinstance(seq, (str, bytes)) or not isinstance(seq, Iterable):
+            raise TypeError(f"{name}: expected a sequence of numbers such as (0.9,), got {type(seq).__name__}")
+    gammas = [float(_as_gamma(g, "gammas", high_open=True)) for g in gammas]
+    betas = [check_real("betas", b, low=0.0, low_open=True, high=BETA_MAX) for b in betas]
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
+    k = random_keys(n_trials, n_pairs, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
+    v = random_keys(n_trials, n_pairs, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
+    k, v = k.to(device=device, dtype=dtype), v.to(device=device, dtype=dtype)
+    states = {"hebbian": linear_attention(k, k, v, return_state=True)[1]}
+    for gm in gammas:
+        states[f"decay {gm:g}"] = linear_attention(k, k, v, decay=gm, return_state=True)[1]
+    for b in betas:
+        states[f"delta {b:g}"] = delta_rule_attention(k, k, v, b, return_state=True)[1]
+    return {name: torch.nn.functional.cosine_similarity(k @ S.mT, v, dim=-1, eps=1e-12).flip(-1)
+            for name, S in states.items()}
+
+
+__all__ = ["effective_window", "gated_recall", "half_life", "measured_half_life",
+           "recall_by_age", "recall_vs_lag", "retention", "retnet_decays"]

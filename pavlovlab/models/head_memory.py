@@ -1,0 +1,143 @@
+"""The memory inside a trained linear-attention head: its states, its keys' overlaps, its recall under load.
+
+A linear-attention head writes ``S = Σ_t v_t k_tᵀ``, the Hebbian memory of notebooks 02–04. Opened up
+(:func:`head_states`), a trained head's keys can be compared with random unit keys: their summed squared
+overlap (:func:`mean_squared_overlap`, ``(n − 1)/d_k`` for random keys) is the crosstalk the read-out
+carries (:func:`trained_head_overlaps`), and it grows with the number of stored pairs as the recall falls
+(:func:`recall_against_load`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+import torch
+import torch.nn.functional as F
+
+from .._checks import check_int, check_tensor
+from .tasks import associative_recall
+from .transformer import Block, TinyTransformer, _check_model
+
+
+@torch.no_grad()
+def head_states(model: TinyTransformer, tokens: torch.Tensor, layer: int = 0) -> dict[str, torch.Tensor]:
+    """Queries, keys, values and final state of each head of a linear-attention block.
+
+    tokens: (N, T) long. Recomputes the block's projections as its forward does (LayerNorm, token
+    shift ``[x_t, x_{t−1}]``, unit-normalised q and k). Returns ``q, k, v`` (N, H, T, d_head) and
+    ``S`` (N, H, d_head, d_head) = ``Σ_t v_t k_tᵀ``, the Hebbian memory after the whole sequence.
+    """
+    if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.long or tokens.dim() != 2:
+        raise TypeError(f"tokens: expected a (N, T) long tensor, got {getattr(tokens, 'dtype', type(tokens).__name__)}")
+    if model.config["attention"] != "linear" or model.config["feature_map"] != "identity":
+        raise ValueError("model: expected a linear-attention TinyTransformer with the identity feature map")
+    check_int("layer", layer, low=0)
+    if layer >= len(model.blocks):
+        raise ValueError(f"layer: expected < n_layers = {len(model.blocks)}, got {layer}")
+    x = model.embed(tokens)
+    for b in model.blocks[:layer]:
+        x = b(x)
+    blk = cast(Block, model.blocks[layer])                 # nn.ModuleList types its items as nn.Module
+    N, T, _ = x.shape
+    h = blk.ln1(x)
+    h2 = torch.cat([h, F.pad(h, (0, 0, 1, 0))[:, :-1]], dim=-1)
+    q, k, v = blk.qkv(h2).view(N, T, 3, blk.n_heads, blk.d_head).permute(2, 0, 3, 1, 4)
+    q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
+    return {"q": q, "k": k, "v": v, "S": v.mT @ k}
+
+
+def mean_squared_overlap(keys: torch.Tensor) -> torch.Tensor:
+    """Summed squared overlap per stored item: ``(1/n) Σ_j Σ_{i≠j} (k_i·k_j)²`` for unit keys (..., n, d_k) -> (...).
+
+    With one-hot values it is the mean squared norm of the crosstalk ``c_j = Σ_{i≠j} v_i (k_i·k_j)``.
+
+    For n independent random unit keys in d_k dims each overlap has E[(k_i·k_j)²] = 1/d_k, so the
+    expected value is ``(n − 1)/d_k`` (notebook 04).
+    """
+    check_tensor("keys", keys, min_rank=2)
+    G = keys @ keys.mT
+    n = keys.shape[-2]
+    off = G.pow(2).sum((-2, -1)) - G.diagonal(dim1=-2, dim2=-1).pow(2).sum(-1)
+    return off / n
+
+
+@torch.no_grad()
+def trained_head_overlaps(model: TinyTransformer, *, n_pairs: int = 8, n: int = 256,
+                           seed: int = 7) -> dict[str, torch.Tensor]:
+    """The memory inside each head of a trained linear model, on ``n`` held-out recall sequences.
+
+    The keys that matter are those written at the value positions (they bind each value to its key).
+    Returns ``overlap`` (N, H), the :func:`mean_squared_overlap` of those P keys, ``random`` (N, H): the
+    same for P random unit keys in d_head dims (an independent draw), ``theory`` = (P − 1)/d_head,
+    ``eigvals`` (N, H, P) the spectra of the keys' Gram matrices (ascending) and ``eigvals_random`` for
+    the random keys, and ``S_norm`` (N, H) = ‖S_T‖_F.
+    """
+    V = model.config["vocab_size"]
+    g = torch.Generator().manual_seed(check_int("seed", seed, low=0))
+    P = check_int("n_pairs", n_pairs, low=1)
+    batch = associative_recall(check_int("n", n, low=1), n_pairs=P, n_keys=V // 2, n_values=V - V // 2, n_queries=1,
+                               generator=g, device=next(model.parameters()).device)
+    st = head_states(model, batch.tokens)
+    k = st["k"][:, :, 1:2 * P:2].double().cpu()                        # (N, H, P, d): keys at value positions
+    d = k.shape[-1]
+    r = F.normalize(torch.randn(k.shape, generator=g, dtype=torch.float64), dim=-1)
+    return {"overlap": mean_squared_overlap(k), "random": mean_squared_overlap(r), "theory": torch.tensor((P - 1) / d),
+            "eigvals": torch.linalg.eigvalsh(k @ k.mT), "eigvals_random": torch.linalg.eigvalsh(r @ r.mT),
+            "S_norm": st["S"].double().cpu().flatten(-2).norm(dim=-1)}
+
+
+@torch.no_grad()
+def recall_against_load(model: TinyTransformer, ns: Sequence[int], *, n: int = 256, seed: int = 11,
+                        progress: bool = False) -> dict[str, torch.Tensor]:
+    """A trained linear model's recall and its heads' memories as the number of stored pairs grows.
+
+    For each n_pairs in ``ns`` (at most the model's n_keys), on ``n`` held-out recall sequences (seed
+    ``seed``): ``accuracy`` (len(ns),), the model's recall (argmax = the right value); per head (len(ns), H):
+    ``overlap``, the :func:`mean_squared_overlap` of the keys written at the value positions (as
+    :func:`trained_head_overlaps`); ``fidelity``, the mean cosine between the head's read-out ``S q`` at
+    the query and the value ``v_j`` the head wrote for the queried pair (its own q, k, v); and
+    ``fidelity_theory``, notebook 04's mean cosine for unit keys and values, ``1/√(1 + c)``, at the measured
+    overlap ``c`` of each sequence (averaged over sequences).
+    """
+    from tqdm.auto import tqdm
+
+    V = _check_model(model).config["vocab_size"]
+    n_keys = V // 2
+    if isinstance(ns, (str, bytes)) or not isinstance(ns, Sequence) or not ns:
+        raise TypeError(f"ns: expected a non-empty sequence of numbers of pairs, got {ns!r}")
+    ns = [check_int("ns", x, low=1, high=n_keys) for x in ns]
+    N = check_int("n", n, low=1)
+    device = next(model.parameters()).device
+    out: dict[str, list[torch.Tensor]] = {"accuracy": [], "overlap": [], "fidelity": [], "fidelity_theory": []}
+    was = model.training
+    model.eval()
+    for P in tqdm(ns, disable=not progress, desc="loads"):
+        g = torch.Generator().manual_seed(check_int("seed", seed, low=0) + P)
+        batch = associative_recall(N, n_pairs=P, n_keys=n_keys, n_values=V - n_keys, n_queries=1, generator=g,
+                                   device=device)
+        logits = model(batch.tokens)[:, -1]
+        out["accuracy"].append((logits.argmax(-1) == batch.targets[:, -1]).double().mean().cpu())
+        st = head_states(model, batch.tokens)
+        k = st["k"][:, :, 1:2 * P:2].double().cpu()                             # (N, H, P, d)
+        v = st["v"][:, :, 1:2 * P:2].double().cpu()
+        q = st["q"][:, :, -1].double().cpu()                                     # (N, H, d)
+        j = (batch.tokens[:, 0:2 * P:2] == batch.tokens[:, -1:]).double().argmax(-1).cpu()   # queried pair
+        read = ((k @ q[..., None]).mT @ v)[..., 0, :]                            # (N, H, d): Σ_i v_i (k_i·q)
+        target = v.gather(2, j[:, None, None, None].expand(-1, v.shape[1], 1, v.shape[-1]))[:, :, 0]
+        c = mean_squared_overlap(k)                                                         # (N, H)
+        out["overlap"].append(c.mean(0))
+        out["fidelity"].append(F.cosine_similarity(read, target, dim=-1).mean(0))
+        out["fidelity_theory"].append((1 + c).rsqrt().mean(0))
+    model.train(was)
+    res = {key: torch.stack(val) for key, val in out.items()}
+    res["n"] = torch.tensor(ns)
+    return res
+
+
+__all__ = [
+    "head_states",
+    "mean_squared_overlap",
+    "recall_against_load",
+    "trained_head_overlaps",
+]

@@ -1,0 +1,163 @@
+"""Synthetic tasks for small trained models: multi-query associative recall.
+
+A context lists key–value token pairs (bell → food, whistle → water, ...), then asks for the values
+of some of its keys. A model solves it only by storing each association as it streams past and
+reading it back when its key returns: the conditioning circuit, trained end to end.
+
+Vocabulary (``vocab_size(n_keys, n_values) = n_keys + n_values`` tokens)::
+
+    0 .. n_keys-1                     key tokens   (conditioned stimuli: the bells)
+    n_keys .. n_keys+n_values-1       value tokens (unconditioned stimuli: the food)
+
+Layout of one sequence with S = ``n_pairs`` pairs and Q = ``n_queries`` queries (length 2S + Q)::
+
+    tokens:   k1 v1 k2 v2 ... kS vS  q1  q2  ...  qQ
+    targets:  -100 everywhere ...    a1  a2  ...  aQ      (a_j = the value paired with q_j)
+
+Keys are distinct within a context (so every key has one answer), values are drawn independently
+(repeats allowed), every query is one of the context's keys (distinct queries while Q ≤ S), and the
+loss is taken only at the query positions (``IGNORE = -100`` elsewhere, PyTorch's ignore index).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from .._checks import check_device, check_int
+
+IGNORE = -100
+"""Target value at positions without a loss (``torch.nn.functional.cross_entropy``'s ``ignore_index``)."""
+
+
+class RecallBatch(NamedTuple):
+    """A batch of recall sequences: ``tokens`` (N, L) long and ``targets`` (N, L) long, ``IGNORE`` off the queries."""
+
+    tokens: torch.Tensor
+    targets: torch.Tensor
+
+    @property
+    def answer_mask(self) -> torch.Tensor:
+        """(N, L) bool: True at the query positions, where the loss and the accuracy are taken."""
+        return self.targets != IGNORE
+
+    def to(self, device: torch.device | str) -> RecallBatch:
+        """The same batch on another device."""
+        return RecallBatch(self.tokens.to(device), self.targets.to(device))
+
+
+def vocab_size(n_keys: int = 16, n_values: int = 16) -> int:
+    """Number of token ids used by :func:`associative_recall`: ``n_keys + n_values``."""
+    return check_int("n_keys", n_keys, low=1) + check_int("n_values", n_values, low=1)
+
+
+def sequence_length(n_pairs: int, n_queries: int = 1) -> int:
+    """Length of one recall sequence: ``2·n_pairs + n_queries``."""
+    return 2 * check_int("n_pairs", n_pairs, low=1) + check_int("n_queries", n_queries, low=1)
+
+
+def associative_recall(n_samples: int, *, n_pairs: int, n_queries: int = 1, n_keys: int = 16, n_values: int = 16,
+                       generator: torch.Generator | None = None,
+                       device: torch.device | str | None = None) -> RecallBatch:
+    """Draw ``n_samples`` multi-query associative-recall sequences (see the module docstring for the layout).
+
+    Args:
+        n_samples: N, the batch size.
+        n_pairs: S, key–value pairs per context (needs ``S ≤ n_keys``: keys are distinct).
+        n_queries: Q, queries after the context (distinct keys while ``Q ≤ S``, else drawn with repeats).
+        n_keys, n_values: sizes of the key and value vocabularies (token ids ``[0, n_keys)`` and
+            ``[n_keys, n_keys + n_values)``).
+        generator: a CPU ``torch.Generator``; numbers are drawn on the CPU and then moved to ``device``,
+            so every device sees the same batch.
+
+    Returns:
+        ``RecallBatch(tokens, targets)``, both (N, 2S + Q) long; ``targets`` is ``IGNORE`` except at
+        the Q query positions, where it holds the value token paired with the queried key.
+
+    >>> batch = associative_recall(4, n_pairs=6, n_queries=2, generator=torch.Generator().manual_seed(0))
+    """
+    N = check_int("n_samples", n_samples, low=1)
+    S = check_int("n_pairs", n_pairs, low=1)
+    Q = check_int("n_queries", n_queries, low=1)
+    check_int("n_keys", n_keys, low=1)
+    check_int("n_values", n_values, low=1)
+    if n_keys < S:
+        raise ValueError(f"n_pairs: expected at most n_keys = {n_keys} (keys are distinct within a context), got {S}")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    device = check_device("device", device)
+    keys = torch.rand(N, n_keys, generator=generator).argsort(dim=-1)[:, :S]         # distinct keys: (N, S)
+    values = n_keys + torch.randint(n_values, (N, S), generator=generator)           # (N, S)
+    if Q <= S:
+        which = torch.rand(N, S, generator=generator).argsort(dim=-1)[:, :Q]         # distinct pair indices
+    else:
+        which = torch.randint(S, (N, Q), generator=generator)
+    context = torch.stack([keys, values], dim=-1).flatten(-2)                         # k1 v1 k2 v2 ...
+    tokens = torch.cat([context, keys.gather(1, which)], dim=1)
+    targets = torch.full_like(tokens, IGNORE)
+    targets[:, 2 * S:] = values.gather(1, which)
+    return RecallBatch(tokens.to(device), targets.to(device))
+
+
+def pointer_chasing(n_samples: int, *, n_pairs: int, hops: int = 2, n_queries: int = 1, n_items: int = 16,
+                    generator: torch.Generator | None = None,
+                    device: torch.device | str | None = None) -> RecallBatch:
+    """Draw ``n_samples`` K-hop pointer-chasing sequences: a task that needs K retrievals in a row.
+
+    A context of S = ``n_pairs`` pairs ``a → σ(a)`` lists, in random order, a random cycle σ through S
+    distinct items (drawn from ``n_items``), so every value is also a key and ``σᴷ(x) ≠ x`` for
+    ``0 < K < S`` (no fixed points: answering the query itself, or its one-hop partner when K ≥ 2,
+    scores 0); then Q queries, each the separator token
+    ``?`` (id ``n_items``) followed by a start item x, whose target is ``σ^K(x)``, K = ``hops``::
+
+        tokens:   a1 σ(a1) a2 σ(a2) ... aS σ(aS)  ?  x1   ?  x2  ...
+        targets:  -100 everywhere ...             -100 σᴷ(x1) -100 σᴷ(x2) ...
+
+    With ``hops = 1`` it is associative recall whose values are items again. One linear-attention
+    layer retrieves once per position, so K hops need K successive retrievals (K layers, or a model
+    that composes them some other way). Vocabulary: :func:`pointer_vocab_size` ``= n_items + 1``.
+
+    Returns:
+        ``RecallBatch(tokens, targets)``, both (N, 2S + 2Q) long.
+
+    >>> b = pointer_chasing(2, n_pairs=4, hops=2, generator=torch.Generator().manual_seed(0))
+    """
+    N = check_int("n_samples", n_samples, low=1)
+    S = check_int("n_pairs", n_pairs, low=2)
+    K = check_int("hops", hops, low=1)
+    if K % S == 0:
+        raise ValueError(f"hops: expected a number of hops that is not a multiple of n_pairs = {S} "
+                         f"(the cycle would bring every query back to itself), got {K}")
+    Q = check_int("n_queries", n_queries, low=1)
+    check_int("n_items", n_items, low=2)
+    if n_items < S:
+        raise ValueError(f"n_pairs: expected at most n_items = {n_items} (items are distinct), got {S}")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    device = check_device("device", device)
+    cycle = torch.rand(N, n_items, generator=generator).argsort(dim=-1)[:, :S]          # c_0 → c_1 → ... → c_0
+    shown = torch.rand(N, S, generator=generator).argsort(dim=-1)                         # order of the pairs
+    items = cycle.gather(1, shown)                                                        # a_i = c_{shown_i}
+    values = cycle.gather(1, (shown + 1) % S)                                             # σ(a_i) = c_{shown_i + 1}
+    if Q <= S:
+        which = torch.rand(N, S, generator=generator).argsort(dim=-1)[:, :Q]
+    else:
+        which = torch.randint(S, (N, Q), generator=generator)
+    start = shown.gather(1, which)                                                        # position on the cycle
+    answer = cycle.gather(1, (start + K) % S)                                             # σᴷ(x)
+    context = torch.stack([items, values], dim=-1).flatten(-2)
+    queries = torch.stack([torch.full_like(which, n_items), items.gather(1, which)], dim=-1).flatten(-2)
+    tokens = torch.cat([context, queries], dim=1)
+    targets = torch.full_like(tokens, IGNORE)
+    targets[:, 2 * S + 1::2] = answer
+    return RecallBatch(tokens.to(device), targets.to(device))
+
+
+def pointer_vocab_size(n_items: int = 16) -> int:
+    """Number of token ids used by :func:`pointer_chasing`: ``n_items`` items and the separator ``?``."""
+    return check_int("n_items", n_items, low=2) + 1
+
+
+__all__ = ["IGNORE", "RecallBatch", "associative_recall", "pointer_chasing", "pointer_vocab_size",
+           "sequence_length", "vocab_size"]

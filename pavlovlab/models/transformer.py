@@ -1,0 +1,274 @@
+"""A tiny trainable Transformer whose attention is a conditioning circuit (trained by :mod:`pavlovlab.models.training`).
+
+``TinyTransformer`` = token embedding → L blocks (H heads of attention + a small MLP) → readout.
+The attention of every block is one of the package's forms, chosen by name:
+
+- ``"linear"``: :func:`pavlovlab.linear_attention`, the Hebbian memory ``S_t = S_{t-1} + v_t k_tᵀ``;
+- ``"delta"``: :func:`pavlovlab.delta_rule_attention`, the Rescorla–Wagner memory (β from the token);
+- ``"softmax"``: :func:`pavlovlab.softmax_attention`, the standard Transformer.
+
+Heads are a leading dimension ``(N, H, T, d_head)``: one call serves all heads, no loop over heads.
+Inside a block the forms run unchecked (:mod:`pavlovlab.attention.literal`'s parallel forms and
+:func:`pavlovlab.attention.kernels.delta_chunk_kernel`): their inputs are valid by construction, and a tiny
+model's training step is made of many small operations, so the public functions' checks would
+cost a noticeable share of it. The numbers are those of the public functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .._checks import check_choice, check_int, check_output
+from ..attention import literal
+from ..attention.forms import FEATURE_MAPS
+from ..attention.kernels import delta_chunk_kernel
+
+ATTENTIONS = ("linear", "delta", "softmax")
+
+
+def _shift(x: torch.Tensor) -> torch.Tensor:
+    """The previous token's vector at every position (zeros at t = 0): x (N, T, d) -> (N, T, d)."""
+    return F.pad(x, (0, 0, 1, 0))[:, :-1]
+
+
+class Block(nn.Module):
+    """One layer: ``x + Attn(LN(x))`` then ``x + MLP(LN(x))``, with H heads of size ``d_head``.
+
+    q, k, v and (for ``"delta"``) β are projected from ``[x_t, x_{t−1}]``, the token and its
+    predecessor (a causal convolution of width 2, the "token shift"). This is how a value token
+    learns which key came just before it: the write ``v_t k_tᵀ`` then binds the value to the key
+    that preceded it, and a later query of that key reads the value back — in one layer.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, d_head: int, attention: str, mlp: bool, mlp_ratio: int,
+                 feature_map: str) -> None:
+        super().__init__()
+        for name, value in (("d_model", d_model), ("n_heads", n_heads), ("d_head", d_head), ("mlp_ratio", mlp_ratio)):
+            check_int(name, value, low=1)
+        check_choice("attention", attention, ATTENTIONS)
+        if not callable(feature_map):
+            check_choice("feature_map", feature_map, FEATURE_MAPS)
+        self.n_heads, self.d_head, self.attention, self.feature_map = n_heads, d_head, attention, feature_map
+        inner = n_heads * d_head
+        self.ln1 = nn.LayerNorm(d_model)
+        self.qkv = nn.Linear(2 * d_model, 3 * inner, bias=False)
+        self.beta = nn.Linear(2 * d_model, n_heads) if attention == "delta" else None
+        self.out_norm = nn.LayerNorm(d_head) if attention != "softmax" else None  # sums of T writes: rescale
+        self.out = nn.Linear(inner, d_model, bias=False)
+        self.mlp = nn.Sequential(nn.LayerNorm(d_model), nn.Linear(d_model, mlp_ratio * d_model), nn.GELU(),
+                                 nn.Linear(mlp_ratio * d_model, d_model)) if mlp else None
+
+    def _phi(self, x: torch.Tensor) -> torch.Tensor:
+        """The feature map φ of linear attention, a named one or a callable (whose output is checked)."""
+        if callable(self.feature_map):
+            return check_output("feature_map", self.feature_map(x), x.shape, x)
+        return FEATURE_MAPS[self.feature_map](x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        N, T, _ = x.shape
+        h = self.ln1(x)
+        h2 = torch.cat([h, _shift(h)], dim=-1)
+        q, k, v = self.qkv(h2).view(N, T, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)  # (N, H, T, d)
+        if self.attention == "softmax":
+            o = literal.softmax_parallel(q, k, v, True, None)                  # = softmax_attention(q, k, v)
+        else:
+            q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)   # unit keys: bounded writes
+            if self.attention == "linear":
+                o, _ = literal.linear_parallel(self._phi(q), self._phi(k), v)  # = linear_attention(mode="parallel")
+            else:
+                assert self.beta is not None                               # a delta block has its β projection
+                beta = torch.sigmoid(self.beta(h2)).transpose(1, 2)        # (N, H, T), in (0, 1)
+                empty = q.new_zeros(N, self.n_heads, self.d_head, self.d_head)   # S_0: (N, H, d_v, d_k)
+                o, _ = delta_chunk_kernel(q, k, v, beta, empty, chunk_size=64)  # = delta_rule_attention
+            assert self.out_norm is not None                               # every block but softmax's has one
+            o = self.out_norm(o)
+        x = x + self.out(o.transpose(1, 2).reshape(N, T, -1))
+        return x + self.mlp(x) if self.mlp is not None else x
+
+
+class TinyTransformer(nn.Module):
+    """A small causal Transformer: embedding → ``n_layers`` × (``n_heads`` heads of attention + MLP) → readout.
+
+    Args:
+        vocab_size: number of token ids (e.g. :func:`pavlovlab.models.tasks.vocab_size`).
+        d_model: width of the residual stream.
+        n_layers: L, the depth. n_heads: H, heads per layer. d_head: d_k = d_v of each head.
+        attention: ``"linear"`` (Hebbian), ``"delta"`` (Rescorla–Wagner) or ``"softmax"``.
+        mlp: add a two-layer MLP (width ``mlp_ratio · d_model``) after each attention.
+        feature_map: φ for linear attention (``"identity"``: the paper's circuit).
+        seed: if given, the initial weights are drawn from this seed (without touching the global RNG).
+
+    Position: linear attention sums over the past, so it is blind to order. No positional embedding
+    is used; instead each block sees ``[x_t, x_{t−1}]`` (a width-2 causal "token shift") so that a
+    value's write is keyed by the key just before it. In linear and delta blocks, q and k are
+    L2-normalised (unit keys keep the Hebbian sums bounded and the delta rule stable) and each head's
+    read-out passes a LayerNorm; softmax blocks use the usual ``1/√d_head`` scale.
+
+    ``forward(tokens (N, T) long) -> logits (N, T, vocab_size)``.
+    """
+
+    def __init__(self, vocab_size: int, *, d_model: int = 64, n_layers: int = 1, n_heads: int = 4, d_head: int = 16,
+                 attention: str = "linear", mlp: bool = True, mlp_ratio: int = 2, feature_map: str = "identity",
+                 seed: int | None = None) -> None:
+        super().__init__()
+        for name, value in (("vocab_size", vocab_size), ("d_model", d_model), ("n_layers", n_layers),
+                            ("n_heads", n_heads), ("d_head", d_head), ("mlp_ratio", mlp_ratio)):
+            check_int(name, value, low=1)
+        self.attention = check_choice("attention", attention, ATTENTIONS)
+        if not callable(feature_map):
+            check_choice("feature_map", feature_map, FEATURE_MAPS)
+        self.config: dict[str, Any] = dict(vocab_size=vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads,
+                           d_head=d_head, attention=attention, mlp=mlp, mlp_ratio=mlp_ratio, feature_map=feature_map)
+        with torch.random.fork_rng(devices=[]):
+            if seed is not None:
+                torch.manual_seed(check_int("seed", seed, low=0))
+            self.embed = nn.Embedding(vocab_size, d_model)
+            self.blocks = nn.ModuleList(Block(d_model, n_heads, d_head, attention, mlp, mlp_ratio, feature_map)
+                                        for _ in range(n_layers))
+            self.ln_f = nn.LayerNorm(d_model)
+            self.readout = nn.Linear(d_model, vocab_size)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.long or tokens.dim() != 2:
+            raise TypeError(f"tokens: expected a (N, T) long tensor, got "
+                            f"{getattr(tokens, 'dtype', type(tokens).__name__)} "
+                            f"of shape {tuple(getattr(tokens, 'shape', ()))}")
+        vocab = self.config["vocab_size"]
+        if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):
+            raise ValueError(f"tokens: expected ids in [0, vocab_size = {vocab}), got ids from {int(tokens.min())} "
+                             f"to {int(tokens.max())}")
+        if tokens.shape[1] == 0:  # an empty sequence: empty logits (N, 0, vocab_size), as the attention forms do
+            return self.readout.weight.new_zeros(tokens.shape[0], 0, vocab)
+        x = self.embed(tokens)
+        for block in self.blocks:
+            x = block(x)
+        return self.readout(self.ln_f(x))
+
+    def extra_repr(self) -> str:
+        c = self.config
+        return f"L={c['n_layers']}, H={c['n_heads']}, d_head={c['d_head']}, attention={c['attention']!r}"
+
+
+def _check_model(model: object) -> TinyTransformer:
+    if not isinstance(model, TinyTransformer):
+        raise TypeError(f"model: expected a pavlovlab.models.TinyTransformer, got {type(model).__name__}")
+    return model
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Number of trainable parameters."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+# Seeds trained together (pavlovlab.models.training.train_recall_batched): the E models of one configuration run one
+# forward and backward pass. Every parameter is stacked along a leading model dimension (E, ...), the linear
+# layers become batched products over that dimension, and the parameter-free attention forms see the model
+# dimension as part of the batch (E·N sequences). Models never mix: each model's loss depends only on its own
+# slice, so the gradient of the summed losses is, slice by slice, each model's own gradient.
+
+_TRANSPOSED = ("qkv.weight", "beta.weight", "out.weight", "mlp.1.weight", "mlp.3.weight", "readout.weight")
+
+
+def _stack(models: Sequence[TinyTransformer]) -> dict[str, torch.Tensor]:
+    """The models' parameters stacked as leaves ``{name: (E, ...)}``; the weights of linear layers are stored
+    transposed, ``(E, in, out)``, so that ``x @ W`` is one batched product with contiguous gradients."""
+    stacked = {}
+    for name, first in models[0].named_parameters():
+        w = torch.stack([dict(m.named_parameters())[name].detach() for m in models])
+        stacked[name] = (w.mT if name.endswith(_TRANSPOSED) else w).contiguous().requires_grad_(first.requires_grad)
+    return stacked
+
+
+def _unstack(model: TinyTransformer, stacked: Mapping[str, torch.Tensor], i: int) -> None:
+    """Copy slice ``i`` of the stacked parameters into ``model``."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            w = stacked[name][i]
+            p.copy_(w.mT if name.endswith(_TRANSPOSED) else w)
+
+
+def _norm(x: torch.Tensor, p: Mapping[str, torch.Tensor], name: str) -> torch.Tensor:
+    """LayerNorm with each model's own affine map: x (E, M, D), weight and bias (E, D)."""
+    return torch.addcmul(p[name + ".bias"][:, None], F.layer_norm(x, x.shape[-1:]), p[name + ".weight"][:, None])
+
+
+def _linear(x: torch.Tensor, p: Mapping[str, torch.Tensor], name: str) -> torch.Tensor:
+    """Each model's ``x W + b``: x (E, M, in), W (E, in, out) (stored transposed), b (E, out) if present."""
+    bias = p.get(name + ".bias")
+    w = p[name + ".weight"]
+    return torch.bmm(x, w) if bias is None else torch.baddbmm(bias[:, None], x, w)
+
+
+def _stacked_block(block: Block, p: Mapping[str, torch.Tensor], pre: str, x: torch.Tensor, N: int,
+                   T: int) -> torch.Tensor:
+    """:meth:`Block.forward` of E models at once: x (E, N·T, d_model) -> (E, N·T, d_model)."""
+    E, _, D = x.shape
+    H, d = block.n_heads, block.d_head
+    h = _norm(x, p, pre + "ln1").view(E * N, T, D)
+    h2 = torch.cat([h, _shift(h)], dim=-1).view(E, N * T, 2 * D)
+    qkv = _linear(h2, p, pre + "qkv").view(E * N, T, 3, H, d)
+    if block.attention == "softmax":
+        q, k, v = qkv.permute(2, 0, 3, 1, 4)                                    # (E·N, H, T, d)
+        o = literal.softmax_parallel(q, k, v, True, None)
+    else:
+        q, k = F.normalize(qkv[:, :, :2], dim=-1).permute(2, 0, 3, 1, 4)      # unit keys, before the permute
+        v = qkv[:, :, 2].transpose(1, 2)
+        if block.attention == "linear":                                 # linear_parallel from S_0 = 0, without
+            o = (block._phi(q) @ block._phi(k).mT).tril_() @ v              # its zero read Q S_0ᵀ and end state
+        else:
+            beta = torch.sigmoid(_linear(h2, p, pre + "beta")).view(E * N, T, H).transpose(1, 2)
+            o, _ = delta_chunk_kernel(q, k, v, beta, q.new_zeros(E * N, H, d, d), chunk_size=64)
+        o = _norm(o.reshape(E, -1, d), p, pre + "out_norm").view(E * N, H, T, d)
+    x = x + _linear(o.transpose(1, 2).reshape(E, N * T, H * d), p, pre + "out")
+    if block.mlp is None:
+        return x
+    return x + _linear(F.gelu(_linear(_norm(x, p, pre + "mlp.0"), p, pre + "mlp.1")), p, pre + "mlp.3")
+
+
+def _stacked_logits(model: TinyTransformer, p: Mapping[str, torch.Tensor], tokens: torch.Tensor) -> torch.Tensor:
+    """:meth:`TinyTransformer.forward` of E models of ``model``'s configuration with stacked parameters ``p``:
+    tokens (E, N, T) long -> logits (E, N·T, vocab_size); model e reads sequences ``tokens[e]``."""
+    E, N, T = tokens.shape
+    table = p["embed.weight"]                                                    # (E, vocab, d_model)
+    offsets = torch.arange(E, device=tokens.device)[:, None, None] * table.shape[1]
+    x = F.embedding(tokens + offsets, table.flatten(0, 1)).view(E, N * T, -1)   # row e·vocab + id of table e
+    for i, block in enumerate(model.blocks):
+        x = _stacked_block(cast(Block, block), p, f"blocks.{i}.", x, N, T)
+    return _linear(_norm(x, p, "ln_f"), p, "readout")
+
+
+def depth_width_configs(budget: int = 4, *, d_model: int = 32, d_head: int = 8,
+                        mlp_ratio: int = 2, width_control: bool = False,
+                        deep_layers: int | None = None) -> dict[str, dict[str, int]]:
+    """Shapes with the same number of head dimensions and (up to LayerNorms and biases) the same parameters.
+
+    ``"wide-shallow"``: 1 layer of ``budget`` heads and one MLP ``budget·mlp_ratio`` wide;
+    ``"narrow-deep"``: ``budget`` layers of 1 head, each with an MLP ``mlp_ratio`` wide (with
+    ``deep_layers = L``, a divisor of ``budget``: L layers of ``budget / L`` heads and MLPs
+    ``budget·mlp_ratio / L`` wide);
+    with ``width_control``, also ``"one-big-head"``: 1 layer of one head of ``budget·d_head`` dimensions
+    (the same projections as wide-shallow, undivided: it separates "more heads" from "more width").
+    Returns keyword dicts for :class:`TinyTransformer` (add ``vocab_size`` and ``attention``).
+    """
+    check_int("budget", budget, low=1)
+    common = dict(d_model=check_int("d_model", d_model, low=1), d_head=check_int("d_head", d_head, low=1))
+    check_int("mlp_ratio", mlp_ratio, low=1)
+    L = budget if deep_layers is None else check_int("deep_layers", deep_layers, low=1)
+    if budget % L:
+        raise ValueError(f"deep_layers: expected a divisor of budget = {budget}, got {L}")
+    configs = {"wide-shallow": dict(n_layers=1, n_heads=budget, mlp_ratio=budget * mlp_ratio, **common),
+               "narrow-deep": dict(n_layers=L, n_heads=budget // L, mlp_ratio=budget * mlp_ratio // L, **common)}
+    if width_control:
+        configs["one-big-head"] = dict(n_layers=1, n_heads=1, mlp_ratio=budget * mlp_ratio, d_model=d_model,
+                                       d_head=budget * d_head)
+    return configs
+
+
+__all__ = ["ATTENTIONS", "Block", "TinyTransformer", "count_parameters", "depth_width_configs"]

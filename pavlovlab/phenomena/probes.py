@@ -1,0 +1,339 @@
+"""Measuring conditioning in memories and trained models: responses, effects, verdicts.
+
+The designs (:mod:`pavlovlab.phenomena.sequences`) are token sequences: a design arm and a control arm that differ
+only in the variable the theory says matters. This module feeds them to a trained
+:class:`~pavlovlab.models.TinyTransformer` (:func:`model_logits`, :func:`model_response`) or to a
+hand-built :class:`~pavlovlab.memory.AssociativeMemory` (:func:`memory_response`), turns the paired
+responses into effects (:func:`effects`: positive when Rescorla–Wagner's prediction holds) and compares
+them with the predictions (:func:`verdicts`, with the intervals of :func:`pavlovlab.statistics.summarize`).
+
+Responses: for a trained model, the *centred logit* of ``o`` at the test query, ``z_o − mean_j z_j``
+(nats of odds; :func:`model_response`), or the norm of the attention read-out before the per-head
+LayerNorm (:func:`readout_norm`); for a hand-built memory (random unit keys per cue token, compounds
+as unit-normalised sums, one-hot outcomes), the read-out's component on ``o``, i.e. the associative
+strength ``V`` (or its cosine with ``o``). :func:`separation_verdicts` judges the predictions that
+separate DeltaNet from linear attention. What a trained linear-attention head stores is read in
+:mod:`pavlovlab.models.head_memory`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
+
+import torch
+import torch.nn.functional as F
+
+from .._checks import check_choice, check_int, check_real, check_tensor
+from ..memory.associative import AssociativeMemory
+from ..models.transformer import Block, TinyTransformer, _check_model
+from ..statistics import Effect, summarize
+from .sequences import COMPOUNDS, DESIGNS, PREDICTIONS, SEPARATING, ProbeBatch, make_probes
+
+
+def _check_effects(name: str, results: object, *required: str) -> Mapping[str, torch.Tensor]:
+    if not isinstance(results, Mapping):
+        raise TypeError(f"{name}: expected {{design: effects (seeds, N)}}, got {type(results).__name__}")
+    for d in required:
+        if d not in results:
+            raise ValueError(f"{name}: expected effects for {d!r}, got designs {sorted(results)}")
+        check_tensor(f"{name}[{d!r}]", results[d], rank=2)
+    return results
+
+_AGREES = {"effect": {"effect"}, "none": {"none", "small"}, "size only": {"effect", "small", "none"}}
+
+
+def model_logits(model: TinyTransformer, weights: torch.Tensor) -> torch.Tensor:
+    """Run a :class:`~pavlovlab.models.TinyTransformer` on token weights instead of token ids.
+
+    weights: (N, T, V), rows one-hot (the model's ordinary input) or sums of one-hots (compound cues).
+    The input embedding is ``weights @ E`` (E the model's embedding table), then the model's blocks,
+    final LayerNorm and read-out, as in ``model.forward``. Returns logits (N, T, V).
+    """
+    check_tensor("weights", weights, rank=3)
+    E = model.embed.weight
+    if weights.shape[-1] != E.shape[0]:
+        raise ValueError(f"weights: expected last dim = vocab_size {E.shape[0]}, got {weights.shape[-1]}")
+    x = weights.to(E) @ E
+    for block in model.blocks:
+        x = block(x)
+    return model.readout(model.ln_f(x))
+
+
+@torch.no_grad()
+def model_response(model: TinyTransformer, weights: torch.Tensor, outcome: torch.Tensor) -> torch.Tensor:
+    """The model's response to the test query, (N,): the *centred logit* of ``outcome`` at the last
+    position, ``z_o − mean_j z_j`` (nats of odds). Unlike ``log p(o)``, which saturates at 0 once the
+    model is sure, it keeps growing with the evidence, like an associative strength."""
+    V = model.embed.weight.shape[0]
+    if not isinstance(outcome, torch.Tensor) or outcome.dtype != torch.long or outcome.shape != weights.shape[:1]:
+        raise TypeError(f"outcome: expected a long tensor (N,) = ({weights.shape[0]},) of token ids, got "
+                        f"{getattr(outcome, 'dtype', type(outcome).__name__)} of shape "
+                        f"{tuple(getattr(outcome, 'shape', ()))}")
+    if outcome.numel() and (int(outcome.min()) < 0 or int(outcome.max()) >= V):
+        raise ValueError(f"outcome: expected token ids in [0, vocab_size = {V}), got ids from {int(outcome.min())} "
+                         f"to {int(outcome.max())}")
+    was = model.training
+    model.eval()
+    z = model_logits(model, weights)[:, -1]
+    model.train(was)
+    z = z - z.mean(-1, keepdim=True)
+    return z.gather(-1, outcome[:, None].to(z.device))[:, 0]
+
+
+@torch.no_grad()
+def readout_norm(model: TinyTransformer, weights: torch.Tensor, layer: int = 0) -> torch.Tensor:
+    """The size of a block's attention read-out at the test query, before each head's LayerNorm, (N,).
+
+    In linear and delta blocks every head's read-out ``o_h = S_h q_h`` (d_head) passes a LayerNorm that
+    keeps its direction and discards its size; this returns ``‖(o_1, …, o_H)‖`` at the last position
+    (the norm over all heads' read-outs together), computed by the model's own forward pass on
+    ``weights`` (N, T, V) (see :func:`model_logits`). Softmax blocks have no such normalisation.
+    """
+    _check_model(model)
+    check_tensor("weights", weights, rank=3)
+    check_int("layer", layer, low=0)
+    if layer >= len(model.blocks):
+        raise ValueError(f"layer: expected < n_layers = {len(model.blocks)}, got {layer}")
+    norm_layer = cast(Block, model.blocks[layer]).out_norm
+    if norm_layer is None:
+        raise ValueError(f"model: expected linear or delta attention (a per-head LayerNorm), got "
+                         f"{model.config['attention']!r}")
+    seen: list[torch.Tensor] = []
+    hook = norm_layer.register_forward_pre_hook(lambda _m, args: seen.append(args[0][:, :, -1]))
+    was = model.training
+    model.eval()
+    try:
+        model_logits(model, weights)
+    finally:
+        hook.remove()
+        model.train(was)
+    return seen[0].flatten(1).norm(dim=-1)                       # (N, H, d_head) -> (N,)
+
+
+def memory_response(weights: torch.Tensor, outcome: torch.Tensor, n_keys: int, *, rule: str = "delta",
+                    lr: float = 0.5, d_key: int = 64, normalize: bool = False, compound: str = "unit",
+                    generator: torch.Generator | None = None) -> torch.Tensor:
+    """The same probe on a hand-built circuit: an :class:`~pavlovlab.memory.AssociativeMemory`.
+
+    Each key token gets a random unit key in ``d_key`` dims (drawn on ``generator``), a compound the sum
+    of its cues' keys, normalised to unit norm with ``compound="unit"`` (as in the trained models, whose
+    q and k are L2-normalised) or left as the sum with ``compound="sum"`` (Rescorla–Wagner's additive
+    compound); each value token a one-hot value (d_v = number of value tokens). Every (cue,
+    outcome) pair of the sequence is written in order with the memory's ``rule`` (``"hebbian"``:
+    ``S += lr v kᵀ``; ``"delta"``: ``S += lr (v − S k) kᵀ``), then the test cue reads ``S q``.
+    Returns the read-out's component on ``outcome`` (the associative strength), shape (N,); with
+    ``normalize=True``, that component divided by the read-out's norm (its cosine with ``o``): what is
+    left when, as in the trained models, each head's read-out passes a normalisation (LayerNorm)
+    that keeps its direction and discards its size.
+    """
+    check_tensor("weights", weights, rank=3)
+    check_int("n_keys", n_keys, low=1)
+    # the memory runs in float64 on the CPU (a few hundred small sequences); the result comes back on
+    # ``weights``' device and dtype
+    check_choice("rule", rule, ("hebbian", "delta"))
+    check_real("lr", lr, low=0.0, low_open=True)
+    check_int("d_key", d_key, low=1)
+    check_choice("compound", compound, COMPOUNDS)
+    N, T, V = weights.shape
+    K = F.normalize(torch.randn(n_keys, d_key, generator=generator, dtype=torch.float64), dim=-1)
+    w = weights.double().cpu()
+    k = w[:, 0:T - 1:2, :n_keys] @ K                          # (N, P, d_key): cue keys, compounds summed
+    v = w[:, 1:T - 1:2, n_keys:]                               # (N, P, n_values): one-hot outcomes
+    q = w[:, -1, :n_keys] @ K                                  # (N, d_key)
+    if compound == "unit":
+        k, q = F.normalize(k, dim=-1), F.normalize(q, dim=-1)
+    mem = AssociativeMemory(d_key, V - n_keys, rule=rule, lr=lr, batch_shape=(N,), dtype=torch.float64)
+    mem.write(k, v)
+    read = mem.read(q)                                         # (N, n_values)
+    if normalize:
+        read = read / read.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    return read.gather(-1, (outcome.cpu() - n_keys)[:, None])[:, 0].to(device=weights.device, dtype=weights.dtype)
+
+
+def effects(batch: ProbeBatch, respond: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    """Paired effects (N,): ``respond(design) − respond(control)``, sign-flipped when the design arm is
+    predicted to respond less, so that a positive effect is Rescorla–Wagner's phenomenon.
+    ``respond(weights) -> (N,)`` is e.g. ``lambda w: model_response(model, w, batch.outcome)``."""
+    if not isinstance(batch, ProbeBatch):
+        raise TypeError(f"batch: expected a ProbeBatch from designs.make_probes, got {type(batch).__name__}")
+    if not callable(respond):
+        raise TypeError(f"respond: expected a function weights -> (N,) responses, got {type(respond).__name__}")
+    diff = respond(batch.design) - respond(batch.control)
+    return diff if batch.design_higher else -diff
+
+
+# ---------------------------------------------------------------------------------------------- experiments
+
+def circuit_effects(design: str, *, rule: str, n: int = 400, m: int = 2, lr: float = 0.5, d_key: int = 64,
+                    n_pairs: int = 8, normalize: bool = False, compound: str = "unit", seed: int = 0) -> torch.Tensor:
+    """Effects (N,) of ``design`` on the hand-built memory with ``rule`` (see :func:`memory_response`;
+    ``normalize=True`` probes the read-out's direction only; ``compound`` as there)."""
+    g = torch.Generator().manual_seed(check_int("seed", seed, low=0))
+    batch = make_probes(design, n, m=m, n_pairs=n_pairs, generator=g, dtype=torch.float64)
+    gk = torch.Generator().manual_seed(seed + 1)
+    state = gk.get_state()
+
+    def respond(w: torch.Tensor) -> torch.Tensor:
+        gk.set_state(state)                                        # the same keys for design and control
+        return memory_response(w, batch.outcome, batch.n_keys, rule=rule, lr=lr, d_key=d_key,
+                               normalize=normalize, compound=compound, generator=gk)
+
+    return effects(batch, respond)
+
+
+def model_effects(runs: Mapping[str, Sequence[Mapping[str, Any]]], designs: Sequence[str] = DESIGNS, *,
+                  n: int = 500, m: int = 2, n_pairs: int = 8, seed: int = 123,
+                  measure: str = "response") -> dict[str, dict[str, torch.Tensor]]:
+    """Effects of each design on each trained model: ``{attention: {design: (seeds, n)}}``.
+
+    Every model sees the same ``n`` sequences per design (drawn from ``seed``); vocabulary sizes are
+    read from the model's config (the recall task's ``n_keys = n_values = vocab/2``).
+    ``measure="response"``: the signed effects of :func:`effects` on :func:`model_response`;
+    ``measure="norm"``: ``log(‖o_design‖ / ‖o_control‖)`` per sequence, the log-ratio of the read-out
+    norms before the per-head LayerNorm (:func:`readout_norm`; linear and delta models only).
+    """
+    if not isinstance(runs, Mapping):
+        raise TypeError(f"runs: expected {{attention: [{{'model': TinyTransformer, ...}} per seed]}} as "
+                        f"training.train_models returns, got {type(runs).__name__}")
+    for a, rs in runs.items():
+        for i, r in enumerate(rs):
+            if not isinstance(r, Mapping) or not isinstance(r.get("model"), TinyTransformer):
+                raise TypeError(f"runs[{a!r}][{i}]: expected a dict with a TinyTransformer under 'model', got "
+                                f"{type(r.get('model') if isinstance(r, Mapping) else r).__name__}")
+    for d in designs:
+        check_choice("designs", d, DESIGNS)
+    measure = check_choice("measure", measure, ("response", "norm"))
+    out: dict[str, dict[str, torch.Tensor]] = {}
+    for a, rs in runs.items():
+        out[a] = {}
+        for d in designs:
+            per_seed = []
+            for r in rs:
+                model = r["model"]
+                V = model.config["vocab_size"]
+                g = torch.Generator().manual_seed(seed + DESIGNS.index(d))
+                device = next(model.parameters()).device
+                batch = make_probes(d, n, m=m, n_pairs=n_pairs, n_keys=V // 2, n_values=V - V // 2, generator=g,
+                                    device=device)
+                if measure == "norm":
+                    ratio = readout_norm(model, batch.design) / readout_norm(model, batch.control)
+                    per_seed.append(ratio.log().cpu())
+                else:
+                    respond = functools.partial(model_response, model, outcome=batch.outcome)
+                    per_seed.append(effects(batch, respond).cpu())
+            out[a][d] = torch.stack(per_seed)
+    return out
+
+
+def relative_effects(results: Mapping[str, torch.Tensor], design: str) -> Effect:
+    """A design's effect in units of the same model's acquisition effect, with its 95 % interval.
+
+    ``results[design]`` and ``results["acquisition"]`` are effects (seeds, N) on the same models. Per
+    seed ``r_s = mean(effect_s) / mean(acquisition_s)``; with S ≥ 2 seeds the interval is the
+    t-interval of the r_s (so the scale's own uncertainty is in it), with one seed the sequence-level
+    interval of ``effect / mean(acquisition)``.
+    """
+    _check_effects("results", results, design, "acquisition")
+    x, acq = results[design].double(), results["acquisition"].double()
+    if x.shape[0] != acq.shape[0]:
+        raise ValueError(f"results: expected as many seeds for {design!r} as for acquisition, got "
+                         f"{x.shape[0]} and {acq.shape[0]}")
+    if x.shape[0] >= 2:
+        return summarize((x.mean(-1) / acq.mean(-1))[:, None])
+    return summarize(x / acq.mean())
+
+
+def verdicts(results: Mapping[str, Mapping[str, torch.Tensor]], predictions: Mapping[str, Mapping[str, str]]
+             = PREDICTIONS, *, margin_fraction: float = 0.1) -> list[dict[str, Any]]:
+    """A row per (attention, design): the effect, the prediction, what was observed, and whether they agree.
+
+    ``results[attention][design]`` are effects (seeds, N). An effect is judged in units of the model's own
+    acquisition effect (:func:`relative_effects`, interval across seeds): ``margin_fraction`` of
+    acquisition counts as negligible (see :meth:`Effect.observed`); acquisition itself is judged against 0.
+    ``holds``: True when the observation agrees with the prediction (``"effect"``: an effect above the
+    margin; ``"none"``: none or small; ``"size only"``: anything but reversed, the size being unpredicted),
+    False when it contradicts it, None when inconclusive. Each row also carries ``margin``, the margin in
+    nats, with ``margin_lo``/``margin_hi`` from acquisition's interval.
+    """
+    for a, per in results.items():
+        for d, x in per.items():
+            check_tensor(f"results[{a!r}][{d!r}]", x, rank=2)
+            if d not in predictions or a not in predictions[d]:
+                raise ValueError(f"results[{a!r}][{d!r}]: expected a design and attention with a prediction "
+                                 f"(predictions[{d!r}][{a!r}]), got none")
+    check_real("margin_fraction", margin_fraction, low=0.0)
+    rows = []
+    for a, per in results.items():
+        acq = summarize(per["acquisition"]) if "acquisition" in per else None
+        for d, x in per.items():
+            e = summarize(x)
+            rel = e if d == "acquisition" or acq is None else relative_effects(per, d)
+            obs = e.observed(0.0) if d == "acquisition" else rel.observed(margin_fraction)
+            pred = predictions[d][a]
+            holds = None if obs == "inconclusive" else (obs in _AGREES[pred])
+            rows.append(dict(attention=a, design=d, predicted=pred, observed=obs, holds=holds, effect=e,
+                             relative=rel, margin=margin_fraction * acq.mean if acq else 0.0,
+                             margin_lo=margin_fraction * acq.lo if acq else 0.0,
+                             margin_hi=margin_fraction * acq.hi if acq else 0.0))
+    return rows
+
+
+def size_loss(log_ratios: torch.Tensor) -> Effect:
+    """The fraction of the read-out's size a design removes, ``1 − ‖o_design‖/‖o_control‖``, with its 95 %
+    interval, from log-ratios (seeds, N) (``model_effects(..., measure="norm")``): per seed the geometric
+    mean ratio ``exp(mean log-ratio)``; the t-interval across seeds (sequence-level with one seed)."""
+    check_tensor("log_ratios", log_ratios, rank=2)
+    e = summarize(log_ratios)
+    return Effect(1 - math.exp(e.mean), 1 - math.exp(e.hi), 1 - math.exp(e.lo),
+                  tuple(1 - math.exp(v) for v in e.seed_means), e.n_sequences)
+
+
+def separation_verdicts(responses: Mapping[str, Mapping[str, torch.Tensor]],
+                        norms: Mapping[str, Mapping[str, torch.Tensor]], *, threshold: float = 0.1,
+                        designs: Mapping[str, str] = SEPARATING) -> list[dict[str, Any]]:
+    """The verdict on each prediction that separates DeltaNet from linear attention.
+
+    For each design of ``designs`` (design -> ``"response"`` or ``"norm"``) the measured quantity is, per
+    model, the effect in units of acquisition (:func:`relative_effects` on ``responses``) or the fraction of
+    the read-out's size removed (:func:`size_loss` on ``norms``), each with its 95 % interval across seeds.
+    The rule, fixed before measuring: the prediction (DeltaNet shows the phenomenon, linear attention does
+    not) **holds** if DeltaNet's interval lies above ``threshold`` and linear attention's inside
+    (−threshold, threshold); it **fails** if DeltaNet's interval lies below ``threshold`` or linear
+    attention's above it; otherwise it is **inconclusive** (``holds`` None).
+    """
+    tau = check_real("threshold", threshold, low=0.0, low_open=True)
+    for name, given in (("responses", responses), ("norms", norms), ("designs", designs)):
+        if not isinstance(given, Mapping):
+            raise TypeError(f"{name}: expected a mapping, got {type(given).__name__}")
+    rows = []
+    for d, where in designs.items():
+        check_choice("designs", where, ("response", "norm"))
+        q = {a: relative_effects(responses[a], d) if where == "response" else size_loss(norms[a][d])
+             for a in ("delta", "linear")}
+        dl, li = q["delta"], q["linear"]
+        if dl.lo > tau and -tau < li.lo and li.hi < tau:
+            holds: bool | None = True
+        elif dl.hi < tau or li.lo > tau:
+            holds = False
+        else:
+            holds = None
+        rows.append(dict(design=d, readout=where, delta=dl, linear=li, holds=holds, threshold=tau))
+    return rows
+
+
+__all__ = [
+    "circuit_effects",
+    "effects",
+    "memory_response",
+    "model_effects",
+    "model_logits",
+    "model_response",
+    "readout_norm",
+    "relative_effects",
+    "separation_verdicts",
+    "size_loss",
+    "verdicts",
+]

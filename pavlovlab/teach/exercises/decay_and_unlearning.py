@@ -1,0 +1,157 @@
+"""The exercises of ``07_decay_and_unlearning``: measure a head's half-life (design the measurement),
+derive it in closed form, and unlearn one association with a targeted delta update.
+
+Each ``check_*`` takes the learner's function, calls it and the package's reference on several random
+cases (float64, drawn from a seeded CPU generator) or judges the learner's measurement, and prints one
+friendly verdict. They never raise. ``hint(n)`` and ``solution(n)`` give the tiered hints and the
+reference solution of exercise ``n``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable
+
+import torch
+
+from pavlovlab.forgetting.decay import half_life
+from pavlovlab.forgetting.unlearning import unlearn_delta
+
+from ._core import Book, Case, Turn, Unreadable, check_function, check_measurement, measure_each
+
+_DTYPE = torch.float64
+
+BOOK = Book("07_decay_and_unlearning", __name__)
+session = BOOK.session
+
+
+# --------------------------------------------------------------------- Exercise 1: measure a half-life
+
+HALF_LIFE_GAMMAS = (0.95, 0.98)
+"""The decays at which the learner's ``measure_half_life(gamma)`` is called (theory 13.5 and 34.3 steps)."""
+
+HALF_LIFE_RTOL = 0.1
+"""Accepted relative deviation from ln 2/(−ln γ). Justification: the read-out at lag ℓ is γ^ℓ plus
+crosstalk of standard deviation about (Σ_s γ^{2s} / (d_k d_v))^{1/2} ≤ (1/((1 − γ²) d_k d_v))^{1/2}
+per trial (0.079 at γ = 0.98, d_k = d_v = 64); averaged over 100 trials it is 0.008, and the curve
+falls by ½·ln(1/γ) = 0.010 per step at the half-life, so the measured crossing has a standard
+deviation of about 0.8 step (2.3 % of 34.3 at γ = 0.98; the reference solution lands 1.4 steps, 4 %,
+low). 10 % is over 4 standard deviations; reporting the first whole lag below ½ instead of
+interpolating adds < 1 step (7 % at γ = 0.95). The effective window 1/(1 − γ), the classic
+confusion, is 48 % and 46 % off."""
+
+
+SHORT_WINDOW = dict(gamma=0.98, max_lag=20)
+"""A setting the formula does not cover: at γ = 0.98 the half-life (34.3 steps) lies beyond a window of 20
+lags, so a measurement over that window cannot see the read-out fall to one half; it must say "never"
+(``math.inf``) or report a lag inside the window. The formula returned as a measurement gives 34.3."""
+
+
+def _judge_half_life(runs: tuple[dict[float, float], float]) -> tuple:
+    measured, short = runs
+    shown = ", ".join(f"γ = {g}: {m:.3g}" for g, m in measured.items())
+    for g, m in measured.items():
+        if math.isinf(m):
+            return False, (f"at γ = {g} your read-out never fell to one half ({shown}). Did you apply the decay, "
+                           "and did you write enough distractors after the bell?")
+    ratios = {g: m / float(half_life(g)) for g, m in measured.items()}
+    bad = {g: r for g, r in ratios.items() if abs(r - 1) > HALF_LIFE_RTOL}
+    if bad:
+        g = next(iter(bad))
+        side = "late" if bad[g] > 1 else "early"
+        return False, (f"your measured half-lives ({shown}) cross one half too {side} at γ = {g}. Is your "
+                       "read-out projected on the bell's own food and averaged over enough trials (≥ 100)? "
+                       "Is lag 0 the step at which the bell itself was written?")
+    window = SHORT_WINDOW["max_lag"]
+    if math.isfinite(short) and short > window + 1:
+        return (False, f"run over a window of only {window} lags at γ = {SHORT_WINDOW['gamma']}, your "
+                "measure_half_life "
+                f"reports a half-life of {short:.3g} steps, beyond anything it can have seen: is it measuring the "
+                "read-out, or computing the formula? (When the read-out never falls to one half within max_lag, "
+                "return math.inf.)")
+    worst = max(abs(r - 1) for r in ratios.values())
+    return True, (f"measured half-lives {shown} steps, within {100 * worst:.0f}% of ln 2/(−ln γ) "
+                  f"(accepted: {100 * HALF_LIFE_RTOL:.0f}%, see HALF_LIFE_RTOL).")
+
+
+@BOOK.exercise(1, "measure a half-life", kind="design", hints=[
+    "Write a bell–food pair, then many random distractor pairs, through a memory that decays; after "
+           "every write read the memory with the bell and project the answer on the food. Average that "
+           "strength over many trials and find the lag where it first drops below one half.",
+           "pl.linear_attention(q, k, v, decay=gamma) runs the decayed memory over a whole sequence: use the "
+           "bell (the first key of each trial) as the query at every step. Unit random keys and values: "
+           "torch.nn.functional.normalize(torch.randn(...), dim=-1).",
+           "strength = (out * food).sum(-1).mean(0) is one number per lag; the first lag below ½ is "
+           "(strength < 0.5).float().argmax(); interpolate linearly with the lag before it."])
+def check_measured_half_life(fn: Callable[..., float], *, turn: Turn) -> bool:
+    """Judge the learner's ``measure_half_life(gamma, max_lag=...) -> float``, a measured lag at which a
+    decayed memory's read-out of one bell falls to one half, at γ = 0.95 and 0.98 (within
+    :data:`HALF_LIFE_RTOL` of ln 2/(−ln γ)), and at :data:`SHORT_WINDOW`, where it cannot be seen."""
+    def run() -> tuple[dict[float, float], float]:
+        if not callable(fn):
+            raise Unreadable(f"expected your function measure_half_life, got {type(fn).__name__}")
+        measured = measure_each(fn, HALF_LIFE_GAMMAS, "measure_half_life")
+        try:
+            inspect.signature(fn).bind(0.9, max_lag=20)
+        except (TypeError, ValueError):
+            raise Unreadable("measure_half_life should take gamma and max_lag, as in the stub") from None
+        short = measure_each(fn, (SHORT_WINDOW["gamma"],), "measure_half_life", max_lag=SHORT_WINDOW["max_lag"])
+        return measured, short[SHORT_WINDOW["gamma"]]
+    return check_measurement(run, _judge_half_life, answer=fn,
+                             hint="what should the read-out of the bell be right after it is written, and how "
+                                  "do you average away the crosstalk of the distractors?", turn=turn)
+
+
+# --------------------------------------------------------------------------- Exercise 2: memory horizon
+
+def half_life_reference(gamma: float) -> float:
+    """The half-life ``ℓ½ = ln 2 / (−ln γ)`` of a head with decay γ in (0, 1) (a float)."""
+    return float(half_life(gamma))
+
+
+@BOOK.exercise(2, "a head's memory horizon", kind="implement", hints=[
+    "Solve γ^ℓ = 1/2 for ℓ.",
+           "Take logarithms of both sides: ℓ times the log of γ equals the log of one half.",
+           "Divide: math.log of 2 over minus math.log of gamma (both logs in the same base)."])
+def check_half_life(fn: Callable[[float], float], *, turn: Turn, seed: int = 0) -> bool:
+    """Check ``fn(gamma) -> ln 2 / (−ln γ)`` on RetNet's decays and a few random ones."""
+    g = torch.Generator().manual_seed(seed)
+    gammas = [1 - 2 ** (-5 - h) for h in (0, 2, 5)]
+    gammas += [0.5, 0.9] + [float(x) for x in 0.2 + 0.79 * torch.rand(3, generator=g, dtype=_DTYPE)]
+    cases: list[Case] = [((gm,), {}) for gm in gammas]
+    return check_function(fn, half_life_reference, cases,
+                          hint="at γ = 0.5 a note is read at half strength after exactly one step: does your "
+                               "formula give 1 there? The half-life is where γ to the power ℓ equals one half, "
+                               "not the total weight of all notes.",
+                          rtol=1e-6, atol=1e-9, turn=turn)
+
+
+# --------------------------------------------------------------------------- Exercise 3: unlearn one bell
+
+def unlearn_reference(S: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """One delta step towards a zero response: ``S − (S k) kᵀ / (k·k)``. S: (d_v, d_k), k: (d_k,)."""
+    return unlearn_delta(S, k)
+
+
+@BOOK.exercise(3, "unlearn one association", kind="implement", hints=[
+    "A delta write towards the answer you want (zero): first ask the memory what it predicts for the "
+           "bell, then write the error along the bell.",
+           "The error is zero minus the read-out S @ k. A write of e along k changes the read-out by "
+           "e times (k·k), so scale the write by one over k·k.",
+           "Add torch.outer(error, k) divided by the dot product of k with itself."])
+def check_unlearn(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], *, turn: Turn, seed: int = 0) -> bool:
+    """Check the learner's targeted delta update ``fn(S, k) -> S_new`` (afterwards ``S_new k = 0``)."""
+    g = torch.Generator().manual_seed(seed)
+    cases: list[Case] = []
+    for d_v, d_k in [(1, 2), (3, 3), (4, 6), (7, 5)]:
+        S = torch.randn(d_v, d_k, generator=g, dtype=_DTYPE)
+        k = torch.randn(d_k, generator=g, dtype=_DTYPE) * (0.5 + 2 * torch.rand((), generator=g, dtype=_DTYPE))
+        cases.append(((S, k), {}))
+    return check_function(fn, unlearn_reference, cases,
+                          hint="read your new memory with the same key: is the answer zero? The keys here are "
+                               "not of unit length: how far does one write along k move the read-out S k?",
+                          rtol=1e-6, atol=1e-9, turn=turn)
+
+__all__ = ["BOOK", "HALF_LIFE_GAMMAS", "HALF_LIFE_RTOL", "SHORT_WINDOW", "check_half_life", "check_measured_half_life",
+           "check_unlearn", "half_life_reference", "session", "unlearn_reference"]

@@ -1,0 +1,248 @@
+"""Exercises of ``05_depth_and_width`` (stacked conditioning circuits), declared in :data:`BOOK`;
+in the notebook ``ex = exercises.session("05")``.
+
+1. implement ``predicted_error(L, H, p)``: the paper's picture of a stack, exactly;
+2. implement ``predict_errors()``: the predicted end-to-end errors of two architectures (which one wins);
+3. design the measurement ``depth_curve(n, d, L, trials, seed)``: simulate a 3-layer chain of Hebbian
+   memories with clean-up and measure its error against the depth L.
+
+Each ``check_*`` prints one friendly verdict and never raises. ``ex.hint(n)`` gives the next hint tier,
+``ex.solution(n)`` the reference solution.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from ...depth.chain import chain_error
+from ...depth.theory import hop_error_theory, stack_error_theory
+from ...statistics import fit_slope
+from ._core import Book, Case, Turn, Unreadable, check_function, check_measurement, check_value, finite_number
+
+BOOK = Book("05_depth_and_width", __name__)
+session = BOOK.session
+
+# --------------------------------------------------------------------------- Exercise 1: predicted error
+
+
+def predicted_error_reference(L: int, H: int, p: float) -> float:
+    """End-to-end error of L hops when a hop fails only if all H heads fail, each with probability p:
+    ``1 − (1 − p^H)^L`` (≈ ``L·p^H`` when small)."""
+    return 1.0 - (1.0 - p ** H) ** L
+
+
+@BOOK.exercise(1, "predicted error of a stack", kind="implement", hints=[
+    "Two events: a hop fails when all of its H heads fail (independent heads multiply), and the chain "
+           "fails when at least one of its L hops fails. Which is easier to write: the chance that the chain "
+           "fails, or the chance that it survives?",
+           "Compute hop_fails from p and H first; the chain survives when each of the L hops survives, "
+           "and the survival chances multiply.",
+           "hop_fails = p ** H; then return one minus the survival chance (1 - hop_fails) raised to the power L."])
+def check_predicted_error(fn: Callable[[int, int, float], float], *, turn: Turn, seed: int = 0) -> bool:
+    """Check ``fn(L, H, p) -> 1 − (1 − p^H)^L`` on random depths, widths and per-head errors."""
+    g = torch.Generator().manual_seed(seed)
+    Ls = torch.randint(1, 13, (6,), generator=g).tolist()
+    Hs = torch.randint(1, 5, (6,), generator=g).tolist()
+    ps = (0.05 + 0.6 * torch.rand(6, generator=g, dtype=torch.float64)).tolist()
+    cases: list[Case] = [((L, H, p), {}) for L, H, p in zip([1, *Ls], [1, *Hs], [0.3, *ps], strict=True)]
+    special = ["one hop, one head: the answer is p itself"] + [""] * 6
+    return check_function(fn, predicted_error_reference, cases,
+                          hint="what is the probability that ONE hop goes wrong when it needs every head to be "
+                               "wrong? And a chain is right only when every hop is right: is your answer exact, or "
+                               "only its small-error approximation (try L = 12, p = 0.6)?",
+                          rtol=1e-6, atol=1e-9, turn=turn, case_hints=special)
+
+
+# --------------------------------------------------------------------------- Exercise 2: which one wins
+
+ARCHITECTURES = {"A": dict(L=1, H=2, d_k=16), "B": dict(L=3, H=1, d_k=32)}
+"""Exercise 2's contest, both storing ``N_PAIRS`` associations per head: A is wide and shallow with
+small heads, B is deep and narrow with heads twice as wide."""
+N_PAIRS = 24
+
+
+def predicted_errors() -> dict[str, float]:
+    """The theory's end-to-end error of each architecture of Exercise 2 (averaged heads)."""
+    return {name: float(stack_error_theory(a["L"], a["H"], N_PAIRS, a["d_k"])) for name, a in ARCHITECTURES.items()}
+
+
+def winner() -> str:
+    """The architecture with the lower predicted error ("A" or "B")."""
+    errs = predicted_errors()
+    return min(errs, key=errs.get)
+
+
+@BOOK.exercise(2, "predict the errors of two architectures", kind="implement", hints=[
+    "Compare the architectures at the level of one hop first: which one's heads are more heavily loaded "
+    "(n / d_k), and is a second head worth more than a halved load? Then a chain of L hops multiplies the "
+    "chances of getting through.",
+    "The package predicts one architecture's end-to-end error from (L, H, n, d_k): call it once with A's "
+    "numbers and once with B's, each in the order the function asks for them.",
+    "err_A = stacking_theory.stack_error_theory(1, 2, 24, 16); "
+    "err_B = stacking_theory.stack_error_theory(3, 1, 24, 32); "
+    "return err_A, err_B.",
+])
+def check_predicted_errors(fn: Callable[[], Any] | Any, *, turn: Turn) -> bool:
+    """Check the learner's ``fn() -> (err_A, err_B)``: the predicted end-to-end errors of the two architectures
+    of :data:`ARCHITECTURES` (within 0.1 %), so that the prediction needs each architecture's numbers, not a
+    guess between two letters. The ✅ says which one wins."""
+    errs = predicted_errors()
+    ok = check_value(fn, (errs["A"], errs["B"]), turn=turn, rtol=1e-3, atol=1e-6,
+                     hint="for each architecture: how many layers L, heads H, pairs per head n and head "
+                          "dimension d_k? Does your call pass them in the order (L, H, n, d_k)?")
+    if ok:
+        p = {k: hop_error_theory(N_PAIRS, a["d_k"], H=a["H"]) for k, a in ARCHITECTURES.items()}
+        print(f"   {winner()} makes fewer errors: one hop of A fails with probability {p['A']:.3f}, of B "
+              f"{p['B']:.3f}; three lightly loaded hops beat one overloaded one.")
+    return ok
+
+
+# ------------------------------------------------------------- Exercise 3: design the depth measurement
+DEPTH_N, DEPTH_D, DEPTH_L, MIN_CHAINS = 16, 16, 3, 3000
+"""Exercise 3's setting: n = 16 associations per layer in d = 16 dimensions (load 1, one hop fails about
+one time in ten), depths 1..3, at least 3000 chains."""
+
+
+def depth_theory() -> np.ndarray:
+    """The predicted error after 1..3 cleaned-up hops at Exercise 3's setting: ``1 − (1 − p)^L``."""
+    return np.asarray(stack_error_theory(np.arange(1, DEPTH_L + 1), 1, DEPTH_N, DEPTH_D))
+
+
+def _depth_band(p: float, chains: int) -> float:
+    """Half-width of the band for an error rate p measured over ``chains`` chains: 5 binomial standard
+    errors, doubled because the chains of one stack share its memories (they are not independent)."""
+    return 5 * 2 * math.sqrt(p * (1 - p) / chains)
+
+
+def judge_depth_curve(result: Any, chains: int = MIN_CHAINS) -> tuple:
+    """Judge a measured ``[error after 1 hop, after 2, after 3]`` at Exercise 3's setting over ``chains``
+    chains.
+
+    Passes when the first error is within :func:`_depth_band` of the theory p and the log–log slope of error
+    against L is within ± 0.25 of the theory's slope (≈ 0.9; its standard error at 3000 chains is about
+    0.07). A curve that does not grow (each layer queried with the true item) has slope ≈ 0 and fails; so
+    does one whose error restarts at every layer or accumulates twice.
+    """
+    errs = [finite_number(e, "each error rate") for e in list(result)]
+    if len(errs) != DEPTH_L:
+        return False, f"expected {DEPTH_L} error rates (after 1, 2 and 3 layers), got {len(errs)}"
+    if not all(0.0 <= e <= 1.0 for e in errs):
+        return False, "error rates must lie between 0 and 1: did you return counts instead of fractions?"
+    theory = depth_theory()
+    p = float(theory[0])
+    if abs(errs[0] - p) > _depth_band(p, chains):
+        return False, (f"after one layer your error is {errs[0]:.3f}: is one hop of your memory built and read "
+                       "as in section 1 (unit keys and values, clean-up by the nearest stored value)?"), \
+            f"theory {p:.3f} ± {_depth_band(p, chains):.3f} over {chains} chains"
+    if min(errs) <= 0:
+        return False, "a zero error rate cannot be fitted on log axes: use more chains"
+    slope, slope_th = (fit_slope(np.arange(1, DEPTH_L + 1), errs, drop_nonpositive=True),
+                         fit_slope(np.arange(1, DEPTH_L + 1), theory, drop_nonpositive=True))
+    if abs(slope - slope_th) > 0.25:
+        return False, (f"your error grows with depth like L^{slope:.2f}: does each layer's query come from the "
+                       "previous layer's cleaned-up answer, and is the error counted against where the chain "
+                       "should be after all the hops so far?")
+    return True, (f"errors {', '.join(f'{e:.3f}' for e in errs)} after 1, 2, 3 layers; log–log slope {slope:.2f} "
+                  f"(theory {slope_th:.2f} ± 0.25): about linear in depth while the errors are small.")
+
+
+DEPTH_RUN = dict(n=DEPTH_N, d=DEPTH_D, L=DEPTH_L, trials=250)
+"""How the checker runs the learner's ``depth_curve``: Exercise 3's setting with 4000 chains (whatever the
+learner's own default), so that the band is sized from a known sample."""
+
+STRESS_RUN = dict(n=8, d=4, L=DEPTH_L, trials=1000)
+"""A second setting, outside what the theory describes well: 8 associations in d = 4 dimensions, where
+``1 − (1 − p)^L`` overestimates the measured error by 0.04, 0.08 and 0.10 after 1, 2, 3 hops. A measurement
+follows the truth; the closed form returned as a "measurement" does not."""
+
+
+@functools.lru_cache(maxsize=8)
+def stress_truth(seed: int = 7) -> tuple[float, ...]:
+    """The package's measured errors at :data:`STRESS_RUN` (over 4000 stacks of 8 chains)."""
+    r = chain_error(STRESS_RUN["L"], 1, STRESS_RUN["n"], STRESS_RUN["d"], trials=4000,
+                    generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    return tuple(float(e) for e in r.error_by_depth)
+
+
+def judge_stress(result: Any) -> tuple:
+    """Judge the learner's errors at :data:`STRESS_RUN` against the package's measurement there."""
+    errs = [finite_number(e, "each error rate") for e in list(result)]
+    if len(errs) != DEPTH_L:
+        return False, f"at n = 8, d = 4 your depth_curve returned {len(errs)} error rates instead of {DEPTH_L}"
+    truth = stress_truth()
+    chains = STRESS_RUN["n"] * STRESS_RUN["trials"]
+    for depth, (e, t) in enumerate(zip(errs, truth, strict=True), start=1):
+        band = _depth_band(t, chains) + _depth_band(t, 8 * 4000)
+        if abs(e - t) > band:
+            return (False, f"at another setting (n = 8 pairs in d = 4 dimensions, where the formula 1 − (1 − p)^L "
+                    f"is off) your curve after {depth} layer(s) is not what a simulation finds: does depth_curve "
+                    "simulate the chain with the n, d, L, trials and seed it is given, rather than compute the "
+                    "formula?", f"yours {e:.3f}, simulated {t:.3f} ± {band:.3f}")
+    return True, ""
+
+
+@BOOK.exercise(3, "error against depth, measured", kind="design", hints=[
+    "Simulate many chains at once: in each of many independent stacks, start one chain from every item. "
+           "At every layer build a fresh memory of n random associations, read it with the key of the item the "
+           "chain is at, clean up, and compare with where the chain should be. Record the error after each layer.",
+           "Keep two (trials, n) tensors: the item each chain decoded so far, and the true item. One layer: draw "
+           "unit keys and values (random_keys(..., kind='sphere'), imported in the first cell) and a permutation, "
+           "build S as a batched matrix product, read, take the argmax of the scores against every stored value, "
+           "move the truth with the permutation.",
+           "S = vals.gather(1, perm[..., None].expand(-1, -1, d)).mT @ keys; read r = key_of_item @ S.mT; the "
+           "decoded item is (r @ vals.mT).argmax(-1); the truth becomes perm.gather(1, truth). Use trials = 200 "
+           "(3200 chains)."])
+def check_depth_curve(fn: Callable[..., Any], *, turn: Turn, seed: int = 0) -> bool:
+    """Run the learner's ``depth_curve`` at :data:`DEPTH_RUN` (with ``seed``) and judge it with
+    :func:`judge_depth_curve`, then at :data:`STRESS_RUN` (seed + 1) against the package's simulation
+    (:func:`judge_stress`)."""
+    def run() -> tuple[Any, Any]:
+        if not callable(fn):
+            raise Unreadable(f"expected your function depth_curve, got {type(fn).__name__}")
+        try:
+            inspect.signature(fn).bind(**DEPTH_RUN, seed=seed)
+        except (TypeError, ValueError):
+            raise Unreadable("depth_curve should take the arguments n, d, L, trials and seed, as in the stub "
+                             "(the check runs it with its own settings)") from None
+        return fn(**DEPTH_RUN, seed=seed), fn(**STRESS_RUN, seed=seed + 1)
+
+    def judge(result: tuple[Any, Any]) -> tuple:
+        main, stress = result
+        out = judge_depth_curve(main, chains=DEPTH_RUN["n"] * DEPTH_RUN["trials"])
+        return judge_stress(stress) if out[0] else out
+
+    return check_measurement(run, judge, answer=fn, turn=turn,
+                             expects="a list of 3 error rates, after 1, 2 and 3 layers",
+                             hint="a chain is a relay: layer 2 is asked about the item layer 1 answered, right or "
+                                  "wrong, and the truth moves on by one hop at every layer.")
+
+
+__all__ = [
+    "ARCHITECTURES",
+    "BOOK",
+    "DEPTH_D",
+    "DEPTH_L",
+    "DEPTH_N",
+    "DEPTH_RUN",
+    "MIN_CHAINS",
+    "N_PAIRS",
+    "STRESS_RUN",
+    "check_depth_curve",
+    "check_predicted_error",
+    "check_predicted_errors",
+    "depth_theory",
+    "judge_depth_curve",
+    "judge_stress",
+    "predicted_error_reference",
+    "predicted_errors",
+    "session",
+    "stress_truth",
+    "winner",
+]

@@ -1,0 +1,282 @@
+"""The exercises of ``03_linear_attention``.
+
+1. (implement) the recurrent form of causal linear attention (the conditioning circuit);
+2. (implement) the inter-chunk term and the carried state of the chunkwise form;
+3. (design the measurement) count the work of the parallel and chunkwise forms as the sequence grows,
+   and fit the log–log slopes (the claim: quadratic against linear in T).
+
+In the notebook ``ex = exercises.session("03")``; ``ex.hint(n)`` gives the next hint tier, ``ex.solution(n)`` the
+reference solution.
+Each checker prints one verdict and never raises. :func:`flop_sweep` is the package's version of
+Exercise 3's measurement.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from pavlovlab._checks import check_choice, check_int
+from pavlovlab.attention.forms import linear_attention, softmax_attention
+
+from ._core import Book, Case, Turn, check_function, check_measurement, pending
+
+_DTYPE = torch.float64
+
+
+
+BOOK = Book("03_linear_attention", __name__)
+session = BOOK.session
+
+
+def _randn(g: torch.Generator, *shape: int, dtype: torch.dtype = _DTYPE) -> torch.Tensor:
+    return torch.randn(*shape, generator=g, dtype=dtype)
+
+
+# --------------------------------------------------------------------------- Exercise 1: recurrent form
+def recurrent_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """The conditioning circuit ``S_t = S_{t-1} + v_t k_tᵀ, o_t = S_t q_t`` (S_0 = 0).
+
+    q, k: (T, d_k), v: (T, d_v) -> o: (T, d_v); the package's ``linear_attention(mode="recurrent")``.
+    """
+    return linear_attention(q, k, v, mode="recurrent")
+
+
+def _qkv_cases(g: torch.Generator) -> list[Case]:
+    # (T, d_k, d_v, dtype): float32 and float64 inputs, T = 1, d_v ≠ d_k, odd sizes
+    shapes = [(5, 4, 4, torch.float32), (1, 3, 2, torch.float64), (12, 6, 3, torch.float64),
+              (33, 5, 7, torch.float32)]
+    return [((_randn(g, T, dk, dtype=dt), _randn(g, T, dk, dtype=dt), _randn(g, T, dv, dtype=dt)), {})
+            for T, dk, dv, dt in shapes]
+
+
+@BOOK.exercise(1, "the recurrent form", kind="implement", hints=[
+        "The dog starts with an empty memory and lives through the sequence one step at a time. At each step "
+        "two things happen, in a fixed order: the note of this step's bell and food goes on the wall, then "
+        "the test stimulus of this step reads the wall. Does the test at step t see the note of step t?",
+        "Create the empty memory with the shape (d_v, d_k) and the dtype of the inputs (q.dtype), so that "
+        "float32 and float64 inputs both work. In a loop over t: add the outer product of v[t] and k[t] "
+        "(value first), then read the memory with q[t] and keep the read. Stack the reads into (T, d_v).",
+        "S = torch.zeros(d_v, d_k, dtype=q.dtype); for t: S = S + torch.outer(v[t], k[t]); reads.append(S @ q[t]); "
+        "return torch.stack(reads).",
+    ])
+def check_recurrent(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor], *, turn: Turn,
+                    seed: int = 0) -> bool:
+    """Exercise 1: check ``fn(q, k, v) -> o`` against ``linear_attention(mode="recurrent")`` on float32 and
+    float64 inputs (a correct answer in either precision passes: the tolerance follows the dtype)."""
+    g = torch.Generator().manual_seed(seed)
+    learner = fn
+
+    def explained(q, k, v):  # a dtype clash between S and the inputs: say so in words
+        try:
+            return learner(q, k, v)
+        except RuntimeError as e:
+            if "dtype" in str(e) or "Double" in str(e) or "Float" in str(e):
+                raise RuntimeError(f"{e}. Your memory and the inputs have different dtypes: create the "
+                                   "memory with the dtype of the inputs (q.dtype)") from None
+            raise
+
+    return check_function(explained if callable(fn) else fn, recurrent_reference, _qkv_cases(g), turn=turn,
+                          rtol=1e-8, atol=1e-5,
+                          case_hints=["float32 inputs", "a single step, T = 1", "float64 inputs",
+                                      "d_v larger than d_k"],
+                          hint="at step 1 the memory holds only the first note: what should the first read "
+                               "be? Does each test see the note written at its own step?")
+
+
+# --------------------------------------------------------------------------- Exercise 2: the chunk carry
+def inter_chunk_reference(q_c: torch.Tensor, k_c: torch.Tensor, v_c: torch.Tensor,
+                          S: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """What the state carried into a chunk contributes, and the state carried out of it.
+
+    q_c, k_c: (C, d_k), v_c: (C, d_v), S: (d_v, d_k) (everything written before the chunk).
+    Returns ``(Q_c Sᵀ, S + V_cᵀ K_c)``: the inter-chunk term (C, d_v) and the next state (d_v, d_k).
+    Computed from the package: the chunk's output started from S minus its output started from 0.
+    """
+    with_past, S_next = linear_attention(q_c, k_c, v_c, mode="parallel", initial_state=S, return_state=True)
+    alone = linear_attention(q_c, k_c, v_c, mode="parallel")
+    return with_past - alone, S_next
+
+
+def _chunk_cases(g: torch.Generator) -> list[Case]:
+    shapes = [(4, 4, 4), (1, 3, 2), (8, 6, 3), (5, 7, 5)]  # (C, d_k, d_v)
+    return [((_randn(g, C, dk), _randn(g, C, dk), _randn(g, C, dv), _randn(g, dv, dk)), {})
+            for C, dk, dv in shapes]
+
+
+@BOOK.exercise(2, "the inter-chunk term and the carried state", kind="implement", hints=[
+        "Everything written before the chunk is summarised in the carried memory S. What does each test "
+        "stimulus of the chunk get from it, and what does the memory hold once the chunk's own notes are "
+        "added?",
+        "Each query of the chunk reads S, exactly like a single read S q_t, but for all C queries at once "
+        "(mind which side of the product the queries go, to get shape (C, d_v)). The new memory is S plus "
+        "the sum of the chunk's C outer products, which is one matrix product of the chunk's values and keys.",
+        "inter = q_c @ S.T; S_next = S + v_c.T @ k_c; return inter, S_next.",
+    ])
+def check_inter_chunk(fn: Callable[..., tuple[torch.Tensor, torch.Tensor]], *, turn: Turn, seed: int = 0) -> bool:
+    """Exercise 2: check ``fn(q_c, k_c, v_c, S) -> (inter, S_next)`` against the package
+    (see :func:`inter_chunk_reference`)."""
+    g = torch.Generator().manual_seed(seed)
+    return check_function(fn, inter_chunk_reference, _chunk_cases(g), turn=turn, rtol=1e-8, atol=1e-10,
+                          case_hints=["a non-empty carried memory", "a chunk of one token", "", "d_k ≠ d_v"],
+                          hint="return a pair (inter, S_next). After the chunk, what is left of what was "
+                               "carried in, and what has been added?")
+
+
+# ------------------------------------------------------------------ Exercise 3: measure the cost
+def _loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
+    lx = torch.tensor([math.log(float(a)) for a in x], dtype=torch.float64)
+    ly = torch.tensor([math.log(float(b)) for b in y], dtype=torch.float64)
+    lx, ly = lx - lx.mean(), ly - ly.mean()
+    return float((lx * ly).sum() / (lx * lx).sum())
+
+
+def _cumulative(counts: dict[str, list[float]]) -> bool:
+    """Whether the counts look like one counter that kept adding up all the calls (parallel, then chunk, at
+    each length in turn): each count at least the one recorded just before it."""
+    order = [c for pair in zip(counts["parallel"], counts["chunk"], strict=True) for c in pair]
+    return all(b >= a for a, b in itertools.pairwise(order)) and counts["chunk"][0] >= counts["parallel"][0]
+
+
+def _judge_cost(result: Any) -> tuple:
+    Ts, flops = result
+    if isinstance(Ts, (str, bytes)) or not isinstance(Ts, (list, tuple, range, torch.Tensor)):
+        return False, f"Ts should be a list of sequence lengths, got {type(Ts).__name__}"
+    try:
+        Ts = [float(t) for t in Ts]
+    except (TypeError, ValueError):
+        return False, "Ts should hold whole numbers of tokens (sequence lengths)"
+    if any(not (math.isfinite(t) and t >= 1) for t in Ts):
+        return False, "every sequence length in Ts should be a whole number of tokens, 1 or more"
+    if not isinstance(flops, dict) or not {"parallel", "chunk"} <= set(flops):
+        return False, "flops should be a dict with the counts of the 'parallel' and 'chunk' forms"
+    try:
+        counts = {m: [float(c) for c in flops[m]] for m in ("parallel", "chunk")}
+    except (TypeError, ValueError):
+        return False, "flops['parallel'] and flops['chunk'] should be lists of numbers (one count per length)"
+    if any(len(c) != len(Ts) for c in counts.values()):
+        return False, "each form needs one count per sequence length in Ts"
+    if any(not (math.isfinite(c) and c > 0) for cs in counts.values() for c in cs):
+        return False, "every count should be a positive number of operations"
+    if len(set(Ts)) < 4 or max(Ts) < 8 * min(Ts):
+        return False, "a slope needs at least 4 lengths spanning a factor of 8 or more"
+    slopes = {m: _loglog_slope(Ts, c) for m, c in counts.items()}
+    seen = f"your log–log slopes: parallel {slopes['parallel']:.2f}, chunk {slopes['chunk']:.2f}"
+    cumulative = ("your counts only ever grow, each at least the one before it, whatever the form: does one "
+                  "counter keep adding up every call? Open a fresh `with ex.FlopCounter() as counter:` for each call.")
+    if not 0.85 <= slopes["chunk"] <= 1.15:
+        if _cumulative(counts):
+            return False, "the counts do not follow either form's cost", seen, cumulative
+        return False, ("over your lengths the chunkwise count does not grow in proportion to T: how many "
+                       "chunks of 64 tokens do your sequences hold? The claim is about long sequences"), seen
+    if not 1.85 <= slopes["parallel"] <= 2.15:
+        if _cumulative(counts):
+            return False, "the counts do not follow either form's cost", seen, cumulative
+        return False, ("over your lengths the parallel count does not grow like T²: are the sequences long "
+                       "enough for the T × T score matrix to dominate?"), seen
+    ratio = counts["parallel"][-1] / counts["chunk"][-1]
+    return True, (f"log–log slopes of the counted operations: parallel {slopes['parallel']:.2f}, chunkwise "
+                  f"{slopes['chunk']:.2f}; at T = {int(Ts[-1])} the chunkwise form does {ratio:.0f}× less work.")
+
+
+@BOOK.exercise(3, "measure the cost of the parallel and chunkwise forms", kind="design", hints=[
+        "The claim is about how the work grows with the sequence length T: a power law T^p shows as a "
+        "straight line of slope p on log–log axes. Which lengths show the long-sequence behaviour of the "
+        "chunkwise form, given that it cuts the sequence into chunks of 64 tokens?",
+        "Take at least four lengths doubling from a few chunks to a few thousand tokens (e.g. 128 … 2048). "
+        "For each, draw random q, k, v of shape (1, T, 32), and count the floating-point operations of "
+        "pl.linear_attention with mode='parallel' and with mode='chunk' (chunk_size=64) inside a "
+        "`with ex.FlopCounter() as counter:` block; keep counter.flops.",
+        "for T_ in Ts: for mode in flops: with ex.FlopCounter() as counter: "
+        "pl.linear_attention(q_, k_, v_, mode=mode, chunk_size=64); flops[mode].append(counter.flops)",
+    ])
+def check_cost_scaling(Ts: Any, flops: Any, *, turn: Turn) -> bool:
+    """Exercise 3: judge the learner's operation counts.
+
+    ``Ts`` the sequence lengths, ``flops`` a dict ``{"parallel": [...], "chunk": [...]}`` of counted
+    floating-point operations. The log–log slope (least squares over all the learner's lengths) must lie in
+    [1.85, 2.15] for the parallel form and in [0.85, 1.15] for the chunkwise form: the two costs the theory
+    predicts (T² and T), measured on the package's actual code.
+    """
+    return check_measurement(lambda: pending(Ts, flops), _judge_cost, turn=turn,
+                             expects="Ts, a list of sequence lengths, and flops, a dict {'parallel': [...], "
+                                     "'chunk': [...]} with one count per length",
+                             hint="the chunkwise form cuts the sequence into chunks of 64 tokens and pads the last "
+                                  "one: what does it cost when the whole sequence fits in one chunk?")
+
+
+_MATMULS = {"mm": (0, 1), "addmm": (1, 2), "bmm": (0, 1), "baddbmm": (1, 2)}
+
+
+class FlopCounter(TorchDispatchMode):
+    """Count the floating-point operations of the matrix products run inside a ``with`` block.
+
+    Every ``mm``/``addmm`` of an (m, k) by a (k, n) matrix adds ``2 m k n`` (one multiply and one add per
+    term), every ``bmm``/``baddbmm`` ``2 b m k n``; elementwise work is not counted. The same rule as
+    ``torch.utils.flop_counter.FlopCounterMode`` (which the tests compare it with), without loading the
+    compiler stack that the latter imports (several seconds on first use). Works on any device, including
+    ``meta`` (shapes only, nothing computed).
+
+    >>> with FlopCounter() as counter:                        # doctest: +SKIP
+    ...     torch.randn(2, 3) @ torch.randn(3, 4)
+    >>> counter.flops                                         # doctest: +SKIP
+    48
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.flops = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        where = _MATMULS.get(func.overloadpacket.__name__)
+        if where is not None:
+            a, b = args[where[0]], args[where[1]]
+            self.flops += 2 * math.prod(a.shape) * b.shape[-1]
+        return func(*args, **(kwargs or {}))
+
+
+def count_flops(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
+    """The floating-point operations of the matrix products that ``fn(*args, **kwargs)`` runs
+    (see :class:`FlopCounter`: 2 per multiply-add; elementwise work is not counted)."""
+    with FlopCounter() as counter:
+        fn(*args, **kwargs)
+    return int(counter.flops)
+
+
+def flop_sweep(Ts: Sequence[int], *, forms: Sequence[str] = ("softmax", "parallel", "chunk"), d_k: int = 32,
+               d_v: int = 32, chunk_size: int = 64, dtype: torch.dtype = torch.float32) -> dict[str, list[int]]:
+    """The package's version of Exercise 3: counted operations of each attention form for each length T.
+
+    Ts: sequence lengths; forms: ``"softmax"`` (:func:`pavlovlab.softmax_attention`) or a ``mode`` of
+    :func:`pavlovlab.linear_attention` (``"parallel"``, ``"chunk"``, ``"recurrent"``). One sequence of shape
+    (1, T, d) per call, on PyTorch's ``meta`` device: shapes only, nothing is computed, so the count is instant
+    and depends on the code alone. Returns ``{form: [count per T]}``.
+    """
+    sizes = [check_int(f"Ts[{i}]", t, low=1) for i, t in enumerate(Ts)]
+    out: dict[str, list[int]] = {}
+    for form in forms:
+        check_choice("forms", form, ("softmax", "parallel", "chunk", "recurrent"))
+        out[form] = []
+        for T in sizes:
+            q = torch.empty(1, T, d_k, dtype=dtype, device="meta")
+            v = torch.empty(1, T, d_v, dtype=dtype, device="meta")
+            if form == "softmax":
+                out[form].append(count_flops(softmax_attention, q, q, v))
+            else:
+                out[form].append(count_flops(linear_attention, q, q, v, mode=form, chunk_size=chunk_size))
+    return out
+
+
+def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
+    """The least-squares slope of log y against log x (a power law ``y ∝ x^p`` gives p)."""
+    return _loglog_slope(x, y)
+
+
+__all__ = ["BOOK", "FlopCounter", "check_cost_scaling", "check_inter_chunk", "check_recurrent", "count_flops",
+           "flop_sweep",
+           "inter_chunk_reference", "loglog_slope", "recurrent_reference", "session"]
