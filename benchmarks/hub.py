@@ -1,7 +1,9 @@
 """A workshop on a real (local) JupyterHub: N simulated learners at once, measured.
 
-    python benchmarks/hub.py                                  # N = 4, 8, 12 on notebooks 03 and 05 + one uncapped run
-    python benchmarks/hub.py --learners 4 --notebooks 03      # one configuration
+    python benchmarks/hub.py                                  # the guide's plan: N = 4, 8, 12 on notebooks 03 and 05,
+                                                              # then 8 learners on 03 without thread caps
+    python benchmarks/hub.py --learners 4 --notebooks 03      # only that: 4 learners on 03, capped
+    python benchmarks/hub.py --learners 8 --uncapped          # only that: 8 learners on 03 and 05, uncapped
     python benchmarks/hub.py --json benchmarks/hub_results.json   # append every run's full result
     python benchmarks/hub.py --table benchmarks/hub_results.json  # the guide's markdown table from stored runs
 
@@ -52,6 +54,7 @@ import threading
 import time
 import urllib.parse
 import uuid
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import psutil
@@ -565,13 +568,36 @@ def markdown_table(runs: list[dict]) -> str:
     return "\n".join(lines)
 
 
+DEFAULT_PLAN = ((4, 8, 12), ("03", "05"), 8)
+"""The guide's measurements: these learner counts on these notebooks, capped at one thread, and one run of
+this many learners on the first notebook without caps (beside the capped run of the same size)."""
+
+
+def run_plan(learners: Sequence[int] | None, notebooks: Sequence[str] | None,
+             threads: int | None) -> list[tuple[int, str, int | None]]:
+    """The runs to make, as ``(learners, notebook, threads)``: exactly the configurations asked for (every
+    learner count on every notebook, at ``threads``; None: uncapped), or the guide's plan
+    (:data:`DEFAULT_PLAN`) when neither learner counts nor notebooks are given."""
+    if learners is None and notebooks is None:
+        counts, nbs, uncapped = DEFAULT_PLAN
+        plan: list[tuple[int, str, int | None]] = [(n, nb, threads) for nb in nbs for n in counts]
+        if threads is not None:  # right after the capped run of the same size: both see a similar load
+            plan.insert(plan.index((uncapped, nbs[0], threads)) + 1, (uncapped, nbs[0], None))
+        return plan
+    counts = learners if learners is not None else DEFAULT_PLAN[0]
+    nbs = notebooks if notebooks is not None else DEFAULT_PLAN[1]
+    return [(n, nb, threads) for nb in nbs for n in counts]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--learners", type=int, nargs="+", default=[4, 8, 12])
-    parser.add_argument("--notebooks", nargs="+", default=["03", "05"], choices=sorted(NOTEBOOKS))
+    parser.add_argument("--learners", type=int, nargs="+", metavar="N",
+                        help="learners at once, one run per value (default: the guide's plan, see above)")
+    parser.add_argument("--notebooks", nargs="+", choices=sorted(NOTEBOOKS), metavar="NB",
+                        help="notebook numbers, one run per value (default: the guide's plan, see above)")
     parser.add_argument("--threads", type=int, default=1, help="threads per learner (OMP_NUM_THREADS etc.)")
-    parser.add_argument("--uncapped", type=int, default=8,
-                        help="also run this many learners on the first notebook without thread caps (0: skip)")
+    parser.add_argument("--uncapped", action="store_true",
+                        help="leave the thread variables out (each kernel may use every core) instead of --threads")
     parser.add_argument("--json", type=pathlib.Path, help="append every run's full result to this JSON file")
     parser.add_argument("--table", type=pathlib.Path, help="only print the markdown table of a stored JSON file")
     args = parser.parse_args()
@@ -586,10 +612,7 @@ def main() -> None:
     proxy = find_proxy()
     if proxy is None:
         sys.exit("configurable-http-proxy not found and npm could not install it")
-    plan = [(n, nb, args.threads) for nb in args.notebooks for n in args.learners]
-    if args.uncapped:  # right after the capped run of the same size, so that both see a similar load
-        same = [i for i, (n, nb, _) in enumerate(plan) if (n, nb) == (args.uncapped, args.notebooks[0])]
-        plan.insert(same[0] + 1 if same else len(plan), (args.uncapped, args.notebooks[0], None))
+    plan = run_plan(args.learners, args.notebooks, None if args.uncapped else args.threads)
     print(f"{os.cpu_count()} CPUs, {psutil.virtual_memory().total / 2**30:.0f} GiB; 'load0'/'loadM': "
           "1-min load average before / highest during the run")
     print(HEADER, flush=True)
