@@ -54,7 +54,7 @@ import threading
 import time
 import urllib.parse
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 import psutil
@@ -408,8 +408,9 @@ async def execute_cells(client: Client, base: str, kernel_id: str, sources: list
 
 
 async def learner(client: Client, name: str, repo: str, notebook: str, t0: float, cell_timeout: float,
-                  branch: str = "main", pulls: int = 1) -> LearnerResult:
-    """One learner: server, nbgitpuller pull, the learner copy of ``notebook`` executed cell by cell."""
+                  branch: str = "main", pulls: int = 1, extra: Sequence[str] = ()) -> LearnerResult:
+    """One learner: server, nbgitpuller pull, the learner copy of ``notebook`` executed cell by cell, then the
+    cells ``extra`` (what this learner types afterwards, e.g. an answer to an exercise)."""
     res = LearnerResult(name)
     base = f"{client.hub.url}/user/{name}"
     try:
@@ -444,7 +445,7 @@ async def learner(client: Client, name: str, repo: str, notebook: str, t0: float
         kernel = await client.call("POST", f"{base}/api/kernels", {"name": "python3", "path": f"{TARGET}/student"})
         res.kernel_id = kernel["id"]
         t_run = time.perf_counter()
-        await execute_cells(client, base, res.kernel_id, sources, res, cell_timeout)
+        await execute_cells(client, base, res.kernel_id, [*sources, *extra], res, cell_timeout)
         res.run_s = time.perf_counter() - t_run
         res.finish_s = time.perf_counter() - t0
     except Exception as e:
@@ -473,13 +474,14 @@ class RunResult:
 
 
 async def _run(hub: LocalHub, names: list[str], repo: str, notebook: str, cell_timeout: float,
-               branch: str = "main", pulls: int = 1) -> tuple[list[LearnerResult], float]:
+               branch: str = "main", pulls: int = 1, extra: Mapping[str, Sequence[str]] | None = None
+               ) -> tuple[list[LearnerResult], float]:
     client = Client(hub)
     await client.api("POST", "/users", {"usernames": names})
     hub.users.extend(names)
     t0 = time.perf_counter()
-    results = await asyncio.gather(*(learner(client, n, repo, notebook, t0, cell_timeout, branch, pulls)
-                                           for n in names))
+    results = await asyncio.gather(*(learner(client, n, repo, notebook, t0, cell_timeout, branch, pulls,
+                                             (extra or {}).get(n, ())) for n in names))
     return list(results), time.perf_counter() - t0
 
 
@@ -492,11 +494,15 @@ def idle_pss(sampler: Sampler) -> float:
 
 
 def run_workshop(n: int, notebook: str, threads: int | None = 1, proxy: str | None = None,
-                 cell_timeout: float = 900, branch: str = "main", pulls: int = 1) -> RunResult:
+                 cell_timeout: float = 900, branch: str = "main", pulls: int = 1,
+                 extra_cells: Mapping[str, Sequence[str]] | None = None,
+                 on_homes: Callable[[list[pathlib.Path]], None] | None = None) -> RunResult:
     """Start a hub, run ``n`` learners on the learner copy of ``notebook`` at once, stop and clean up.
 
     ``branch``: the branch of the local course repository that the nbgitpuller link names; ``pulls``: how
-    many times each learner pulls (2 = the link clicked again, a pull into the existing clone)."""
+    many times each learner pulls (2 = the link clicked again, a pull into the existing clone); ``extra_cells``:
+    code each named learner (``learner01``, ...) runs after the notebook; ``on_homes``: called with the learners'
+    home folders once they all finished, while their servers still run (the homes are removed at the end)."""
     proxy = proxy or find_proxy()
     if proxy is None:
         raise RuntimeError("configurable-http-proxy not found and npm could not install it")
@@ -511,7 +517,9 @@ def run_workshop(n: int, notebook: str, threads: int | None = 1, proxy: str | No
             # event loop (Playwright's sync API does, when the browser tests ran earlier in the same pytest session)
             with concurrent.futures.ThreadPoolExecutor(1) as pool:
                 results, wall = pool.submit(asyncio.run, _run(hub, names, repo, notebook, cell_timeout, branch,
-                                                              pulls)).result()
+                                                              pulls, extra_cells)).result()
+            if on_homes is not None:
+                on_homes([hub.workdir / "home" / name for name in names])
             s = hub.sampler
             for r in results:
                 r.kernel_peak_gb = s.kernel_peak.get(r.kernel_id, float("nan"))
