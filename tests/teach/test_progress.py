@@ -213,3 +213,35 @@ def test_most_needed_tier_counts_each_learners_deepest_tier():
     summary = progress.ExerciseSummary("00_start_here", 1, "t", 5, 0, 0, 0, 5, {1: 2, 3: 2, 2: 1}, 0, ())
     assert summary.most_needed_tier == 3  # a tie goes to the deeper tier
     assert progress.ExerciseSummary("00_start_here", 1, "t", 5, 0, 0, 0, 5, {}, 0, ()).most_needed_tier is None
+
+
+# --------------------------------------------------------------------------------------- the documents
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _documented_commands(text: str) -> list[list[str]]:
+    """Every `pavlovlab progress ...` command line in the code blocks of a document, as the arguments after
+    `pavlovlab`."""
+    import re
+    import shlex
+
+    blocks = "\n".join(re.findall(r"```bash\n(.*?)```", text, re.S))
+    return [shlex.split(m.group(1).replace('"$room"', "room"))
+            for m in re.finditer(r"pavlovlab (progress [^\n]*)", blocks)]
+
+
+@pytest.mark.parametrize("document", ["course/INSTRUCTOR_GUIDE.md", "deploy/README.md"])
+def test_the_documented_commands_are_the_commands_we_have(document):
+    text = (ROOT / document).read_text(encoding="utf-8")
+    commands = _documented_commands(text)
+    assert commands, f"{document} never shows how to run pavlovlab progress"
+    for argv in commands:
+        args = cli.build_parser().parse_args(argv)  # argparse exits (SystemExit) on a flag that does not exist
+        assert args.func is cli.cmd_progress and args.homes
+
+
+def test_the_workshop_plans_use_both_views():
+    guide = (ROOT / "course" / "INSTRUCTOR_GUIDE.md").read_text(encoding="utf-8")
+    plans = guide[guide.index("## Plans"):guide.index("## Launching a class")]
+    assert "ex.progress()" in plans and "pavlovlab progress /home/jupyter-*" in plans
+    assert f"{progress.STUCK_ATTEMPTS} or more different answers" in plans
