@@ -452,8 +452,6 @@ def cmd_progress(args: argparse.Namespace) -> int:
     summaries = summarise_room(learners)
     print(room_table(learners, summaries, names=args.names))
     if figure is not None:
-        import matplotlib.pyplot as plt
-
         from .student import atomic_write
 
         fig = room_figure(summaries)
@@ -462,8 +460,6 @@ def cmd_progress(args: argparse.Namespace) -> int:
             atomic_write(figure, lambda tmp: fig.savefig(tmp, format=fmt, dpi=120))
         except OSError as e:
             return _cannot_write("progress", e)
-        finally:
-            plt.close(fig)
         print(f"figure: {figure}")
     return 0
 

@@ -140,19 +140,21 @@ def learner_table(records: Mapping[tuple[str, int], Record], where: str,
 
 def learner_figure(records: Mapping[tuple[str, int], Record], course: Sequence[Book] | None = None) -> Any:
     """The learner's map as a figure: one row per notebook, one square per exercise, coloured by status,
-    labelled with the hint tier read (``h2``) and ``S`` when the solution was read. Returns the Figure."""
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch
+    labelled with the hint tier read (``h2``) and ``S`` when the solution was read. Returns the Figure (made
+    outside pyplot: a notebook shows the returned figure once, and nothing is left open)."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch, Rectangle
 
     from pavlovlab.teach.plotting import OKABE_ITO
 
     colours = {DONE: OKABE_ITO["bluish green"], TRIED: OKABE_ITO["orange"], NOT_STARTED: "#dddddd"}
     rows = learner_rows(records, course)
     width = max((len(ex) for _, ex in rows), default=1)
-    fig, ax = plt.subplots(figsize=(1.2 + 0.55 * width + 1.8, 0.35 * len(rows) + 0.9))
+    fig = Figure(figsize=(1.2 + 0.55 * width + 1.8, 0.35 * len(rows) + 0.9), layout="tight")
+    ax = fig.subplots()
     for y, (_, exercises) in enumerate(rows):
         for x, (n, r) in enumerate(exercises):
-            ax.add_patch(plt.Rectangle((x + 0.05, y + 0.05), 0.9, 0.9, color=colours[r.status]))
+            ax.add_patch(Rectangle((x + 0.05, y + 0.05), 0.9, 0.9, color=colours[r.status]))
             label = f"{n}" + (f" h{r.hints}" if r.hints else "") + (" S" if r.solution else "")
             ax.text(x + 0.5, y + 0.5, label, ha="center", va="center", fontsize=7)
     ax.set_xlim(0, width)
@@ -164,7 +166,6 @@ def learner_figure(records: Mapping[tuple[str, int], Record], course: Sequence[B
     ax.set_title("Your exercises (h2: hint tier 2 read; S: solution read)", fontsize=9)
     ax.legend(handles=[Patch(color=c, label=s) for s, c in colours.items()], loc="upper left",
               bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
-    fig.tight_layout()
     return fig
 
 
@@ -340,18 +341,19 @@ def room_table(learners: Sequence[Learner], summaries: Sequence[ExerciseSummary]
 
 def room_figure(summaries: Sequence[ExerciseSummary]) -> Any:
     """The instructor's figure: one horizontal bar per exercise, split into finished / stuck / tried / not
-    started (learners), with the hint tier most needed written at its end. Returns the Figure."""
-    import matplotlib.pyplot as plt
+    started (learners), with the hint tier most needed written at its end. Returns the Figure (made outside
+    pyplot, as :func:`learner_figure`)."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     from pavlovlab.teach.plotting import OKABE_ITO
 
     parts = (("finished", OKABE_ITO["bluish green"]), ("stuck", OKABE_ITO["vermillion"]),
              ("tried", OKABE_ITO["orange"]), ("not_started", "#dddddd"))
-    from matplotlib.ticker import MaxNLocator
-
     labels = [f"{s.notebook[:2]} ex {s.number}: " + (s.title if len(s.title) <= 34 else s.title[:33] + "…")
               for s in summaries]
-    fig, ax = plt.subplots(figsize=(10, 0.28 * len(summaries) + 1.4))
+    fig = Figure(figsize=(10, 0.28 * len(summaries) + 1.4), layout="tight")
+    ax = fig.subplots()
     y = range(len(summaries))
     left = [0] * len(summaries)
     for name, colour in parts:
@@ -371,7 +373,6 @@ def room_figure(summaries: Sequence[ExerciseSummary]) -> Any:
     ax.set_title(f"Where the room is (stuck: {STUCK_ATTEMPTS}+ tries, not done; 'hint k': the tier most needed)",
                  fontsize=9)
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
-    fig.tight_layout()
     return fig
 
 
