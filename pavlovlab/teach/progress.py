@@ -97,11 +97,17 @@ def parse_progress(data: object) -> Records:
     return records
 
 
+MAX_FILE_BYTES = 4 * 2**20
+"""A progress file larger than this is not one (the course's 26 exercises take about 3 kB)."""
+
+
 def read_progress_file(path: str | Path) -> Records:
     """Read one progress file (opened for reading only). Raises OSError when it cannot be read and ValueError
-    when it is not a progress file."""
+    when it is not a progress file (larger than :data:`MAX_FILE_BYTES`, not JSON, not the format)."""
     with open(path, "rb") as f:
-        raw = f.read()
+        raw = f.read(MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise ValueError(f"larger than {MAX_FILE_BYTES // 2**20} MiB")
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -211,12 +217,14 @@ def learner_name(home: Path) -> str:
 def find_progress_files(home: Path, depth: int = SEARCH_DEPTH) -> tuple[list[Path], list[str]]:
     """The progress files under ``home`` (at most ``depth`` folders down, hidden folders and symbolic links
     skipped), and the problems met on the way (a folder that cannot be listed, a progress file that is a
-    symbolic link: not followed, so the command reads nothing outside the learners' homes)."""
+    symbolic link: not followed, so the command reads nothing outside the learners' homes; one that is not a
+    regular file)."""
     found: list[Path] = []
     problems: list[str] = []
 
     def on_error(e: OSError) -> None:
-        problems.append(f"cannot list {e.filename}: {e.strerror or e}")
+        problems.append(f"cannot list {e.filename}: {e.strerror or e}" + (
+            "; an admin can (sudo)" if isinstance(e, PermissionError) else ""))
 
     top = len(home.parts)
     for folder, dirs, files in os.walk(home, onerror=on_error):
@@ -226,6 +234,8 @@ def find_progress_files(home: Path, depth: int = SEARCH_DEPTH) -> tuple[list[Pat
             path = here / PROGRESS_FILE
             if path.is_symlink():
                 problems.append(f"{path}: a symbolic link, not followed")
+            elif not path.is_file():  # a pipe would block the read
+                problems.append(f"{path}: not a regular file, not read")
             else:
                 found.append(path)
     return found, problems
@@ -240,7 +250,7 @@ def read_learner(home: str | Path) -> Learner:
     else:
         learner = Learner(home, learner_name(home))
         if not home.is_dir():
-            learner.problems.append(f"{home}: no such folder")
+            learner.problems.append(f"{home}: " + ("not a folder" if home.exists() else "no such folder"))
             return learner
         paths, learner.problems = find_progress_files(home)
         if not paths and not learner.problems:
@@ -249,7 +259,8 @@ def read_learner(home: str | Path) -> Learner:
         try:
             records = read_progress_file(path)
         except OSError as e:
-            learner.problems.append(f"{path}: cannot read it ({e.strerror or e}); an admin can (sudo)")
+            learner.problems.append(f"{path}: cannot read it ({e.strerror or e})" + (
+                "; an admin can (sudo)" if isinstance(e, PermissionError) else ""))
             continue
         except ValueError as e:
             learner.problems.append(f"{path}: not a progress file: {e}")

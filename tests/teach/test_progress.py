@@ -176,6 +176,14 @@ def test_missing_and_unreadable_homes_are_reported_not_fatal(tmp_path):
     assert code == 0
     assert "a symbolic link, not followed" in out and "no such folder" in out
     assert _row(out, "00_start_here", 1)[2] == "1"  # the linked file was not counted as a finish
+    pipe_home = tmp_path / "home" / "jupyter-ida"
+    pipe_home.mkdir()
+    os.mkfifo(pipe_home / _core.PROGRESS_FILE)  # reading it would wait forever
+    big_home = tmp_path / "home" / "jupyter-jo"
+    big_home.mkdir()
+    (big_home / _core.PROGRESS_FILE).write_bytes(b" " * (progress.MAX_FILE_BYTES + 1))
+    code, out, _ = _run(str(pipe_home), str(big_home), "--names")
+    assert code == 0 and "not a regular file" in out and "larger than" in out
     if os.geteuid() != 0:  # root reads a mode-000 file anyway
         locked = homes[0] / "pavlovlab" / "student" / _core.PROGRESS_FILE
         locked.chmod(0)
