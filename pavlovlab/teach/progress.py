@@ -219,6 +219,8 @@ def find_progress_files(home: Path, depth: int = SEARCH_DEPTH) -> tuple[list[Pat
     skipped), and the problems met on the way (a folder that cannot be listed, a progress file that is a
     symbolic link: not followed, so the command reads nothing outside the learners' homes; one that is not a
     regular file)."""
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+        raise ValueError(f"depth: expected a whole number >= 0, got {depth!r}")
     found: list[Path] = []
     problems: list[str] = []
 
@@ -274,6 +276,8 @@ def read_learner(home: str | Path) -> Learner:
 def read_room(homes: Iterable[str | Path]) -> list[Learner]:
     """Every learner of ``homes`` (home folders, e.g. ``/home/jupyter-*``), read-only; problems are kept in
     each :class:`Learner`, never raised."""
+    if isinstance(homes, (str, Path)):
+        raise TypeError(f"homes: expected a list of home folders, got one {type(homes).__name__} {str(homes)!r}")
     return [read_learner(h) for h in homes]
 
 

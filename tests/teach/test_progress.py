@@ -253,3 +253,10 @@ def test_the_workshop_plans_use_both_views():
     plans = guide[guide.index("## Plans"):guide.index("## Launching a class")]
     assert "ex.progress()" in plans and "pavlovlab progress /home/jupyter-*" in plans
     assert f"{progress.STUCK_ATTEMPTS} or more different answers" in plans
+
+
+def test_bad_arguments_name_themselves(tmp_path):
+    with pytest.raises(TypeError, match="homes: expected a list"):
+        progress.read_room(str(tmp_path))  # one folder, not a list: never read character by character
+    with pytest.raises(ValueError, match="depth"):
+        progress.find_progress_files(tmp_path, depth=-1)
