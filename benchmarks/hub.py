@@ -1,7 +1,9 @@
 """A workshop on a real (local) JupyterHub: N simulated learners at once, measured.
 
-    python benchmarks/hub.py                                  # N = 4, 8, 12 on notebooks 03 and 05 + one uncapped run
-    python benchmarks/hub.py --learners 4 --notebooks 03      # one configuration
+    python benchmarks/hub.py                                  # the guide's plan: N = 4, 8, 12 on notebooks 03 and 05,
+                                                              # then 8 learners on 03 without thread caps
+    python benchmarks/hub.py --learners 4 --notebooks 03      # only that: 4 learners on 03, capped
+    python benchmarks/hub.py --learners 8 --uncapped          # only that: 8 learners on 03 and 05, uncapped
     python benchmarks/hub.py --json benchmarks/hub_results.json   # append every run's full result
     python benchmarks/hub.py --table benchmarks/hub_results.json  # the guide's markdown table from stored runs
 
@@ -52,6 +54,7 @@ import threading
 import time
 import urllib.parse
 import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 import psutil
@@ -405,8 +408,9 @@ async def execute_cells(client: Client, base: str, kernel_id: str, sources: list
 
 
 async def learner(client: Client, name: str, repo: str, notebook: str, t0: float, cell_timeout: float,
-                  branch: str = "main", pulls: int = 1) -> LearnerResult:
-    """One learner: server, nbgitpuller pull, the learner copy of ``notebook`` executed cell by cell."""
+                  branch: str = "main", pulls: int = 1, extra: Sequence[str] = ()) -> LearnerResult:
+    """One learner: server, nbgitpuller pull, the learner copy of ``notebook`` executed cell by cell, then the
+    cells ``extra`` (what this learner types afterwards, e.g. an answer to an exercise)."""
     res = LearnerResult(name)
     base = f"{client.hub.url}/user/{name}"
     try:
@@ -441,7 +445,7 @@ async def learner(client: Client, name: str, repo: str, notebook: str, t0: float
         kernel = await client.call("POST", f"{base}/api/kernels", {"name": "python3", "path": f"{TARGET}/student"})
         res.kernel_id = kernel["id"]
         t_run = time.perf_counter()
-        await execute_cells(client, base, res.kernel_id, sources, res, cell_timeout)
+        await execute_cells(client, base, res.kernel_id, [*sources, *extra], res, cell_timeout)
         res.run_s = time.perf_counter() - t_run
         res.finish_s = time.perf_counter() - t0
     except Exception as e:
@@ -470,13 +474,14 @@ class RunResult:
 
 
 async def _run(hub: LocalHub, names: list[str], repo: str, notebook: str, cell_timeout: float,
-               branch: str = "main", pulls: int = 1) -> tuple[list[LearnerResult], float]:
+               branch: str = "main", pulls: int = 1, extra: Mapping[str, Sequence[str]] | None = None
+               ) -> tuple[list[LearnerResult], float]:
     client = Client(hub)
     await client.api("POST", "/users", {"usernames": names})
     hub.users.extend(names)
     t0 = time.perf_counter()
-    results = await asyncio.gather(*(learner(client, n, repo, notebook, t0, cell_timeout, branch, pulls)
-                                           for n in names))
+    results = await asyncio.gather(*(learner(client, n, repo, notebook, t0, cell_timeout, branch, pulls,
+                                             (extra or {}).get(n, ())) for n in names))
     return list(results), time.perf_counter() - t0
 
 
@@ -489,11 +494,15 @@ def idle_pss(sampler: Sampler) -> float:
 
 
 def run_workshop(n: int, notebook: str, threads: int | None = 1, proxy: str | None = None,
-                 cell_timeout: float = 900, branch: str = "main", pulls: int = 1) -> RunResult:
+                 cell_timeout: float = 900, branch: str = "main", pulls: int = 1,
+                 extra_cells: Mapping[str, Sequence[str]] | None = None,
+                 on_homes: Callable[[list[pathlib.Path]], None] | None = None) -> RunResult:
     """Start a hub, run ``n`` learners on the learner copy of ``notebook`` at once, stop and clean up.
 
     ``branch``: the branch of the local course repository that the nbgitpuller link names; ``pulls``: how
-    many times each learner pulls (2 = the link clicked again, a pull into the existing clone)."""
+    many times each learner pulls (2 = the link clicked again, a pull into the existing clone); ``extra_cells``:
+    code each named learner (``learner01``, ...) runs after the notebook; ``on_homes``: called with the learners'
+    home folders once they all finished, while their servers still run (the homes are removed at the end)."""
     proxy = proxy or find_proxy()
     if proxy is None:
         raise RuntimeError("configurable-http-proxy not found and npm could not install it")
@@ -508,7 +517,9 @@ def run_workshop(n: int, notebook: str, threads: int | None = 1, proxy: str | No
             # event loop (Playwright's sync API does, when the browser tests ran earlier in the same pytest session)
             with concurrent.futures.ThreadPoolExecutor(1) as pool:
                 results, wall = pool.submit(asyncio.run, _run(hub, names, repo, notebook, cell_timeout, branch,
-                                                              pulls)).result()
+                                                              pulls, extra_cells)).result()
+            if on_homes is not None:
+                on_homes([hub.workdir / "home" / name for name in names])
             s = hub.sampler
             for r in results:
                 r.kernel_peak_gb = s.kernel_peak.get(r.kernel_id, float("nan"))
@@ -565,13 +576,36 @@ def markdown_table(runs: list[dict]) -> str:
     return "\n".join(lines)
 
 
+DEFAULT_PLAN = ((4, 8, 12), ("03", "05"), 8)
+"""The guide's measurements: these learner counts on these notebooks, capped at one thread, and one run of
+this many learners on the first notebook without caps (beside the capped run of the same size)."""
+
+
+def run_plan(learners: Sequence[int] | None, notebooks: Sequence[str] | None,
+             threads: int | None) -> list[tuple[int, str, int | None]]:
+    """The runs to make, as ``(learners, notebook, threads)``: exactly the configurations asked for (every
+    learner count on every notebook, at ``threads``; None: uncapped), or the guide's plan
+    (:data:`DEFAULT_PLAN`) when neither learner counts nor notebooks are given."""
+    if learners is None and notebooks is None:
+        counts, nbs, uncapped = DEFAULT_PLAN
+        plan: list[tuple[int, str, int | None]] = [(n, nb, threads) for nb in nbs for n in counts]
+        if threads is not None:  # right after the capped run of the same size: both see a similar load
+            plan.insert(plan.index((uncapped, nbs[0], threads)) + 1, (uncapped, nbs[0], None))
+        return plan
+    counts = learners if learners is not None else DEFAULT_PLAN[0]
+    nbs = notebooks if notebooks is not None else DEFAULT_PLAN[1]
+    return [(n, nb, threads) for nb in nbs for n in counts]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--learners", type=int, nargs="+", default=[4, 8, 12])
-    parser.add_argument("--notebooks", nargs="+", default=["03", "05"], choices=sorted(NOTEBOOKS))
+    parser.add_argument("--learners", type=int, nargs="+", metavar="N",
+                        help="learners at once, one run per value (default: the guide's plan, see above)")
+    parser.add_argument("--notebooks", nargs="+", choices=sorted(NOTEBOOKS), metavar="NB",
+                        help="notebook numbers, one run per value (default: the guide's plan, see above)")
     parser.add_argument("--threads", type=int, default=1, help="threads per learner (OMP_NUM_THREADS etc.)")
-    parser.add_argument("--uncapped", type=int, default=8,
-                        help="also run this many learners on the first notebook without thread caps (0: skip)")
+    parser.add_argument("--uncapped", action="store_true",
+                        help="leave the thread variables out (each kernel may use every core) instead of --threads")
     parser.add_argument("--json", type=pathlib.Path, help="append every run's full result to this JSON file")
     parser.add_argument("--table", type=pathlib.Path, help="only print the markdown table of a stored JSON file")
     args = parser.parse_args()
@@ -586,10 +620,7 @@ def main() -> None:
     proxy = find_proxy()
     if proxy is None:
         sys.exit("configurable-http-proxy not found and npm could not install it")
-    plan = [(n, nb, args.threads) for nb in args.notebooks for n in args.learners]
-    if args.uncapped:  # right after the capped run of the same size, so that both see a similar load
-        same = [i for i, (n, nb, _) in enumerate(plan) if (n, nb) == (args.uncapped, args.notebooks[0])]
-        plan.insert(same[0] + 1 if same else len(plan), (args.uncapped, args.notebooks[0], None))
+    plan = run_plan(args.learners, args.notebooks, None if args.uncapped else args.threads)
     print(f"{os.cpu_count()} CPUs, {psutil.virtual_memory().total / 2**30:.0f} GiB; 'load0'/'loadM': "
           "1-min load average before / highest during the run")
     print(HEADER, flush=True)

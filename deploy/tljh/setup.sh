@@ -54,10 +54,13 @@ if [ "$DRY_RUN" != 1 ]; then
         echo "setup.sh: no TLJH user environment at $USER_ENV: install TLJH first (tljh.jupyter.org)" >&2
         exit 1
     fi
-    # numpy 2.4 and the rest of the pins need Python >= 3.11 in the user environment.
+    # numpy 2.4 and the rest of the pins need Python >= 3.11 in the user environment, which keeps the Python of
+    # the TLJH release that first created it.
     if ! "$USER_ENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
-        echo "setup.sh: $USER_ENV has Python $("$USER_ENV/bin/python" -V 2>&1); the course needs >= 3.11." >&2
-        echo "          Use a TLJH release whose user environment has Python >= 3.11." >&2
+        echo "setup.sh: $USER_ENV has $("$USER_ENV/bin/python" -V 2>&1); the course needs Python >= 3.11." >&2
+        echo "          A fresh install of TLJH 2.0.0b1 or later creates the user environment with Python 3.12;" >&2
+        echo "          TLJH 1.x created it with 3.10, and upgrading TLJH keeps the Python it has. Install" >&2
+        echo "          TLJH >= 2.0.0b1 on a fresh VM (deploy/README.md, step 1); do not upgrade Python in place." >&2
         exit 1
     fi
 fi

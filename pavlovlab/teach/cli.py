@@ -1,4 +1,4 @@
-"""The ``pavlovlab`` command: ``start``, ``doctor``, ``student`` and ``reproduce``.
+"""The ``pavlovlab`` command: ``start``, ``doctor``, ``student``, ``reproduce`` and ``progress``.
 
 Each subcommand is a small function taking parsed arguments and returning an exit status, so the
 tests call ``main([...])`` directly.
@@ -426,6 +426,44 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return 1 if any(summary["experiments"][n]["status"] == "failed" for n in ran) else 0
 
 
+# --------------------------------------------------------------------------------------- progress
+def cmd_progress(args: argparse.Namespace) -> int:
+    """``pavlovlab progress HOMES... [--names] [--figure FILE [--force]]``: the room's table (and figure).
+
+    Reads the learners' progress files under HOMES (read-only: nothing in a home is written, moved or
+    created); a missing, unreadable or malformed file is reported under the table, never fatal (exit 0).
+    Exit 2 (one line, nothing written) for an unusable ``--figure``: an existing file without ``--force``,
+    a folder, or a name whose suffix matplotlib cannot write."""
+    from .progress import read_room, room_figure, room_table, summarise_room
+
+    figure = Path(args.figure) if args.figure else None
+    if figure is not None:
+        from matplotlib.figure import Figure
+
+        formats = Figure().canvas.get_supported_filetypes()
+        if figure.is_dir():
+            return _fail(f"progress: --figure {str(figure)!r} is a folder, expected a file name")
+        if figure.suffix.lstrip(".").lower() not in formats:
+            return _fail(f"progress: --figure {str(figure)!r}: expected a name ending in one of "
+                         f"{', '.join('.' + f for f in sorted(formats))}")
+        if figure.exists() and not args.force:
+            return _fail(f"progress: --figure {str(figure)!r} already exists; pass --force to replace it")
+    learners = read_room(args.homes)
+    summaries = summarise_room(learners)
+    print(room_table(learners, summaries, names=args.names))
+    if figure is not None:
+        from .student import atomic_write
+
+        fig = room_figure(summaries)
+        fmt = figure.suffix.lstrip(".").lower()
+        try:
+            atomic_write(figure, lambda tmp: fig.savefig(tmp, format=fmt, dpi=120))
+        except OSError as e:
+            return _cannot_write("progress", e)
+        print(f"figure: {figure}")
+    return 0
+
+
 # --------------------------------------------------------------------------------------- the parser
 def _fail(message: str) -> int:
     print(f"pavlovlab {message}", file=sys.stderr)
@@ -487,6 +525,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the experiments and exit")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_reproduce)
+
+    p = sub.add_parser("progress", help="an instructor's view of the room: where learners are, where they are stuck",
+                       description="Read the learners' exercise progress files under HOMES (e.g. /home/jupyter-* on "
+                       "The Littlest JupyterHub; run it as an admin, with sudo, if homes are private) and print one "
+                       "table: per exercise, how many learners finished it, are stuck on it (3 or more tries, not "
+                       "done), tried it, have not started it, and the hint tier most needed. Anonymous unless "
+                       "--names. Read-only: nothing in a learner's home is written. Files that cannot be read "
+                       "are reported under the table.")
+    p.add_argument("homes", nargs="+", metavar="HOME", help="a learner's home folder (or a progress file)")
+    p.add_argument("--names", action="store_true", help="show the stuck learners' names and whose files were not read")
+    p.add_argument("--figure", metavar="FILE", help="also save the table as a figure (e.g. room.png)")
+    p.add_argument("--force", action="store_true", help="replace an existing --figure file")
+    p.set_defaults(func=cmd_progress)
     return parser
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import importlib.util
 import json
 import os
 import pathlib
@@ -137,6 +138,30 @@ def test_measured_runs_cover_notebooks_03_and_05_at_4_8_12_learners():
     assert all(r["leftover_pids"] == [] for r in runs)
 
 
+def _bench():
+    spec = importlib.util.spec_from_file_location("pavlovlab_bench_hub_plan", ROOT / "benchmarks" / "hub.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("learners, notebooks, threads, runs", [
+    ([2], ["03"], 1, [(2, "03", 1)]),                        # one configuration: nothing unasked beside it
+    ([8], None, None, [(8, "03", None), (8, "05", None)]),   # --learners 8 --uncapped
+    ([4, 12], ["05"], 2, [(4, "05", 2), (12, "05", 2)]),
+])
+def test_hub_benchmark_runs_only_what_was_asked(learners, notebooks, threads, runs):
+    assert _bench().run_plan(learners, notebooks, threads) == runs
+
+
+def test_hub_benchmark_default_plan_is_the_guides():
+    plan = _bench().run_plan(None, None, 1)
+    assert sorted(p for p in plan if p[2] == 1) == sorted((n, nb, 1) for nb in ("03", "05") for n in (4, 8, 12))
+    assert [p for p in plan if p[2] is None] == [(8, "03", None)]
+    assert plan.index((8, "03", None)) == plan.index((8, "03", 1)) + 1  # beside its capped twin: a similar load
+
+
 # ------------------------------------------------------------------------------------ logins and HTTPS
 def _z2jh() -> dict:
     return yaml.safe_load((DEPLOY / "z2jh" / "config.yaml").read_text())
@@ -147,6 +172,7 @@ def test_z2jh_shared_password_logins_work_with_the_real_authenticator():
     pins, with passwords as `helm --set` would add them, and log in as a learner and as the admin."""
     import importlib.metadata as md
 
+    pytest.importorskip("jupyterhub", reason="jupyterhub is not installed (pip install -r deploy/requirements-hub.txt)")
     from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
     from traitlets.config import Config
 
@@ -220,3 +246,147 @@ def test_tljh_logins_admins_and_https():
 def test_tljh_refuses_incomplete_login_settings(env, message):
     out = _tljh_dry_run(**env)
     assert out.returncode == 1 and message in out.stderr and "tljh-config" not in out.stdout
+
+
+# ------------------------------------------------------------------------------- TLJH's Python, Z2JH's chart
+def test_tljh_names_the_release_whose_user_environment_has_python_3_11(tmp_path):
+    """An old user environment is refused before anything is installed, with the TLJH release that fixes it."""
+    readme = (DEPLOY / "README.md").read_text(encoding="utf-8")
+    assert "TLJH 2.0.0b1 or later" in readme and "Python 3.12" in readme
+    fake = tmp_path / "user" / "bin" / "python"  # a TLJH 1.x user environment: Python 3.10
+    fake.parent.mkdir(parents=True)
+    fake.write_text('#!/bin/sh\ncase "$1" in -c) exit 1;; -V) echo "Python 3.10.12";; *) exit 3;; esac\n')
+    fake.chmod(0o755)
+    out = subprocess.run(["bash", str(DEPLOY / "tljh" / "setup.sh")], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "DRY_RUN": "0", "USER_ENV": str(tmp_path / "user"),
+                              "TLJH_CONFIG_D": str(tmp_path / "config")})
+    assert out.returncode == 1, out.stderr
+    assert "Python 3.10.12" in out.stderr and "TLJH 2.0.0b1 or later" in out.stderr, out.stderr
+    assert "+ " not in out.stdout and not (tmp_path / "config").exists()
+
+
+def _chart_version() -> str:
+    """The chart version that deploy/README.md's `helm upgrade` names (the recipe's pin)."""
+    readme = (DEPLOY / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"helm upgrade --install pavlovlab jupyterhub/jupyterhub --version (\S+)", readme)
+    assert m, "deploy/README.md must install the chart at a pinned --version"
+    return m.group(1)
+
+
+def test_z2jh_recipe_names_every_step_and_one_chart_version():
+    version = _chart_version()
+    readme = (DEPLOY / "README.md").read_text(encoding="utf-8")
+    z2jh = readme[readme.index("## Zero to JupyterHub"):readme.index("## Checked here")]
+    assert "helm repo add jupyterhub https://hub.jupyter.org/helm-chart/" in z2jh and "helm repo update" in z2jh
+    assert "z2jh.jupyter.org" in z2jh and "clusters create" in z2jh  # where the cluster comes from
+    assert "docker build" in z2jh and "docker push" in z2jh and "--values deploy/z2jh/config.yaml" in z2jh
+    for text in (z2jh, (DEPLOY / "z2jh" / "config.yaml").read_text(encoding="utf-8")):
+        helm = re.findall(r"helm (?:upgrade|install|show \w+|pull|template)\b[^\n]*(?:\\\n[^\n]*)*", text)
+        assert helm and all(f"--version {version}" in cmd for cmd in helm), helm
+    assert f"chart **{version}**" in z2jh
+
+
+def _gke_reserved_gib(memory_gib: float) -> float:
+    """Memory a GKE node keeps for the system: 25 % of the first 4 GiB, 20 % of the next 4, 10 % of the next 8,
+    6 % of the next 112, 2 % above, plus the 100 MiB eviction threshold (Google's documented rule)."""
+    tiers = [(4, 0.25), (4, 0.20), (8, 0.10), (112, 0.06), (float("inf"), 0.02)]
+    left, reserved = memory_gib, 0.1
+    for size, share in tiers:
+        reserved += min(left, size) * share
+        left -= min(left, size)
+    return reserved
+
+
+def test_z2jh_node_arithmetic_follows_from_the_values():
+    cfg = yaml.safe_load((DEPLOY / "z2jh" / "config.yaml").read_text())
+    guarantee = _gigabytes(cfg["singleuser"]["memory"]["guarantee"])
+    placeholders = cfg["scheduling"]["userPlaceholder"]["replicas"]
+    node, system = 16.0, 0.5
+    reserved = _gke_reserved_gib(node)
+    per_node = int((node - reserved - system) // guarantee)
+    readme = (DEPLOY / "README.md").read_text(encoding="utf-8")
+    assert f"| − {reserved:.1f} |" in readme and f"| − {system:.1f} |" in readme
+    assert f"| {node - reserved - system:.1f} |" in readme
+    assert f"**{per_node} learners per node**" in readme
+    nodes, with_placeholders = -(-30 // per_node), -(-(30 + placeholders) // per_node)
+    assert f"⌈30 / {per_node}⌉ = **{nodes} nodes**" in readme
+    assert f"⌈{30 + placeholders} / {per_node}⌉ = **{with_placeholders} nodes**" in readme
+    assert f"--max-nodes {with_placeholders}" in readme
+    guide = (ROOT / "course" / "INSTRUCTOR_GUIDE.md").read_text(encoding="utf-8")
+    assert f"hold {per_node} learners by memory guarantee" in guide and f"{nodes} nodes for 30" in guide
+
+
+def _chart_archive(version: str) -> pathlib.Path | None:
+    """The pinned chart's archive: ``$PAVLOVLAB_Z2JH_CHART``, or ``~/.cache/pavlovlab-hub/jupyterhub-<version>.tgz``
+    (``helm pull jupyterhub/jupyterhub --version <version>`` puts it there), else None."""
+    explicit = os.environ.get("PAVLOVLAB_Z2JH_CHART")
+    if explicit:
+        return pathlib.Path(explicit)
+    cache = pathlib.Path(os.environ.get("XDG_CACHE_HOME", pathlib.Path.home() / ".cache")) / "pavlovlab-hub"
+    found = cache / f"jupyterhub-{version}.tgz"
+    return found if found.is_file() else None
+
+
+def _merged(defaults: dict, values: dict) -> dict:
+    """Helm's merge of user values over a chart's defaults: maps merged key by key, anything else replaced."""
+    out = dict(defaults)
+    for key, value in values.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def schema_errors(archive: pathlib.Path, values: dict) -> list[str]:
+    """What the chart's ``values.schema.json`` says about ``values`` merged over the chart's ``values.yaml``
+    (what Helm checks before it installs), one line per error; empty when the values are valid."""
+    import tarfile
+
+    import jsonschema
+
+    with tarfile.open(archive) as tar:
+        names = {pathlib.PurePosixPath(m.name).name: m for m in tar.getmembers()
+                 if len(pathlib.PurePosixPath(m.name).parts) == 2}
+        schema = json.load(tar.extractfile(names["values.schema.json"]))
+        defaults = yaml.safe_load(tar.extractfile(names["values.yaml"])) or {}
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    merged = _merged(defaults, values)
+    return [f"{'.'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in validator.iter_errors(merged)]
+
+
+def _values_as_installed() -> dict:
+    values = _z2jh()
+    values["hub"]["config"]["SharedPasswordAuthenticator"].update(
+        user_password="learners-2026", admin_password="an-admin-password-of-32-characters!")  # helm --set
+    return values
+
+
+def test_z2jh_values_validate_against_the_pinned_charts_schema():
+    version = _chart_version()
+    archive = _chart_archive(version)
+    if archive is None:
+        pytest.skip(f"the jupyterhub chart {version} is not at hand (no network to its repository here): "
+                    f"`helm pull jupyterhub/jupyterhub --version {version}` into ~/.cache/pavlovlab-hub/, or set "
+                    "PAVLOVLAB_Z2JH_CHART to its .tgz")
+    assert archive.name == f"jupyterhub-{version}.tgz", f"{archive} is not the pinned chart {version}"
+    assert schema_errors(archive, _values_as_installed()) == []
+
+
+def test_schema_check_catches_a_misspelt_key(tmp_path):
+    """The check above can fail: a chart whose schema (like the real one) refuses unknown keys rejects a typo."""
+    import io
+    import tarfile
+
+    schema = {"type": "object", "additionalProperties": False, "properties": {
+        "singleuser": {"type": "object", "additionalProperties": False, "properties": {
+            "memory": {"type": "object", "additionalProperties": False,
+                       "properties": {"guarantee": {"type": ["string", "null"]}, "limit": {}}}}}}}
+    archive = tmp_path / "jupyterhub-0.0.0.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, text in (("values.schema.json", json.dumps(schema)),
+                           ("values.yaml", "singleuser:\n  memory:\n    guarantee:\n    limit:\n")):
+            data = text.encode()
+            info = tarfile.TarInfo(f"jupyterhub/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    assert schema_errors(archive, {"singleuser": {"memory": {"guarantee": "1.1G"}}}) == []
+    errors = schema_errors(archive, {"singleuser": {"memory": {"guarentee": "1.1G"}}})
+    assert len(errors) == 1 and "singleuser.memory" in errors[0] and "guarentee" in errors[0], errors

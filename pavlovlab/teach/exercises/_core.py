@@ -229,6 +229,7 @@ class Session:
             print(f"💡 Exercise {number} has hint tiers 1 to {len(e.hints)}; got tier={tier!r}.")
             return
         self._hints[number] = max(self._hints.get(number, 0), tier)
+        self._save(number, False)
         more = (f"  (ex.hint({number}) again for tier {tier + 1} of {len(e.hints)})" if tier < len(e.hints)
                 else f"  (that was the last tier; ex.solution({number}) shows the reference solution)")
         print(f"💡 Exercise {number}, hint {tier} of {len(e.hints)}: {e.hints[tier - 1]}\n{more}")
@@ -247,6 +248,7 @@ class Session:
                   "pavlovlab (solutions.json): ask your instructor.")
             return
         self._read.add(number)
+        self._save(number, False)
         print(f"📖 {e.name}, the reference solution:\n")
         print(textwrap.indent(source, "    "))
 
@@ -260,30 +262,22 @@ class Session:
             entry = data.setdefault(self.book.notebook, {}).setdefault(str(number), {"attempts": 0, "done": False})
             entry["attempts"] = max(int(entry.get("attempts", 0)), self.attempts.get(number, 0))
             entry["done"] = bool(entry.get("done")) or ok
+            if self._hints.get(number):  # the deepest hint tier read; the solution, once read
+                entry["hints"] = max(int(entry.get("hints", 0)), self._hints[number])
+            if number in self._read:
+                entry["solution"] = True
             from pavlovlab.teach.student import atomic_write
             atomic_write(target, lambda t: t.write_text(json.dumps(data, indent=1, sort_keys=True),
                                                         encoding="utf-8"))
         except Exception:  # a read-only folder or a full disk must never interrupt the learner
             pass
 
-    def progress(self) -> None:
-        """Print, for every exercise of the course, whether it is done (✅), tried (❌) or untouched (·),
-        from the checks run in notebooks of this folder (:data:`PROGRESS_FILE`)."""
-        data = _read_progress(self.folder) if self.folder is not None else {}
-        total = done = 0
-        lines = []
-        for book in books():
-            marks = []
-            for e in book:
-                entry = data.get(book.notebook, {}).get(str(e.number), {})
-                mark = "✅" if entry.get("done") else ("❌" if entry.get("attempts") else "·")
-                total += 1
-                done += mark == "✅"
-                marks.append(f"{e.number} {mark}")
-            lines.append(f"  {book.notebook:<36} " + "   ".join(marks))
-        where = f"in {self.folder}" if self.folder is not None else "(not recorded outside a notebook)"
-        print(f"Your progress {where}: {done} of {total} exercises done (✅ done, ❌ tried, · not yet)")
-        print("\n".join(lines))
+    def progress(self, plot: bool = False) -> Any:
+        """Print, for every exercise of the course, whether it is done (✅), tried (❌) or not started (·), and
+        the hints and solutions read, from the checks run in notebooks of this folder (:data:`PROGRESS_FILE`);
+        with ``plot=True`` also return the same map as a figure (see :mod:`pavlovlab.teach.progress`)."""
+        from pavlovlab.teach.progress import show_learner_progress
+        return show_learner_progress(self.folder, plot=plot)
 
 
 def _default_folder() -> Path | None:
