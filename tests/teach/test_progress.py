@@ -16,7 +16,7 @@ import pytest
 
 from pavlovlab.teach import cli, progress
 from pavlovlab.teach.exercises import _core, books
-from pavlovlab.teach.exercises import start as start_exercises
+from pavlovlab.teach.exercises import start_here as start_exercises
 
 WRONG = [lambda bell, test: (bell * test).mean(), lambda bell, test: (bell + test).sum(),
          lambda bell, test: (bell - test).sum(), lambda bell, test: bell.sum()]
