@@ -59,7 +59,7 @@ def use_style() -> None:
     })
 
 
-def _np(x, name: str = "x", ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
+def _np(x: object, name: str = "x", ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
     """``x`` (a tensor, array or sequence of numbers) as a float NumPy array, optionally of rank ``ndim``."""
     try:
         a = x.detach().cpu().double().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, dtype=float)
@@ -77,7 +77,7 @@ def _check_ax(ax: object) -> None:
         raise TypeError(f"ax: expected a matplotlib Axes, got {type(ax).__name__}")
 
 
-def band(ax: plt.Axes, x, samples, *, label: str | None = None, color: str | None = None,
+def band(ax: plt.Axes, x: Numbers, samples: Numbers, *, label: str | None = None, color: str | None = None,
          quantiles: tuple[float, float] = (0.1, 0.9), marker: str | None = None) -> None:
     """Measured points: the mean over ``samples`` (trials, len(x)) with a shaded quantile band.
 
@@ -96,7 +96,8 @@ def band(ax: plt.Axes, x, samples, *, label: str | None = None, color: str | Non
     ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
 
 
-def theory(ax: plt.Axes, x, y, *, label: str | None = "theory", color: str = COLORS["theory"]) -> None:
+def theory(ax: plt.Axes, x: Numbers, y: Numbers, *, label: str | None = "theory",
+           color: str = COLORS["theory"]) -> None:
     """A theory curve: a dashed line; ``y`` of shape (len(x),) or (len(x), curves)."""
     _check_ax(ax)
     x, y = _np(x, "x", 1), _np(y, "y", (1, 2))
@@ -118,7 +119,12 @@ def labels(ax: plt.Axes, title: str, xlabel: str, ylabel: str, *, legend: bool =
         ax.legend()
 
 
-def heatmap(ax: plt.Axes, matrix, *, title: str, xlabel: str, ylabel: str, symmetric: bool = True) -> None:
+Numbers = torch.Tensor | np.ndarray | Sequence[float]
+"""What the drawing helpers accept for data: a tensor, an array or a sequence of numbers."""
+
+
+def heatmap(ax: plt.Axes, matrix: Numbers, *, title: str, xlabel: str, ylabel: str,
+            symmetric: bool = True) -> None:
     """A matrix as a picture (e.g. the memory S: rows = value units, columns = key units)."""
     _check_ax(ax)
     m = _np(matrix, "matrix", 2)

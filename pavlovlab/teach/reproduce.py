@@ -19,10 +19,14 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn, not when the command starts
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 SUMMARY_NAME = "summary.json"
 
@@ -49,7 +53,7 @@ def experiment(name: str, notebook: str,
     return register
 
 
-def _figure(ncols: int = 1, width: float = 6.4):
+def _figure(ncols: int = 1, width: float = 6.4) -> tuple[Figure, list[Axes]]:
     """A new figure with ``ncols`` axes side by side, made without pyplot (no backend or global state touched)."""
     from matplotlib.figure import Figure
 
@@ -58,7 +62,7 @@ def _figure(ncols: int = 1, width: float = 6.4):
     return fig, list(axes[0])
 
 
-def _save(fig, out: Path, name: str) -> str:
+def _save(fig: Figure, out: Path, name: str) -> str:
     from .student import atomic_write
 
     fig.tight_layout()
