@@ -50,18 +50,75 @@ def test_every_page_is_built(book):
     _page(book, "CHANGELOG.html")
 
 
-def test_api_reference_documents_every_public_module(book):
-    import pkgutil
+def _api_pages(book) -> dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8") for p in [book["html"] / "api.html",
+                                                           *sorted((book["html"] / "api").glob("*.html"))]}
 
-    api = _page(book, "api.html")
-    modules = [m.name for m in pkgutil.iter_modules(pavlovlab.__path__) if not m.name.startswith("_") and not m.ispkg]
-    assert "attention" in modules
-    for name in modules:
-        assert f'id="module-pavlovlab.{name}"' in api, f"no API section for pavlovlab.{name}"
-    # docstrings, not just headings: the package's main functions are documented with their signatures
-    for fn in pavlovlab.__all__:
-        obj = getattr(pavlovlab, fn)
-        assert f'id="{obj.__module__}.{obj.__qualname__}"' in api, f"{fn} is not in the API reference"
+
+def test_api_reference_documents_every_public_module(book):
+    """Every public module, found by walking the package (sub-packages too), has its section; every name a package
+    exports is documented on some API page, under its module or under the package."""
+    import importlib
+    import pkgutil
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from build_book import public_packages
+
+    pages = "\n".join(_api_pages(book).values())
+    walked = [m.name for m in pkgutil.walk_packages(pavlovlab.__path__, "pavlovlab.")
+              if not any(part.startswith("_") for part in m.name.split("."))]
+    assert {"pavlovlab.attention", "pavlovlab.teach.cli", "pavlovlab.teach.exercises.capacity"} <= set(walked)
+    assert set(walked) | {"pavlovlab"} == {*public_packages(), *(m for ms in public_packages().values() for m in ms)}
+    for name in walked:
+        assert f'id="module-{name}"' in pages, f"no API section for {name}"
+    for package in public_packages():
+        pkg = importlib.import_module(package)
+        for name in getattr(pkg, "__all__", []):
+            obj = getattr(pkg, name)
+            ids = {f'id="{obj.__module__}.{getattr(obj, "__qualname__", name)}"', f'id="{package}.{name}"'}
+            assert any(i in pages for i in ids), f"{package}.{name} is not in the API reference"
+
+
+def _first_sentence(doc: str) -> str:
+    """The start of a docstring's first line as a reader sees it rendered: no ``literal`` or :role:`x` markup."""
+    line = doc.strip().splitlines()[0]
+    line = re.sub(r":(?:[a-z]+:)+`([^`]+)`", r"\1", line).replace("``", "")
+    return _plain_quotes(" ".join(line.split())[:40])
+
+
+def _plain_quotes(text: str) -> str:
+    """Sphinx's typographic quotes back to plain ones."""
+    return text.translate(str.maketrans("‘’“”", "''\"\""))
+
+
+def test_api_docstrings_are_rendered_not_preformatted(book):
+    """Module docstrings are rendered reStructuredText (paragraphs, code spans, links), not preformatted text with
+    its ``x`` markup showing."""
+    import importlib
+    import inspect
+
+    pages = {name: _soup(text) for name, text in _api_pages(book).items()}
+    rendered, missing = 0, []
+    for page in pages.values():
+        for section in page.select('span[id^="module-"], section[id^="module-"]'):
+            name = section["id"].removeprefix("module-")
+            doc = inspect.getdoc(importlib.import_module(name))
+            if not doc:
+                continue
+            start = _first_sentence(doc)
+            paragraphs = [_plain_quotes(" ".join(p.get_text().split())) for p in page.select("p")]
+            if any(start in p for p in paragraphs):
+                rendered += 1
+            else:
+                missing.append(f"{name}: {start!r}")
+    assert rendered >= 30 and not missing, f"module docstrings not rendered as paragraphs: {missing[:10]}"
+    for name, page in pages.items():
+        for pre in page.select("pre"):
+            pre.decompose()  # code examples, and docstrings that are not valid reST, shown as help() shows them
+        assert "``" not in page.get_text(), f"{name} shows raw ``literal`` markup"
+    attention = pages["pavlovlab.html"]
+    assert attention.select('a[href="#module-pavlovlab.attention_literal"]'), "a :mod: reference is not a link"
 
 
 def test_notebook_pages_show_stored_figures_and_a_pinned_binder_button(book):
@@ -77,14 +134,19 @@ def test_notebook_pages_show_stored_figures_and_a_pinned_binder_button(book):
         pngs = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
         imgs = len(re.findall(r'<img[^>]+src="\.\./_images/[0-9a-f]+\.png"', page))
         assert imgs == pngs, f"{stem}: {pngs} stored PNG figures but {imgs} images on the page"
-        colab = f"https://colab.research.google.com/github/pavlovlab/pavlovlab/blob/{tag}/course/{stem}.ipynb"
-        assert colab in html.unescape(page), f"{stem}: no Colab button at {tag}"
+        # the launch menu opens the learner copy (student/), never the notebook with its solutions
+        colab = launch_links.colab_url(f"student/{stem}.ipynb", tag)
+        assert colab in html.unescape(page), f"{stem}: no Colab button for the learner copy at {tag}"
         assert "tag_launch" not in page, f"{stem}: the launch cells belong to JupyterLab and Colab, not the book"
         solutions = sum("solution" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
         assert len(re.findall(r'class="cell [^"]*tag_solution[^"]*tag_hide-input', page)) == solutions, \
             f"{stem}: not every solution cell is folded"
-        binder = f"https://mybinder.org/v2/gh/pavlovlab/pavlovlab/{tag}?urlpath=lab/tree/course/{stem}.ipynb"
-        assert binder in html.unescape(page), f"{stem}: no Binder button pinned to {tag}"
+        binder = launch_links.binder_url(f"student/{stem}.ipynb", tag)
+        assert binder in html.unescape(page), f"{stem}: no Binder button for the learner copy pinned to {tag}"
+        menu = _soup(page).select_one(".dropdown-launch-buttons")
+        launches = [a["href"] for a in menu.select("a[href]")]
+        assert len(launches) >= 2 and not [u for u in launches if "course/" in u or "course%2F" in u], \
+            f"{stem}: a launch button opens course/ (the solutions): {launches}"
 
 
 def test_widget_outputs_show_their_static_fallback(book):
@@ -224,7 +286,7 @@ def test_long_code_lines_scroll_and_the_api_contents_wrap(book):
     compact = re.sub(r"\s+", " ", css)
     assert re.search(r"div\.cell_input pre[^{]*\{[^}]*overflow-x: auto", compact)
     assert re.search(r"\.bd-sidebar-secondary nav\.page-toc a[^{]*\{[^}]*overflow-wrap: anywhere", compact)
-    api = _page(book, "api.html")
+    api = _page(book, "api/pavlovlab.html")
     assert 'class="bd-sidebar-secondary' in api and "page-toc" in api
 
 
@@ -302,3 +364,21 @@ def base64_png() -> str:
     import base64
 
     return base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
+
+
+def test_landing_page_launch_links_are_badges_with_words(book):
+    """The README's Binder and Colab badges are the book's own small badges with their words (the services' logos
+    alone render page-sized); tests/browser/test_book_pages.py measures them in a browser."""
+    soup = _soup(_page(book, "index.html"))
+    launches = [a for a in soup.select("a[href]") if re.search(r"mybinder\.org/v2|colab\.research\.google\.com/github",
+                                                                a["href"])]
+    assert len(launches) >= 18, len(launches)  # the header's two and two per notebook in the course map
+    for a in launches:
+        img = a.find("img")
+        if img is None:
+            continue  # a text link ("the full course")
+        assert re.search(r"badge-(colab|binder)\.svg$", img["src"]), img["src"]
+        assert re.search(r"Colab|Binder", img.get("alt", "")), img
+    for name in ("badge-colab.svg", "badge-binder.svg"):
+        svg = (book["html"] / "_images" / name).read_text(encoding="utf-8")
+        assert 'height="20"' in svg and re.search(r"<text[^>]*>(Colab|Binder)</text>", svg), name
