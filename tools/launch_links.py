@@ -35,9 +35,11 @@ OWNER_NAME = r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9_.-]*[A-Za-z0-9_-]"
 LAUNCH_TAG = "launch"
 """Tag of the cells this tool writes (found and replaced on the next run; removed from the book's pages)."""
 DOCS = ["README.md", "course/INSTRUCTOR_GUIDE.md", "deploy/README.md", "deploy/tljh/setup.sh",
-        "deploy/z2jh/Dockerfile", "deploy/z2jh/config.yaml", "pyproject.toml", "CITATION.cff", "CONTRIBUTING.md"]
+        "deploy/z2jh/Dockerfile", "deploy/z2jh/config.yaml", "pyproject.toml"]
 """Files whose launch links, clone commands and GitHub links ``docs --write`` re-points (notebooks: ``cells``).
 Every GitHub, Binder and Colab repository they name is the course's own."""
+REPO_DOCS = ["CITATION.cff", "CONTRIBUTING.md"]
+"""Files that name the repository but no ref: ``docs --write`` re-points their repository only."""
 REF = r"[A-Za-z0-9][A-Za-z0-9._/-]*?"
 PATTERNS = {
     "binder": re.compile(rf"(mybinder\.org/v2/gh/{OWNER_NAME}/)({REF})(?=[?/\s)\"'`]|$)"),
@@ -202,7 +204,7 @@ def with_launch_cells(nb, path: str, ref: str):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Launch links from the one release setting.")
     sub = parser.add_subparsers(dest="what", required=True)
-    docs = sub.add_parser("docs", help="re-point the links of README.md, the guides and deploy/")
+    docs = sub.add_parser("docs", help="re-point the links of README.md, the guides, deploy/, pyproject.toml, ...")
     mode = docs.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true")
     mode.add_argument("--check", action="store_true")
@@ -211,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ref = launch_ref()
     if args.what == "docs":
-        stale = {rel: stale_links((ROOT / rel).read_text(encoding="utf-8"), ref) for rel in DOCS}
+        stale = {rel: stale_links((ROOT / rel).read_text(encoding="utf-8"), ref) for rel in DOCS + REPO_DOCS}
         stale = {rel: found for rel, found in stale.items() if found}
         for rel, found in stale.items():
             if args.write:
@@ -219,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
                 path.write_text(repoint(path.read_text(encoding="utf-8"), ref), encoding="utf-8")
             print(f"{'re-pointed' if args.write else 'stale'}: {rel} ({', '.join(sorted(set(found)))})")
         if not stale:
-            print(f"every launch link of {len(DOCS)} files points at {ref}")
+            print(f"every launch link of {len(DOCS + REPO_DOCS)} files points at {REPO} {ref}")
         return 1 if (args.check and stale) else 0
     import nbformat
 

@@ -141,7 +141,7 @@ def test_a_fork_repoints_every_link_from_its_one_setting(tmp_path):
     """A fork sets ``[tool.pavlovlab] repository`` and runs ``docs --write`` and ``cells``: no link of the files
     the tool owns, nor of a notebook's launch cells, still names the upstream repository."""
     fork = "someone-else/pavlov-fork"
-    for rel in [*launch_links.DOCS, "tools/launch_links.py"]:
+    for rel in [*launch_links.DOCS, *launch_links.REPO_DOCS, "tools/launch_links.py"]:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / rel, tmp_path / rel)
     pyproject = tmp_path / "pyproject.toml"
@@ -156,7 +156,7 @@ def test_a_fork_repoints_every_link_from_its_one_setting(tmp_path):
         assert res.returncode == 0, res.stdout + res.stderr
     assert subprocess.run([*tool, "docs", "--check"], capture_output=True, text=True, timeout=120).returncode == 0
     upstream = re.compile(r"pavlovlab(/|%2F)pavlovlab")
-    for rel in launch_links.DOCS:
+    for rel in launch_links.DOCS + launch_links.REPO_DOCS:
         text = (tmp_path / rel).read_text()
         assert not upstream.search(text), f"{rel} still names the upstream repository"
     readme = (tmp_path / "README.md").read_text()
