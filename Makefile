@@ -12,7 +12,7 @@ TORCH_PIN  := $(shell grep -m1 '^torch==' requirements-learner.txt)
 TEST_WORKERS ?= 2
 NOTEBOOKS  := $(wildcard course/[0-9]*.ipynb) $(wildcard student/[0-9]*.ipynb)
 
-.PHONY: setup dev-setup lab lab-instructor test lint book normalize student launch-cells release bench clean
+.PHONY: setup dev-setup lab lab-instructor test lint book normalize student launch-cells alt-text release bench clean
 
 setup: $(VENV)/.installed  ## what the course needs: the learner's pins (requirements-learner.txt) and the package
 
@@ -55,6 +55,10 @@ student: setup  ## regenerate the committed learner copies in student/ from cour
 launch-cells: setup  ## Colab/Binder badges and the Colab install cell atop every notebook, from the release setting
 	$(BIN)/python tools/launch_links.py cells course/[0-9]*.ipynb
 	$(BIN)/python tools/normalize_notebooks.py course/[0-9]*.ipynb
+	$(BIN)/python tools/student_copies.py --write
+
+alt-text: setup  ## move each figure's "# alt:" line into its cell's metadata (the book's <img alt>), then student/
+	$(BIN)/python tools/alt_text.py course/[0-9]*.ipynb
 	$(BIN)/python tools/student_copies.py --write
 
 release:  ## make release VERSION=X.Y.Z: bump the version, re-point every launch link, commit, tag and branch

@@ -41,7 +41,7 @@ extensions = [
     "sphinx-mathjax-offline",  # MathJax 3 copied into _static/mathjax: typeset offline
 ]
 root_doc = "index"
-exclude_patterns = ["README.md", "_build", "**/.ipynb_checkpoints", "student/**", "_alt_text.json"]
+exclude_patterns = ["README.md", "_build", "**/.ipynb_checkpoints", "student/**"]
 
 # Notebooks: render what is stored, run nothing.
 nb_execution_mode = "off"
@@ -104,23 +104,6 @@ def _widget_notes(app, doctree, docname) -> None:
             para = nodes.paragraph("", WIDGET_NOTE, nodes.literal("make lab", "make lab"), nodes.Text("."))
             note = nodes.note("", para, classes=["pavlovlab-widget-fallback"])
             block.replace_self(note)
-
-
-def _figure_alt_texts(app, doctree, docname) -> None:
-    """Give each stored figure its one-sentence alt text: ``_alt_text.json`` (written by tools/build_book.py from
-    the ``# alt:`` lines of the cells) maps the PNG's sha256, which myst-nb uses as the image's file name."""
-    import json
-
-    from docutils import nodes
-
-    table_path = Path(app.srcdir) / "_alt_text.json"
-    if not table_path.is_file():
-        return
-    table = json.loads(table_path.read_text(encoding="utf-8"))
-    for image in doctree.findall(nodes.image):
-        alt = table.get(Path(image.get("uri", "")).stem)
-        if alt:
-            image["alt"] = alt
 
 
 INLINE_CODE = re.compile(r"(``.+?``|:(?:[A-Za-z]+:)+`[^`]+`|`[^`]+`_{0,2})")
@@ -202,6 +185,5 @@ def _launch_learner_copies(app, pagename, templatename, context, doctree) -> Non
 
 def setup(app):
     app.connect("doctree-resolved", _widget_notes)
-    app.connect("doctree-resolved", _figure_alt_texts)
     app.connect("html-page-context", _launch_learner_copies, priority=502)  # after the theme's menu (501)
     app.connect("autodoc-process-docstring", _render_docstring, priority=600)  # after Napoleon (500)

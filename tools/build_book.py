@@ -12,8 +12,8 @@ link to a repository file that is not part of the book (``../deploy/README.md``,
 becomes a link to that file on GitHub at the ref of the release setting (tools/launch_links.py); a link to a
 file that does not exist is kept, so that Sphinx reports it. Solution cells (tag ``solution``) are folded on the
 page (tag ``hide-input``), as they are in JupyterLab; the launch cells (tag ``launch``) are removed (the book's
-launch menu does their work). Each figure's ``# alt:`` line (in the code cell that draws it) becomes its image's
-alt text (:func:`figure_alt_texts`).
+launch menu does their work). Each figure's alt text is its cell's ``mystnb.image.alt`` metadata, which myst-nb
+applies itself (tools/alt_text.py puts it there).
 
     python tools/build_book.py                 # what `make book` runs; -W: warnings are errors
     python tools/build_book.py --out DIR --no-warnings-as-errors
@@ -125,36 +125,6 @@ def _repoint(text: str, where: Path, staged: set[str], tag: str) -> str:
     return LINK.sub(sub, text)
 
 
-ALT_LINE = re.compile(r"^[ \t]*#[ \t]*alt:[ \t]*(\S.*?)[ \t]*$", flags=re.M)
-"""A figure's alt text in the code cell that draws it: one comment line ``# alt: <one sentence>`` per figure,
-in the order the figures appear in the cell's outputs."""
-ALT_TABLE = "_alt_text.json"
-"""Staged ``{sha256 of the PNG: alt text}``; docs/conf.py gives each image of the book its sentence."""
-
-
-def figure_alt_texts(nb: dict, name: str = "notebook") -> dict[str, str]:
-    """``{sha256 hex of the PNG bytes: alt text}`` for the stored figures of ``nb`` (a notebook as JSON) whose cell
-    has ``# alt:`` lines. Raises ValueError naming the notebook and cell when a cell's count of alt lines is not
-    its count of PNG outputs (a sentence would describe the wrong figure)."""
-    import base64
-    import hashlib
-
-    table = {}
-    for i, cell in enumerate(nb["cells"]):
-        if cell["cell_type"] != "code":
-            continue
-        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        alts = ALT_LINE.findall(source)
-        pngs = [o["data"]["image/png"] for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
-        if alts and len(alts) != len(pngs):
-            raise ValueError(f"{name}: cell {i} has {len(alts)} '# alt:' line(s) but {len(pngs)} stored figure(s); "
-                             "give one line per figure, in the order they are drawn")
-        for alt, png in zip(alts, pngs, strict=False):
-            data = "".join(png) if isinstance(png, list) else png
-            table[hashlib.sha256(base64.b64decode(data)).hexdigest()] = alt
-    return table
-
-
 def _repoint_files(src: Path, staged: set[str], tag: str) -> None:
     for rel in sorted(staged):
         path = src / rel
@@ -199,12 +169,8 @@ def stage(src: Path) -> None:
     for rel, text in api.items():
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         (src / rel).write_text(text, encoding="utf-8")
-    alts: dict[str, str] = {}
-    for nb in sorted((src / "course").glob("[0-9]*.ipynb")):
-        alts.update(figure_alt_texts(json.loads(nb.read_text(encoding="utf-8")), nb.name))
-    (src / ALT_TABLE).write_text(json.dumps(alts, indent=1, sort_keys=True), encoding="utf-8")
     staged = {p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()}
-    generated = {"index.md", "conf.py", ALT_TABLE, *api}
+    generated = {"index.md", "conf.py", *api}
     _repoint_files(src, staged - generated, launch_links.launch_ref(ROOT))
 
 

@@ -291,8 +291,8 @@ def test_long_code_lines_scroll_and_the_api_contents_wrap(book):
 
 
 def test_every_stored_figure_has_its_alt_text(book):
-    """Each figure's ``# alt:`` sentence (tools/build_book.py) is its image's alt text, and no image of a notebook
-    page keeps the file name as its alt text."""
+    """Each figure's sentence (its cell's ``mystnb.image.alt``, tools/alt_text.py) is its image's alt text, no image
+    of a notebook page keeps the file name as its alt text, and no ``# alt:`` line is left showing as code."""
     missing = []
     for stem in NOTEBOOKS:
         soup = _soup(_page(book, f"course/{stem}.html"))
@@ -300,70 +300,71 @@ def test_every_stored_figure_has_its_alt_text(book):
             alt = img.get("alt", "")
             if not alt or alt.endswith(".png"):
                 missing.append(f"{stem}: {img['src'].rsplit('/', 1)[-1][:12]}…")
-    assert not missing, (f"{len(missing)} figures without alt text (add a '# alt: <one sentence>' line per figure "
-                         "to the cell that draws it):\n" + "\n".join(missing[:20]))
+        shown = [c.get_text()[:60] for c in soup.select("div.cell_input") if re.search(r"#\s*alt:", c.get_text())]
+        assert not shown, f"{stem}: '# alt:' lines shown as code (run python tools/alt_text.py): {shown[:2]}"
+    assert not missing, (f"{len(missing)} figures without alt text (write a '# alt: <one sentence>' line in the cell "
+                         "that draws it, then run python tools/alt_text.py):\n" + "\n".join(missing[:20]))
+
+
+def _alt_tool():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import alt_text
+
+    return alt_text
+
+
+def _png(colour: str) -> str:
+    import base64
+    import io
+
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(1, 1))
+    fig.add_subplot().plot([0, 1], [0, 1], color=colour)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return base64.b64encode(buf.getvalue()).decode()
 
 
 def test_an_alt_line_reaches_the_img_alt_attribute(tmp_path):
-    """The mechanism end to end on a one-notebook book: a cell with two figures and two ``# alt:`` lines."""
-    import base64
-    import io
-    import sys
-
+    """The mechanism end to end on a one-notebook book: the tool moves a cell's ``# alt:`` line into its metadata,
+    and myst-nb, with nothing of ours in between, puts it in the image's alt attribute."""
     pytest.importorskip("myst_nb")
     import nbformat
-    from matplotlib.figure import Figure
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
     from sphinx.cmd.build import build_main
 
-    sys.path.insert(0, str(ROOT / "tools"))
-    from build_book import ALT_TABLE, figure_alt_texts
-
-    def png(colour: str) -> str:
-        fig = Figure(figsize=(1, 1))
-        fig.add_subplot().plot([0, 1], [0, 1], color=colour)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
-        return base64.b64encode(buf.getvalue()).decode()
-
-    cell = new_code_cell("# alt: A rising line in blue.\n# alt: The same line in orange.\nplot()")
-    cell.outputs = [new_output("display_data", data={"image/png": png(c)}) for c in ("#0072B2", "#E69F00")]
-    nb = new_notebook(cells=[new_markdown_cell("# A figure"), new_code_cell("x = 1"), cell])
+    cell = new_code_cell("x = 2\n# alt: A rising line in blue.\nplot(x)")
+    cell.outputs = [new_output("display_data", data={"image/png": _png("#0072B2")})]
+    nb = new_notebook(cells=[new_markdown_cell("# A figure"), cell])
     src = tmp_path / "src"
     src.mkdir()
+    assert _alt_tool().move_alt_lines(nb) == 1
+    assert cell.source == "x = 2\nplot(x)" and cell.metadata["mystnb"]["image"]["alt"] == "A rising line in blue."
+    assert _alt_tool().move_alt_lines(nb) == 0  # re-runnable: nothing left to move
     nbformat.write(nb, src / "fig.ipynb")
     (src / "index.md").write_text("# Book\n\n```{toctree}\nfig\n```\n")
-    (src / ALT_TABLE).write_text(json.dumps(figure_alt_texts(json.loads((src / "fig.ipynb").read_text()))))
-    (src / "conf.py").write_text(  # the book's own hook, on a minimal configuration
-        "import importlib.util\n"
-        f"spec = importlib.util.spec_from_file_location('book_conf', {str(ROOT / 'docs' / 'conf.py')!r})\n"
-        "book = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(book)\n"
-        "extensions = ['myst_nb']\nnb_execution_mode = 'off'\nexclude_patterns = ['_alt_text.json']\n"
-        "def setup(app):\n    app.connect('doctree-resolved', book._figure_alt_texts)\n")
-    rc = build_main(["-q", "-b", "html", str(src), str(tmp_path / "html")])
-    assert rc == 0
-    alts = [img.get("alt") for img in _soup((tmp_path / "html" / "fig.html").read_text()).select("img")]
-    assert alts == ["A rising line in blue.", "The same line in orange."]
+    (src / "conf.py").write_text("extensions = ['myst_nb']\nnb_execution_mode = 'off'\n")
+    assert build_main(["-q", "-b", "html", str(src), str(tmp_path / "html")]) == 0
+    page = _soup((tmp_path / "html" / "fig.html").read_text())
+    assert [img.get("alt") for img in page.select("img")] == ["A rising line in blue."]
+    assert "alt:" not in page.select_one("div.cell_input").get_text()
 
 
-def test_alt_lines_must_match_the_figures():
-    import sys
+def test_alt_tool_refuses_a_cell_with_two_figures():
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-    sys.path.insert(0, str(ROOT / "tools"))
-    from build_book import figure_alt_texts
-
-    cell = {"cell_type": "code", "source": "# alt: one\n# alt: two\n", "outputs": [
-        {"output_type": "display_data", "data": {"image/png": base64_png()}}]}
-    with pytest.raises(ValueError, match="cell 0 has 2 '# alt:' line"):
-        figure_alt_texts({"cells": [cell]}, "x.ipynb")
-    cell["source"] = "plot()  # no alt line: nothing recorded"
-    assert figure_alt_texts({"cells": [cell]}) == {}
-
-
-def base64_png() -> str:
-    import base64
-
-    return base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
+    cell = new_code_cell("# alt: one\n# alt: two\n")
+    cell.outputs = [new_output("display_data", data={"image/png": _png(c)}) for c in ("#0072B2", "#E69F00")]
+    with pytest.raises(ValueError, match=r"x\.ipynb: cell 0 has 2 '# alt:' line"):
+        _alt_tool().move_alt_lines(new_notebook(cells=[cell]), "x.ipynb")
+    cell.source = "# alt: one"
+    with pytest.raises(ValueError, match=r"1 '# alt:' line.* and 2 stored figure"):
+        _alt_tool().move_alt_lines(new_notebook(cells=[cell]), "x.ipynb")
+    plain = new_code_cell("plot()  # no alt line: nothing moved")
+    assert _alt_tool().move_alt_lines(new_notebook(cells=[plain])) == 0 and "mystnb" not in plain.metadata
 
 
 def test_landing_page_launch_links_are_badges_with_words(book):
