@@ -2,12 +2,10 @@
 """Build the course book: stage the sources into ``_build/src``, then Sphinx into ``_build/html``.
 
 Staged (copied, so that every relative link resolves as it does in the repository): docs/ (conf.py, index.md),
-README.md (the landing page, included by index.md; its Binder and Colab badge images replaced by the
-book's own, :data:`BADGES`), CHANGELOG.md,
-the licences, CITATION.cff, course/'s notebooks (``[0-9]*.ipynb``: a new notebook joins the book by its name
-alone) and the instructor guide.
-API pages (an overview and one page per package of ``pavlovlab``, found by walking it) are written into the
-staging folder. A relative
+README.md (the landing page, included by index.md; its Binder and Colab badge images replaced by the book's
+own, :data:`BADGES`), CHANGELOG.md, the licences, CITATION.cff, course/'s notebooks (``[0-9]*.ipynb``: a new
+notebook joins the book by its name alone) and the instructor guide. API pages (an overview and one page per
+package of ``pavlovlab``, found by walking it: :func:`api_pages`) are written into the staging folder. A relative
 link to a repository file that is not part of the book (``../deploy/README.md``, ``../pavlovlab/memory.py``)
 becomes a link to that file on GitHub at the ref of the release setting (tools/launch_links.py); a link to a
 file that does not exist is kept, so that Sphinx reports it. Solution cells (tag ``solution``) are folded on the

@@ -1,6 +1,7 @@
 """The course book (tools/build_book.py, `make book`): builds with warnings as errors, offline, and holds
 every page it should: the README as landing page, every notebook (with its stored figures and a Binder
-button pinned to the release), the instructor guide, the changelog and an API page per public module.
+button pinned to the release that opens the learner copy), the instructor guide, the changelog and the API
+pages (one per package, every public module's docstrings rendered), behind badge-sized launch links.
 
 Marked ``book`` (deselect with ``-m "not book"``); the build runs once per session (tests/bookbuild.py).
 """
