@@ -6,28 +6,28 @@ BIN    := $(VENV)/bin
 # JupyterLab refuses to run as root (containers, cloud VMs) unless told: add the flag only for root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root,)
 # `make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu` takes torch's pinned version from that index first
-# (on Linux, PyPI's wheel is the CUDA build, about 4 GB); requirements.txt's pin is then already satisfied.
-TORCH_PIN  := $(shell grep -m1 '^torch==' requirements.txt)
+# (on Linux, PyPI's wheel is the CUDA build, about 4 GB); the requirements files' pin is then already satisfied.
+TORCH_PIN  := $(shell grep -m1 '^torch==' requirements-learner.txt)
 # `make test` runs the tests on this many workers (pytest-xdist): one test file at a time each, in collection order.
 TEST_WORKERS ?= 2
 NOTEBOOKS  := $(wildcard course/[0-9]*.ipynb) $(wildcard student/[0-9]*.ipynb)
 
-.PHONY: setup dev-setup lab lab-instructor test lint book normalize student launch-cells release bench clean
+.PHONY: setup dev-setup lab lab-instructor test lint book normalize student launch-cells alt-text release bench clean
 
-setup: $(VENV)/.installed  ## what the course needs: the pinned requirements and the package
+setup: $(VENV)/.installed  ## what the course needs: the learner's pins (requirements-learner.txt) and the package
 
-$(VENV)/.installed: requirements.txt pyproject.toml
+$(VENV)/.installed: requirements-learner.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --quiet "$(TORCH_PIN)" --index-url $(TORCH_INDEX))
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet -r requirements-learner.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-dev-setup: $(VENV)/.dev-installed  ## and what the checks need on top: the book's and the hub test's pins
+dev-setup: $(VENV)/.dev-installed  ## and what the checks need on top: the test and CI tools, the book's and the hub test's pins
 
-$(VENV)/.dev-installed: $(VENV)/.installed docs/requirements.txt deploy/requirements-hub.txt
-	$(BIN)/python -m pip install --quiet -r docs/requirements.txt -r deploy/requirements-hub.txt
+$(VENV)/.dev-installed: $(VENV)/.installed requirements.txt docs/requirements.txt deploy/requirements-hub.txt
+	$(BIN)/python -m pip install --quiet -r requirements.txt -r docs/requirements.txt -r deploy/requirements-hub.txt
 	touch $@
 
 lab: setup  ## set up, then open the learner copies (student/: exercises without their solutions) in JupyterLab
@@ -55,6 +55,10 @@ student: setup  ## regenerate the committed learner copies in student/ from cour
 launch-cells: setup  ## Colab/Binder badges and the Colab install cell atop every notebook, from the release setting
 	$(BIN)/python tools/launch_links.py cells course/[0-9]*.ipynb
 	$(BIN)/python tools/normalize_notebooks.py course/[0-9]*.ipynb
+	$(BIN)/python tools/student_copies.py --write
+
+alt-text: setup  ## move each figure's "# alt:" line into its cell's metadata (the book's <img alt>), then student/
+	$(BIN)/python tools/alt_text.py course/[0-9]*.ipynb
 	$(BIN)/python tools/student_copies.py --write
 
 release:  ## make release VERSION=X.Y.Z: bump the version, re-point every launch link, commit, tag and branch

@@ -13,6 +13,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT = Path(os.environ.get("PAVLOVLAB_ROOT", Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(ROOT))  # autodoc imports the package of this checkout
@@ -27,18 +28,20 @@ import launch_links  # noqa: E402
 
 version = release = pavlovlab.__version__
 LAUNCH_REF = launch_links.launch_ref(ROOT)
-"""The git ref of the book's launch menu and repository links: the one release setting (pyproject.toml)."""
+"""The git ref of the book's launch menu and repository links: the one release setting (pyproject.toml), beside
+the repository (``launch_links.REPO``)."""
 HUB_URL = os.environ.get("PAVLOVLAB_HUB_URL", "")
 """A JupyterHub for the launch menu (e.g. the workshop's, with nbgitpuller): set it when building the book."""
 
 extensions = [
     "myst_nb",
     "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",  # the docstrings' Google-style "Args:" and "Returns:" sections
     "sphinx.ext.mathjax",
     "sphinx-mathjax-offline",  # MathJax 3 copied into _static/mathjax: typeset offline
 ]
 root_doc = "index"
-exclude_patterns = ["README.md", "_build", "**/.ipynb_checkpoints", "student/**", "_alt_text.json"]
+exclude_patterns = ["README.md", "_build", "**/.ipynb_checkpoints", "student/**"]
 
 # Notebooks: render what is stored, run nothing.
 nb_execution_mode = "off"
@@ -52,14 +55,19 @@ nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json
                               ("html", "application/vnd.jupyter.widget-state+json", None)]
 
 # API reference from the docstrings.
-autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
+# tools/build_book.py writes one page per package and names each directive's members itself (a package's
+# re-exports are linked to the module that documents them, not documented twice).
+autodoc_default_options = {"undoc-members": False, "show-inheritance": True}
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+napoleon_use_rtype = False  # "Returns:" reads as one field, its type from the signature
 
 html_theme = "sphinx_book_theme"
 html_title = f"pavlovlab {release}: Transformer attention as Pavlovian conditioning"
 html_theme_options = {
-    "repository_url": "https://github.com/pavlovlab/pavlovlab",
+    "repository_url": launch_links.REPO_URL,
     "repository_branch": LAUNCH_REF,
     "path_to_docs": "",
     "use_repository_button": True,
@@ -71,6 +79,9 @@ html_theme_options = {
     "navbar_persistent": [],
     "show_toc_level": 2,
 }
+# The colour mode a first visit starts in (the theme's switch remembers a reader's choice): without it the theme
+# logs "Got invalid theme mode" on every page.
+html_context = {"default_mode": "auto"}
 html_static_path = ["_static"]
 html_css_files = ["pavlovlab.css"]
 html_js_files = ["pavlovlab-search.js"]  # search snippets without the theme's buttons
@@ -95,47 +106,84 @@ def _widget_notes(app, doctree, docname) -> None:
             block.replace_self(note)
 
 
-def _figure_alt_texts(app, doctree, docname) -> None:
-    """Give each stored figure its one-sentence alt text: ``_alt_text.json`` (written by tools/build_book.py from
-    the ``# alt:`` lines of the cells) maps the PNG's sha256, which myst-nb uses as the image's file name."""
-    import json
-
-    from docutils import nodes
-
-    table_path = Path(app.srcdir) / "_alt_text.json"
-    if not table_path.is_file():
-        return
-    table = json.loads(table_path.read_text(encoding="utf-8"))
-    for image in doctree.findall(nodes.image):
-        alt = table.get(Path(image.get("uri", "")).stem)
-        if alt:
-            image["alt"] = alt
+INLINE_CODE = re.compile(r"(``.+?``|:(?:[A-Za-z]+:)+`[^`]+`|`[^`]+`_{0,2})")
+"""Inline markup that stays as written when a docstring's stray ``*`` and ``|`` are escaped (literals, roles)."""
 
 
-def _docstring_or_literal(app, what, name, obj, options, lines) -> None:
-    """Keep a docstring that is valid reStructuredText; show any other one as preformatted text.
-
-    The package's docstrings are written for ``help()`` and the notebooks (plain text, maths in Unicode), not
-    all for reST: rather than fail the build or garble one, it is shown exactly as ``help()`` shows it.
-    """
+def _rst_problems(lines: list[str]) -> str:
+    """What docutils reports for ``lines`` as reStructuredText ("" when nothing). Sphinx's roles
+    (``:func:`x```) are read as plain interpreted text, which docutils alone knows."""
     import io
 
     from docutils.core import publish_doctree
 
-    if not lines:
-        return
+    text = re.sub(r":(?:[A-Za-z]+:)+`", "`", "\n".join(lines))
     stream = io.StringIO()
     try:
-        publish_doctree("\n".join(lines), settings_overrides={
+        publish_doctree(text, settings_overrides={
             "report_level": 2, "halt_level": 5, "warning_stream": stream, "file_insertion_enabled": False,
             "raw_enabled": False})
-    except Exception:
-        stream.write("error")
-    if stream.getvalue():
-        lines[:] = ["::", ""] + [f"    {line}" for line in lines] + [""]
+    except Exception as error:  # docutils gives up on some malformed constructs instead of reporting them
+        stream.write(f"{type(error).__name__}: {error}")
+    return stream.getvalue()
+
+
+def _escape_stray_markup(line: str) -> str:
+    """``line`` with ``*`` and ``|`` escaped outside inline literals and roles: the package writes maths in
+    plain text (``|cos|``, ``a*b``), which reST would read as emphasis or a substitution."""
+    parts = INLINE_CODE.split(line)
+    return "".join(part if i % 2 else part.replace("*", r"\*").replace("|", r"\|") for i, part in enumerate(parts))
+
+
+def _blocks(lines: list[str]) -> list[list[str]]:
+    """``lines`` cut into top-level blocks: a block starts at an unindented line after a blank one (indented lines,
+    a field's continuation or a literal block's body, stay with the block above them)."""
+    blocks: list[list[str]] = []
+    for i, line in enumerate(lines):
+        if not blocks or (line.strip() and not line[:1].isspace() and not lines[i - 1].strip()):
+            blocks.append([])
+        blocks[-1].append(line)
+    return blocks
+
+
+def _render_docstring(app, what, name, obj, options, lines) -> None:
+    """Render each docstring as reStructuredText (after Napoleon has turned its ``Args:``/``Returns:`` sections
+    into fields). The package writes its docstrings for ``help()`` too, maths in plain text: a block (paragraph,
+    list, table) that is not valid reST gets its stray ``*`` and ``|`` escaped; one that is still not valid (a
+    hand-drawn table) is shown as preformatted text, its double backquotes removed, never with a build warning."""
+    if not lines or not _rst_problems(lines):
+        return
+    out: list[str] = []
+    for block in _blocks(lines):
+        if _rst_problems(block):
+            escaped = [_escape_stray_markup(line) for line in block]
+            if _rst_problems(escaped):
+                block = ["::", ""] + [f"    {line.replace('``', '')}" for line in block] + [""]
+            else:
+                block = escaped
+        out += block
+    lines[:] = out
+
+
+def _launch_learner_copies(app, pagename, templatename, context, doctree) -> None:
+    """Point the launch menu of a notebook page (``course/NN_x``) at the learner copy ``student/NN_x.ipynb``: the
+    page shows the full notebook, but a learner who launches it must land in the copy without solutions.
+    Instructors open the full notebooks from the instructor guide's links."""
+    if not pagename.startswith("course/"):
+        return
+    name = pagename.split("/", 1)[1] + ".ipynb"
+    full, learner = f"course/{name}", launch_links.learner_copy(name)
+    for group in context.get("header_buttons", []):
+        if group.get("label") != "launch-buttons":
+            continue
+        for button in group.get("buttons", []):
+            if "url" in button:
+                button["url"] = button["url"].replace(full, learner).replace(quote(full, safe=""),
+                                                                              quote(learner, safe=""))
+            button["tooltip"] = f"{button.get('tooltip', '')}: the learner copy (no solutions)".lstrip(": ")
 
 
 def setup(app):
     app.connect("doctree-resolved", _widget_notes)
-    app.connect("doctree-resolved", _figure_alt_texts)
-    app.connect("autodoc-process-docstring", _docstring_or_literal)
+    app.connect("html-page-context", _launch_learner_copies, priority=502)  # after the theme's menu (501)
+    app.connect("autodoc-process-docstring", _render_docstring, priority=600)  # after Napoleon (500)

@@ -2,17 +2,16 @@
 """Build the course book: stage the sources into ``_build/src``, then Sphinx into ``_build/html``.
 
 Staged (copied, so that every relative link resolves as it does in the repository): docs/ (conf.py, index.md),
-README.md (the landing page, included by index.md; its Binder and Colab badge images replaced by local
-copies), CHANGELOG.md,
-the licences, CITATION.cff, course/'s notebooks (``[0-9]*.ipynb``: a new notebook joins the book by its name
-alone) and the instructor guide.
-An API page with one section per public module of ``pavlovlab`` is written into the staging folder. A relative
+README.md (the landing page, included by index.md; its Binder and Colab badge images replaced by the book's
+own, :data:`BADGES`), CHANGELOG.md, the licences, CITATION.cff, course/'s notebooks (``[0-9]*.ipynb``: a new
+notebook joins the book by its name alone) and the instructor guide. API pages (an overview and one page per
+package of ``pavlovlab``, found by walking it: :func:`api_pages`) are written into the staging folder. A relative
 link to a repository file that is not part of the book (``../deploy/README.md``, ``../pavlovlab/memory.py``)
 becomes a link to that file on GitHub at the ref of the release setting (tools/launch_links.py); a link to a
 file that does not exist is kept, so that Sphinx reports it. Solution cells (tag ``solution``) are folded on the
 page (tag ``hide-input``), as they are in JupyterLab; the launch cells (tag ``launch``) are removed (the book's
-launch menu does their work). Each figure's ``# alt:`` line (in the code cell that draws it) becomes its image's
-alt text (:func:`figure_alt_texts`).
+launch menu does their work). Each figure's alt text is its cell's ``mystnb.image.alt`` metadata, which myst-nb
+applies itself (tools/alt_text.py puts it there).
 
     python tools/build_book.py                 # what `make book` runs; -W: warnings are errors
     python tools/build_book.py --out DIR --no-warnings-as-errors
@@ -34,43 +33,70 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import launch_links  # noqa: E402
 
 FILES = ["README.md", "CHANGELOG.md", "LICENSE", "LICENSE-CONTENT", "CITATION.cff"]
-BADGES = {"https://mybinder.org/badge_logo.svg": "logo_binder.svg",
-          "https://colab.research.google.com/assets/colab-badge.svg": "logo_colab.png"}
-"""README's badge images: in the book, the Binder and Colab logos shipped with sphinx-book-theme (the book loads
-nothing from the network)."""
+BADGES = {"https://mybinder.org/badge_logo.svg": "_static/badge-binder.svg",
+          "https://colab.research.google.com/assets/colab-badge.svg": "_static/badge-colab.svg"}
+"""README's badge images (GitHub shows the services' own badges): in the book, badges of the same size and words
+from docs/_static (the book loads nothing from the network)."""
 
 
-def public_modules() -> list[str]:
-    """``pavlovlab.X.Y`` for every module of the core's sub-packages and ``pavlovlab.X`` for its shared modules,
-    then ``pavlovlab.teach.X`` for the course tooling (modules and subpackages whose names do not start with ``_``)."""
+def public_packages(package: str = "pavlovlab") -> dict[str, list[str]]:
+    """``{package: [its public modules]}`` for ``package`` and every public sub-package under it, found by walking
+    the package on disk (a name with a part that starts with ``_`` is private): a module moved into a new
+    sub-package appears in the API pages without an edit here."""
     import importlib
 
-    import pavlovlab
-    import pavlovlab.teach
-
-    core = []
-    for m in pkgutil.iter_modules(pavlovlab.__path__):
-        if m.name.startswith("_") or m.name == "teach":
+    top = importlib.import_module(package)
+    packages: dict[str, list[str]] = {package: []}
+    for info in pkgutil.walk_packages(top.__path__, f"{package}."):
+        if any(part.startswith("_") for part in info.name.split(".")):
             continue
-        if m.ispkg:
-            part = importlib.import_module(f"pavlovlab.{m.name}")
-            core += [f"pavlovlab.{m.name}.{s.name}" for s in pkgutil.iter_modules(part.__path__)
-                     if not s.name.startswith("_")]
+        if info.ispkg:
+            packages.setdefault(info.name, [])
         else:
-            core.append(f"pavlovlab.{m.name}")
-    teach = [f"pavlovlab.teach.{m.name}" for m in pkgutil.iter_modules(pavlovlab.teach.__path__)
-             if not m.name.startswith("_")]
-    return core + teach
+            packages.setdefault(info.name.rpartition(".")[0], []).append(info.name)
+    return {name: mods for name, mods in packages.items() if name == package or not name.startswith("_")}
 
 
-def api_page() -> str:
-    lines = ["# API reference", "",
-             "Generated from the docstrings of the `pavlovlab` package (shapes are written `(..., T, d_k)`: any "
-             "leading batch and head dimensions). `import pavlovlab as pl` exposes the most used names at the "
-             "top level.", ""]
-    for mod in public_modules():
-        lines += [f"## `{mod}`", "", "```{eval-rst}", f".. automodule:: {mod}", "```", ""]
-    return "\n".join(lines)
+def _exports(package: str, documented: set[str]) -> tuple[list[str], list[str]]:
+    """The names of ``package.__all__``, split into those documented by a public module of their own (linked
+    from the package's page) and the rest (defined in the package or a private module: documented there)."""
+    import importlib
+
+    pkg = importlib.import_module(package)
+    linked, here = [], []
+    for name in getattr(pkg, "__all__", []):
+        home = getattr(getattr(pkg, name, None), "__module__", None)
+        (linked if home in documented and home != package else here).append(name)
+    return linked, here
+
+
+def api_pages() -> dict[str, str]:
+    """``{file name: Markdown}``: ``api.md`` (the overview, with a contents list of the packages) and one page per
+    package (``api/<package>.md``): the package's docstring, its exported names linked to where they are
+    documented, then a section per public module with every member's docstring."""
+    import importlib
+
+    packages = public_packages()
+    documented = {mod for mods in packages.values() for mod in mods}
+    pages = {"api.md": "\n".join([
+        "# API reference", "",
+        "Generated from the docstrings of the `pavlovlab` package, one page per package (shapes are written "
+        "`(..., T, d_k)`: any leading batch and head dimensions). `import pavlovlab as pl` exposes the most used "
+        "names at the top level.", "",
+        "```{toctree}", ":maxdepth: 2", "", *(f"api/{name}" for name in packages), "```", ""])}
+    for package, modules in packages.items():
+        linked, here = _exports(package, documented)
+        lines = [f"# `{package}`", "", "```{eval-rst}", f".. automodule:: {package}",
+                 *([f"   :members: {', '.join(here)}"] if here else []), "```", ""]
+        if linked:
+            pkg = importlib.import_module(package)
+            refs = [f"{{py:obj}}`{name} <{getattr(pkg, name).__module__}.{getattr(pkg, name).__qualname__}>`"
+                    for name in linked]
+            lines += [f"`{package}` also exports: {', '.join(refs)}.", ""]
+        for module in modules:
+            lines += [f"## `{module}`", "", "```{eval-rst}", f".. automodule:: {module}", "   :members:", "```", ""]
+        pages[f"api/{package}.md"] = "\n".join(lines)
+    return pages
 
 
 REPO_URL = "https://github.com/pavlovlab/pavlovlab"
@@ -95,36 +121,6 @@ def _repoint(text: str, where: Path, staged: set[str], tag: str) -> str:
         return f"{m.group(1)}{REPO_URL}/{kind}/{tag}/{rel}{m.group(3) or ''}{m.group(4)}"
 
     return LINK.sub(sub, text)
-
-
-ALT_LINE = re.compile(r"^[ \t]*#[ \t]*alt:[ \t]*(\S.*?)[ \t]*$", flags=re.M)
-"""A figure's alt text in the code cell that draws it: one comment line ``# alt: <one sentence>`` per figure,
-in the order the figures appear in the cell's outputs."""
-ALT_TABLE = "_alt_text.json"
-"""Staged ``{sha256 of the PNG: alt text}``; docs/conf.py gives each image of the book its sentence."""
-
-
-def figure_alt_texts(nb: dict, name: str = "notebook") -> dict[str, str]:
-    """``{sha256 hex of the PNG bytes: alt text}`` for the stored figures of ``nb`` (a notebook as JSON) whose cell
-    has ``# alt:`` lines. Raises ValueError naming the notebook and cell when a cell's count of alt lines is not
-    its count of PNG outputs (a sentence would describe the wrong figure)."""
-    import base64
-    import hashlib
-
-    table = {}
-    for i, cell in enumerate(nb["cells"]):
-        if cell["cell_type"] != "code":
-            continue
-        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        alts = ALT_LINE.findall(source)
-        pngs = [o["data"]["image/png"] for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
-        if alts and len(alts) != len(pngs):
-            raise ValueError(f"{name}: cell {i} has {len(alts)} '# alt:' line(s) but {len(pngs)} stored figure(s); "
-                             "give one line per figure, in the order they are drawn")
-        for alt, png in zip(alts, pngs, strict=False):
-            data = "".join(png) if isinstance(png, list) else png
-            table[hashlib.sha256(base64.b64decode(data)).hexdigest()] = alt
-    return table
 
 
 def _repoint_files(src: Path, staged: set[str], tag: str) -> None:
@@ -159,26 +155,21 @@ def stage(src: Path) -> None:
                 and not any(p.startswith(".") or p == "__pycache__" for p in rel.parts)):
             (src / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, src / rel)
-    import sphinx_book_theme
-
-    images = Path(sphinx_book_theme.__file__).parent / "theme" / "sphinx_book_theme" / "static" / "images"
-    (src / "_local").mkdir()
     readme = (src / "README.md").read_text(encoding="utf-8")
-    for url, logo in BADGES.items():
-        shutil.copy2(images / logo, src / "_local" / logo)
-        readme = readme.replace(url, f"_local/{logo}")
+    for url, badge in BADGES.items():
+        readme = readme.replace(url, badge)
     (src / "README.md").write_text(readme, encoding="utf-8")
     (src / "course").mkdir(exist_ok=True)
     for nb in sorted((ROOT / "course").glob("[0-9]*.ipynb")):
         shutil.copy2(nb, src / "course" / nb.name)
     shutil.copy2(ROOT / "course" / "INSTRUCTOR_GUIDE.md", src / "course" / "INSTRUCTOR_GUIDE.md")
-    (src / "api.md").write_text(api_page(), encoding="utf-8")
-    alts: dict[str, str] = {}
-    for nb in sorted((src / "course").glob("[0-9]*.ipynb")):
-        alts.update(figure_alt_texts(json.loads(nb.read_text(encoding="utf-8")), nb.name))
-    (src / ALT_TABLE).write_text(json.dumps(alts, indent=1, sort_keys=True), encoding="utf-8")
+    api = api_pages()
+    for rel, text in api.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text, encoding="utf-8")
     staged = {p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()}
-    _repoint_files(src, staged - {"index.md", "api.md", "conf.py", ALT_TABLE}, launch_links.launch_ref(ROOT))
+    generated = {"index.md", "conf.py", *api}
+    _repoint_files(src, staged - generated, launch_links.launch_ref(ROOT))
 
 
 def build(out: Path, src: Path, warnings_as_errors: bool = True, quiet: bool = True) -> int:

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Every launch link of the course, derived from one release setting: pyproject.toml's ``[tool.pavlovlab]
-launch-ref`` ("main" until a release is published, then its tag ``vX.Y.Z``).
+"""Every launch link of the course, derived from two settings side by side in pyproject.toml's
+``[tool.pavlovlab]``: ``repository`` (GitHub's ``owner/name``: a fork names itself there) and ``launch-ref``
+("main" until a release is published, then its tag ``vX.Y.Z``).
 
-From that ref: Binder links (``mybinder.org/v2/gh/<repo>/<ref>``), Colab links
+From that repository and ref: Binder links (``mybinder.org/v2/gh/<repo>/<ref>``), Colab links
 (``colab.research.google.com/github/<repo>/blob/<ref>/<path>``), nbgitpuller links (``branch=``: the ref itself
 for ``main``, the release branch ``release-vX.Y.Z`` for a tag, because nbgitpuller cannot follow a tag), the
 clone commands of the guides (``git clone --branch <ref>``), the hub image tag, the book's launch menu
-(docs/conf.py) and the Colab install cell of the notebooks.
+(docs/conf.py), the GitHub links of pyproject.toml and CITATION.cff, and the Colab install cell of the notebooks.
 
     python tools/launch_links.py docs --write          # re-point the links of README.md, the guides, deploy/
     python tools/launch_links.py docs --check          # exit 1 and list the files whose links are stale
@@ -29,33 +30,56 @@ from pathlib import Path
 from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
-REPO = "pavlovlab/pavlovlab"
-REPO_URL = f"https://github.com/{REPO}"
+OWNER_NAME = r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9_.-]*[A-Za-z0-9_-]"
+"""A GitHub repository, ``owner/name``."""
 LAUNCH_TAG = "launch"
 """Tag of the cells this tool writes (found and replaced on the next run; removed from the book's pages)."""
 DOCS = ["README.md", "course/INSTRUCTOR_GUIDE.md", "deploy/README.md", "deploy/tljh/setup.sh",
-        "deploy/z2jh/Dockerfile", "deploy/z2jh/config.yaml"]
-"""Files whose launch links and clone commands ``docs --write`` re-points (notebooks: ``cells``)."""
+        "deploy/z2jh/Dockerfile", "deploy/z2jh/config.yaml", "pyproject.toml"]
+"""Files whose launch links, clone commands and GitHub links ``docs --write`` re-points (notebooks: ``cells``).
+Every GitHub, Binder and Colab repository they name is the course's own."""
+REPO_DOCS = ["CITATION.cff", "CONTRIBUTING.md"]
+"""Files that name the repository but no ref: ``docs --write`` re-points their repository only."""
 REF = r"[A-Za-z0-9][A-Za-z0-9._/-]*?"
 PATTERNS = {
-    "binder": re.compile(rf"(mybinder\.org/v2/gh/{REPO}/)({REF})(?=[?/\s)\"'`]|$)"),
-    "colab": re.compile(rf"(colab\.research\.google\.com/github/{REPO}/blob/)({REF})(?=/)"),
+    "binder": re.compile(rf"(mybinder\.org/v2/gh/{OWNER_NAME}/)({REF})(?=[?/\s)\"'`]|$)"),
+    "colab": re.compile(rf"(colab\.research\.google\.com/github/{OWNER_NAME}/blob/)({REF})(?=/)"),
+    "github": re.compile(rf"(github\.com/{OWNER_NAME}/(?:blob|tree)/)({REF})(?=/)"),
     "puller": re.compile(r"(git-pull\?[^\s)\"'`]*?branch=)([^&\s)\"'`]+)"),
-    "clone": re.compile(rf"(git clone [^\n`]*?--branch )(\S+)(?= {REPO_URL})"),
+    "clone": re.compile(rf"(git clone [^\n`]*?--branch )(\S+)(?= https://github\.com/{OWNER_NAME})"),
     "image": re.compile(r"(pavlovlab-user:)([A-Za-z0-9._-]+)"),
     "chart": re.compile(r"(\n    tag: \")([^\"]+)(\")"),
 }
 """Each pattern's group 2 is the ref it names (``puller``: the nbgitpuller branch)."""
+REPO_PATTERNS = {
+    "repository": re.compile(rf"((?:github\.com|mybinder\.org/v2/gh|colab\.research\.google\.com/github)/)"
+                             rf"({OWNER_NAME})(?![A-Za-z0-9_-])"),
+    "repository (URL-encoded)": re.compile(rf"(github\.com%2F)({OWNER_NAME.replace('/', '%2F')})"),
+}
+"""Each pattern's group 2 is the repository it names (``owner/name``; ``owner%2Fname`` in an nbgitpuller link)."""
+
+
+def _setting(root: Path, key: str, pattern: str, example: str) -> str:
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    value = config.get("tool", {}).get("pavlovlab", {}).get(key)
+    if not isinstance(value, str) or not re.fullmatch(pattern, value):
+        raise ValueError(f"pyproject.toml: [tool.pavlovlab] {key}: expected {example}, got {value!r}")
+    return value
 
 
 def launch_ref(root: Path = ROOT) -> str:
     """The ref every launch link points at: ``[tool.pavlovlab] launch-ref`` of ``root``'s pyproject.toml."""
-    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    ref = config.get("tool", {}).get("pavlovlab", {}).get("launch-ref")
-    if not isinstance(ref, str) or not re.fullmatch(REF.rstrip("?"), ref):
-        raise ValueError(f"pyproject.toml: [tool.pavlovlab] launch-ref: expected a git ref such as 'main' or "
-                         f"'v0.3.0', got {ref!r}")
-    return ref
+    return _setting(root, "launch-ref", REF.rstrip("?"), "a git ref such as 'main' or 'v0.3.0'")
+
+
+def repository(root: Path = ROOT) -> str:
+    """The GitHub repository every link names: ``[tool.pavlovlab] repository`` (``owner/name``)."""
+    return _setting(root, "repository", OWNER_NAME, "a GitHub repository 'owner/name' such as 'pavlovlab/pavlovlab'")
+
+
+REPO = repository()
+"""This checkout's repository (``owner/name``), read once from its pyproject.toml."""
+REPO_URL = f"https://github.com/{REPO}"
 
 
 def puller_branch(ref: str) -> str:
@@ -89,14 +113,23 @@ def install_spec(ref: str) -> str:
     return f"pavlovlab @ git+{REPO_URL}@{ref}"
 
 
-def stale_links(text: str, ref: str) -> list[str]:
-    """``kind: found`` for every launch link or clone command of ``text`` that does not name ``ref``."""
-    return [f"{kind}: {m.group(2)}" for kind, pattern in PATTERNS.items() for m in pattern.finditer(text)
-            if m.group(2) != expected(kind, ref)]
+def _expected_repo(kind: str, repo: str) -> str:
+    return repo.replace("/", "%2F") if "encoded" in kind else repo
 
 
-def repoint(text: str, ref: str) -> str:
-    """``text`` with every launch link and clone command re-pointed at ``ref``."""
+def stale_links(text: str, ref: str, repo: str = REPO) -> list[str]:
+    """``kind: found`` for every launch link, clone command or GitHub link of ``text`` that does not name ``ref``
+    and ``repo``."""
+    return ([f"{kind}: {m.group(2)}" for kind, pattern in PATTERNS.items() for m in pattern.finditer(text)
+             if m.group(2) != expected(kind, ref)]
+            + [f"{kind}: {m.group(2)}" for kind, pattern in REPO_PATTERNS.items() for m in pattern.finditer(text)
+               if m.group(2) != _expected_repo(kind, repo)])
+
+
+def repoint(text: str, ref: str, repo: str = REPO) -> str:
+    """``text`` with every launch link, clone command and GitHub link re-pointed at ``repo`` and ``ref``."""
+    for kind, pattern in REPO_PATTERNS.items():
+        text = pattern.sub(lambda m, k=kind: m.group(1) + _expected_repo(k, repo), text)
     for kind, pattern in PATTERNS.items():
         text = pattern.sub(lambda m, k=kind: m.group(1) + expected(k, ref) + m.group(0)[m.end(2) - m.start():],
                            text)
@@ -110,9 +143,17 @@ def badge_markdown(path: str, ref: str) -> str:
             f"[![Launch on Binder](https://mybinder.org/badge_logo.svg)]({binder_url(path, ref)})")
 
 
+INSTALL_FAILED = ("Could not install the course's package (pip could not fetch it from GitHub): check that this "
+                  "runtime is connected to the internet, then run this cell again.")
+"""The one sentence the install cell ends with when pip fails (no network on Colab), instead of a traceback."""
+
+
 def install_code(ref: str) -> str:
     """The install cell: on Colab, installs the package at ``ref`` when it is missing and turns on Colab's
-    widget manager (the notebooks' sliders); anywhere else it does nothing."""
+    widget manager (the notebooks' sliders); anywhere else it does nothing. When pip fails (a runtime without
+    network) the cell stops with :data:`INSTALL_FAILED` as its only message: pip's output is kept quiet and the
+    error carries IPython's ``_render_traceback_`` hook, so the sentence is shown instead of a traceback (and
+    "Run all" stops there)."""
     return (
         "# On Colab: install the course's package when it is missing, and let Colab show the widgets.\n"
         "# Anywhere else (JupyterLab, Binder, a hub) this cell does nothing.\n"
@@ -122,8 +163,14 @@ def install_code(ref: str) -> str:
         "\n"
         "if \"google.colab\" in sys.modules:\n"
         "    if importlib.util.find_spec(\"pavlovlab\") is None:\n"
-        f"        subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"-q\", \"{install_spec(ref)}\"], "
-        "check=True)\n"
+        "        pip = subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"-q\",\n"
+        f"                              \"{install_spec(ref)}\"], capture_output=True)\n"
+        "        if pip.returncode != 0:\n"
+        "            class InstallFailed(Exception):\n"
+        "                def _render_traceback_(self):  # what IPython shows instead of a traceback\n"
+        "                    return [str(self)]\n"
+        "\n"
+        f"            raise InstallFailed({INSTALL_FAILED!r})\n"
         "    from google.colab import output\n"
         "\n"
         "    output.enable_custom_widget_manager()"
@@ -157,7 +204,7 @@ def with_launch_cells(nb, path: str, ref: str):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Launch links from the one release setting.")
     sub = parser.add_subparsers(dest="what", required=True)
-    docs = sub.add_parser("docs", help="re-point the links of README.md, the guides and deploy/")
+    docs = sub.add_parser("docs", help="re-point the links of README.md, the guides, deploy/, pyproject.toml, ...")
     mode = docs.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true")
     mode.add_argument("--check", action="store_true")
@@ -166,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ref = launch_ref()
     if args.what == "docs":
-        stale = {rel: stale_links((ROOT / rel).read_text(encoding="utf-8"), ref) for rel in DOCS}
+        stale = {rel: stale_links((ROOT / rel).read_text(encoding="utf-8"), ref) for rel in DOCS + REPO_DOCS}
         stale = {rel: found for rel, found in stale.items() if found}
         for rel, found in stale.items():
             if args.write:
@@ -174,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
                 path.write_text(repoint(path.read_text(encoding="utf-8"), ref), encoding="utf-8")
             print(f"{'re-pointed' if args.write else 'stale'}: {rel} ({', '.join(sorted(set(found)))})")
         if not stale:
-            print(f"every launch link of {len(DOCS)} files points at {ref}")
+            print(f"every launch link of {len(DOCS + REPO_DOCS)} files points at {REPO} {ref}")
         return 1 if (args.check and stale) else 0
     import nbformat
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Make a release: ``make release VERSION=X.Y.Z`` (run from a clean checkout of ``main``).
 
-In one commit: the version in pyproject.toml, ``pavlovlab.__version__``, CITATION.cff (and its date),
-LICENSE-CONTENT's credit line and the changelog link of pyproject.toml; CHANGELOG.md's ``## [Unreleased]``
+In one commit: the version in pyproject.toml, ``pavlovlab.__version__``, CITATION.cff (and its date) and
+LICENSE-CONTENT's credit line; CHANGELOG.md's ``## [Unreleased]``
 section becomes ``## [X.Y.Z] - <today>`` (a new empty ``[Unreleased]`` above it, a compare link below);
 the release setting (pyproject.toml ``[tool.pavlovlab] launch-ref``) becomes ``vX.Y.Z`` and every launch link
-is re-pointed at it (tools/launch_links.py: the guides, deploy/, the launch cells of course/; then student/ is
-made again).
+is re-pointed at it (tools/launch_links.py: the guides, deploy/, pyproject.toml's URLs, the launch cells of course/;
+then student/ is made again).
 Then the tag ``vX.Y.Z`` and the branch ``release-vX.Y.Z`` (what nbgitpuller links follow) are created on that
 commit. Nothing is pushed: the last line printed says what to push.
 
@@ -68,7 +68,6 @@ def release(version: str, root: Path = ROOT, today: dt.date | None = None) -> st
 
     _sub(root / "pyproject.toml", r'^version = "[^"]+"', f'version = "{version}"')
     _sub(root / "pyproject.toml", r'^launch-ref = "[^"]+"', f'launch-ref = "{tag}"')
-    _sub(root / "pyproject.toml", r"(Changelog = \"[^\"]*/blob/)[^/]+(/CHANGELOG\.md\")", rf"\g<1>{tag}\g<2>")
     _sub(root / "pavlovlab" / "__init__.py", r'^__version__ = "[^"]+"', f'__version__ = "{version}"')
     _sub(root / "CITATION.cff", r"^version: .+$", f"version: {version}")
     _sub(root / "CITATION.cff", r"^date-released: .+$", f'date-released: "{date}"')

@@ -31,8 +31,10 @@ CPU_TORCH = "pip install torch==2.13.0 --index-url https://download.pytorch.org/
 COURSE_DATA = "_course"
 """The course inside an installed package: ``pavlovlab/_course/course`` (full notebooks) and ``.../student``
 (learner copies), copied there when the wheel is built (setup.py)."""
-CI_ONLY = frozenset({"playwright", "jupyter-repo2docker", "hypothesis", "ruff", "mypy", "pytest-xdist"})
-"""Pinned in requirements.txt for the course's own tests only; learners (and Binder) do not need them."""
+CI_ONLY = frozenset({"pytest", "nbval", "playwright", "jupyter-repo2docker", "hypothesis", "ruff", "mypy",
+                     "pytest-xdist"})
+"""Pinned in requirements.txt for the course's own tests only; learners (``make lab``: requirements-learner.txt,
+and Binder) do not need them."""
 
 
 # ----------------------------------------------------------------------------------------- doctor

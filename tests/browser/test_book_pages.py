@@ -1,7 +1,8 @@
 """The built course book in headless Chromium: the landing page and two notebook pages, served over HTTP from
 a fresh `-W` build (tests/bookbuild.py), with every request outside that server refused (the book must work
 offline). Checks: stored figures are loaded images, the maths is typeset by the bundled MathJax (no raw TeX
-left), widget outputs show their static fallback note, and no internal link on the three pages is broken.
+left), widget outputs show their static fallback note, and no internal link on the three pages is broken; the
+landing page's launch badges and the API page's rendered docstrings, with screenshots to look at.
 Run alone with ``pytest -m browser tests/browser/test_book_pages.py``.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import re
 import threading
 from pathlib import Path
 from urllib.parse import urldefrag, urlsplit
@@ -164,7 +166,7 @@ def test_long_code_lines_scroll_and_api_contents_fit(page, site):
         .filter(e => !['auto', 'scroll'].includes(getComputedStyle(e).overflowX))
         .map(e => e.innerText.slice(0, 60))""")
     assert not clipped, f"long code lines clipped: {clipped[:3]}"
-    page.goto(f"{site}/api.html", wait_until="load")
+    page.goto(f"{site}/api/pavlovlab.html", wait_until="load")
     overflow = page.evaluate("""() => {
         const toc = document.querySelector('.bd-sidebar-secondary');
         if (!toc) return null;
@@ -172,3 +174,56 @@ def test_long_code_lines_scroll_and_api_contents_fit(page, site):
         return [...toc.querySelectorAll('a')].filter(a => a.getBoundingClientRect().right > box.right + 1).length;
     }""")
     assert overflow == 0, f"{overflow} entries of the API page's contents run out of their column"
+
+
+# ------------------------------------------------------------------------------------------ the front door
+SHOTS = Path(__file__).resolve().parent / "screenshots"
+"""Where the front-door screenshots are written for a person to look at (ignored by git)."""
+BADGE_LINKS = 'a[href*="mybinder.org/v2/"] img, a[href*="colab.research.google.com/github/"] img'
+
+
+def test_front_door_badges_and_rendered_api_docstrings(page, site):
+    """Screenshots of the landing page and the API page (tests/browser/screenshots/front-door-*.png): the launch
+    links are badges of badge size with their words, the theme logs no error, and the API page shows the module
+    docstrings as rendered text (paragraphs, code spans, links) with nothing cut off at the column's edge."""
+    console: list[str] = []
+    page.on("console", lambda m: console.append(m.text))
+    page.goto(f"{site}/index.html", wait_until="load")
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / "front-door-landing.png"), full_page=True)
+    badges = page.eval_on_selector_all(BADGE_LINKS, """els => els.map(e => {
+        const r = e.getBoundingClientRect();
+        return {alt: e.alt, w: r.width, h: r.height, top: r.top, natural: e.naturalWidth,
+                row: e.closest('tr') ? e.closest('tr').rowIndex : -1};
+    })""")
+    assert len(badges) >= 18, f"{len(badges)} launch badges on the landing page"
+    wrong = [b for b in badges if not (14 <= b["h"] <= 28 and b["w"] <= 160 and b["natural"] > 0
+                                       and re.search(r"Colab|Binder", b["alt"]))]
+    assert not wrong, f"launch links that are not badge-sized badges with their words: {wrong[:4]}"
+    rows: dict[int, list[float]] = {}
+    for b in badges:
+        if b["row"] >= 0:
+            rows.setdefault(b["row"], []).append(b["top"])
+    notebooks = len(list((ROOT / "course").glob("[0-9]*.ipynb")))
+    assert len(rows) == notebooks, f"course map rows with badges: {sorted(rows)}, {notebooks} notebooks"
+    assert all(len(t) == 2 and abs(t[0] - t[1]) < 3 for t in rows.values()), "a row's two badges are not side by side"
+
+    page.goto(f"{site}/api/pavlovlab.html", wait_until="load")
+    page.screenshot(path=str(SHOTS / "front-door-api.png"), full_page=False)
+    section = page.locator('section[id="module-pavlovlab.attention"]')
+    intro = section.locator(":scope > p").first.inner_text()
+    assert intro.startswith("Attention in every form"), intro[:80]
+    assert section.locator(':scope > p a[href="#module-pavlovlab.attention.literal"]').count() == 1
+    assert section.locator(":scope > p code").count() >= 3, "the docstring's ``code`` is not rendered as code"
+    raw = page.evaluate("() => document.querySelector('.bd-article').innerText.includes('``')")
+    assert not raw, "raw ``literal`` markup on the API page"
+    cut = page.evaluate("""() => {
+        const box = document.querySelector('.bd-article').getBoundingClientRect();
+        return [...document.querySelectorAll('.bd-article p, .bd-article dt, .bd-article dd, .bd-article pre')]
+            .filter(e => e.getBoundingClientRect().right > box.right + 1
+                     || (e.scrollWidth > e.clientWidth + 1
+                         && !['auto', 'scroll'].includes(getComputedStyle(e).overflowX)))
+            .map(e => e.innerText.slice(0, 60));
+    }""")
+    assert not cut, f"{len(cut)} API blocks cut off at the column's edge: {cut[:3]}"
+    assert not [m for m in console if "invalid theme mode" in m], console

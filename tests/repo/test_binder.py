@@ -23,6 +23,8 @@ def test_binder_pins_match_root_pins():
     assert set(binder) == set(root) - CI_ONLY, (set(binder) ^ (set(root) - CI_ONLY))
     diff = {n: (root[n], binder[n]) for n in binder if public_version(binder[n]) != public_version(root[n])}
     assert not diff, f"binder/requirements.txt and requirements.txt disagree: {diff}"
+    # Binder is a learner's environment: exactly the learner's pins (what `make lab` installs)
+    assert set(binder) == set(parse_pins((ROOT / "requirements-learner.txt").read_text()))
 
 
 def test_binder_torch_is_the_cpu_wheel():
@@ -38,7 +40,8 @@ def test_binder_python_version_and_postbuild():
     assert os.access(post, os.X_OK), "binder/postBuild must be executable"
     text = post.read_text()
     assert "pip install" in text and "--no-deps -e ." in text
-    assert "/lab/tree/course/00_start_here.ipynb" in text
+    # a Binder link without a path opens the learner copy, never the notebook with its solutions
+    assert "/lab/tree/student/00_start_here.ipynb" in text and "/lab/tree/course/" not in text
     # the learner copies are committed (tests/repo/test_student_committed.py), not generated on Binder
     commands = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
     assert not any("pavlovlab student" in ln for ln in commands)
@@ -55,7 +58,7 @@ def test_postbuild_runs(tmp_path):
                          timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
     config = (tmp_path / "home" / ".jupyter" / "jupyter_server_config.py").read_text()
-    assert 'default_url = "/lab/tree/course/00_start_here.ipynb"' in config
+    assert 'default_url = "/lab/tree/student/00_start_here.ipynb"' in config
 
 
 def _repo2docker() -> list[str]:

@@ -1,6 +1,7 @@
 """The course book (tools/build_book.py, `make book`): builds with warnings as errors, offline, and holds
 every page it should: the README as landing page, every notebook (with its stored figures and a Binder
-button pinned to the release), the instructor guide, the changelog and an API page per public module.
+button pinned to the release that opens the learner copy), the instructor guide, the changelog and the API
+pages (one per package, every public module's docstrings rendered), behind badge-sized launch links.
 
 Marked ``book`` (deselect with ``-m "not book"``); the build runs once per session (tests/bookbuild.py).
 """
@@ -50,21 +51,75 @@ def test_every_page_is_built(book):
     _page(book, "CHANGELOG.html")
 
 
-def test_api_reference_documents_every_public_module(book):
-    import pkgutil
+def _api_pages(book) -> dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8") for p in [book["html"] / "api.html",
+                                                           *sorted((book["html"] / "api").glob("*.html"))]}
 
-    api = _page(book, "api.html")
-    modules = [m.name for m in pkgutil.walk_packages(pavlovlab.__path__, "pavlovlab.")
-               if not m.ispkg and not any(part.startswith("_") for part in m.name.split("."))
-               and not m.name.startswith("pavlovlab.teach.")]
-    assert {"pavlovlab.attention.forms", "pavlovlab.capacity.criteria", "pavlovlab.sampling"} <= set(modules)
-    for name in modules:
-        assert f'id="module-{name}"' in api, f"no API section for {name}"
-    # docstrings, not just headings: the package's functions and classes are documented with their signatures
-    for fn in pavlovlab.__all__:
-        obj = getattr(pavlovlab, fn)
-        if callable(obj):
-            assert f'id="{obj.__module__}.{obj.__qualname__}"' in api, f"{fn} is not in the API reference"
+
+def test_api_reference_documents_every_public_module(book):
+    """Every public module, found by walking the package (sub-packages too), has its section; every name a package
+    exports is documented on some API page, under its module or under the package."""
+    import importlib
+    import pkgutil
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from build_book import public_packages
+
+    pages = "\n".join(_api_pages(book).values())
+    walked = [m.name for m in pkgutil.walk_packages(pavlovlab.__path__, "pavlovlab.")
+              if not any(part.startswith("_") for part in m.name.split("."))]
+    assert {"pavlovlab.attention", "pavlovlab.teach.cli", "pavlovlab.teach.exercises.capacity_limits"} <= set(walked)
+    assert set(walked) | {"pavlovlab"} == {*public_packages(), *(m for ms in public_packages().values() for m in ms)}
+    for name in walked:
+        assert f'id="module-{name}"' in pages, f"no API section for {name}"
+    for package in public_packages():
+        pkg = importlib.import_module(package)
+        for name in getattr(pkg, "__all__", []):
+            obj = getattr(pkg, name)
+            ids = {f'id="{obj.__module__}.{getattr(obj, "__qualname__", name)}"', f'id="{package}.{name}"'}
+            assert any(i in pages for i in ids), f"{package}.{name} is not in the API reference"
+
+
+def _first_sentence(doc: str) -> str:
+    """The start of a docstring's first line as a reader sees it rendered: no ``literal`` or :role:`x` markup."""
+    line = doc.strip().splitlines()[0]
+    line = re.sub(r":(?:[a-z]+:)+`([^`]+)`", r"\1", line).replace("``", "")
+    return _plain_quotes(" ".join(line.split())[:40])
+
+
+def _plain_quotes(text: str) -> str:
+    """Sphinx's typographic quotes back to plain ones."""
+    return text.translate(str.maketrans("‘’“”", "''\"\""))
+
+
+def test_api_docstrings_are_rendered_not_preformatted(book):
+    """Module docstrings are rendered reStructuredText (paragraphs, code spans, links), not preformatted text with
+    its ``x`` markup showing."""
+    import importlib
+    import inspect
+
+    pages = {name: _soup(text) for name, text in _api_pages(book).items()}
+    rendered, missing = 0, []
+    for page in pages.values():
+        for section in page.select('span[id^="module-"], section[id^="module-"]'):
+            name = section["id"].removeprefix("module-")
+            doc = inspect.getdoc(importlib.import_module(name))
+            if not doc:
+                continue
+            start = _first_sentence(doc)
+            paragraphs = [_plain_quotes(" ".join(p.get_text().split())) for p in page.select("p")]
+            if any(start in p for p in paragraphs):
+                rendered += 1
+            else:
+                missing.append(f"{name}: {start!r}")
+    assert rendered >= 30 and not missing, f"module docstrings not rendered as paragraphs: {missing[:10]}"
+    for name, page in pages.items():
+        for pre in page.select("pre"):
+            pre.decompose()  # code examples, and docstrings that are not valid reST, shown as help() shows them
+        assert "``" not in page.get_text(), f"{name} shows raw ``literal`` markup"
+    attention = pages["pavlovlab.html"]
+    assert attention.select('a[href="#module-pavlovlab.attention.literal"]'), "a :mod: reference is not a link"
 
 
 def test_notebook_pages_show_stored_figures_and_a_pinned_binder_button(book):
@@ -80,14 +135,19 @@ def test_notebook_pages_show_stored_figures_and_a_pinned_binder_button(book):
         pngs = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
         imgs = len(re.findall(r'<img[^>]+src="\.\./_images/[0-9a-f]+\.png"', page))
         assert imgs == pngs, f"{stem}: {pngs} stored PNG figures but {imgs} images on the page"
-        colab = f"https://colab.research.google.com/github/pavlovlab/pavlovlab/blob/{tag}/course/{stem}.ipynb"
-        assert colab in html.unescape(page), f"{stem}: no Colab button at {tag}"
+        # the launch menu opens the learner copy (student/), never the notebook with its solutions
+        colab = launch_links.colab_url(f"student/{stem}.ipynb", tag)
+        assert colab in html.unescape(page), f"{stem}: no Colab button for the learner copy at {tag}"
         assert "tag_launch" not in page, f"{stem}: the launch cells belong to JupyterLab and Colab, not the book"
         solutions = sum("solution" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
         assert len(re.findall(r'class="cell [^"]*tag_solution[^"]*tag_hide-input', page)) == solutions, \
             f"{stem}: not every solution cell is folded"
-        binder = f"https://mybinder.org/v2/gh/pavlovlab/pavlovlab/{tag}?urlpath=lab/tree/course/{stem}.ipynb"
-        assert binder in html.unescape(page), f"{stem}: no Binder button pinned to {tag}"
+        binder = launch_links.binder_url(f"student/{stem}.ipynb", tag)
+        assert binder in html.unescape(page), f"{stem}: no Binder button for the learner copy pinned to {tag}"
+        menu = _soup(page).select_one(".dropdown-launch-buttons")
+        launches = [a["href"] for a in menu.select("a[href]")]
+        assert len(launches) >= 2 and not [u for u in launches if "course/" in u or "course%2F" in u], \
+            f"{stem}: a launch button opens course/ (the solutions): {launches}"
 
 
 def test_widget_outputs_show_their_static_fallback(book):
@@ -227,13 +287,13 @@ def test_long_code_lines_scroll_and_the_api_contents_wrap(book):
     compact = re.sub(r"\s+", " ", css)
     assert re.search(r"div\.cell_input pre[^{]*\{[^}]*overflow-x: auto", compact)
     assert re.search(r"\.bd-sidebar-secondary nav\.page-toc a[^{]*\{[^}]*overflow-wrap: anywhere", compact)
-    api = _page(book, "api.html")
+    api = _page(book, "api/pavlovlab.html")
     assert 'class="bd-sidebar-secondary' in api and "page-toc" in api
 
 
 def test_every_stored_figure_has_its_alt_text(book):
-    """Each figure's ``# alt:`` sentence (tools/build_book.py) is its image's alt text, and no image of a notebook
-    page keeps the file name as its alt text."""
+    """Each figure's sentence (its cell's ``mystnb.image.alt``, tools/alt_text.py) is its image's alt text, no image
+    of a notebook page keeps the file name as its alt text, and no ``# alt:`` line is left showing as code."""
     missing = []
     for stem in NOTEBOOKS:
         soup = _soup(_page(book, f"course/{stem}.html"))
@@ -241,67 +301,86 @@ def test_every_stored_figure_has_its_alt_text(book):
             alt = img.get("alt", "")
             if not alt or alt.endswith(".png"):
                 missing.append(f"{stem}: {img['src'].rsplit('/', 1)[-1][:12]}…")
-    assert not missing, (f"{len(missing)} figures without alt text (add a '# alt: <one sentence>' line per figure "
-                         "to the cell that draws it):\n" + "\n".join(missing[:20]))
+        shown = [c.get_text()[:60] for c in soup.select("div.cell_input") if re.search(r"#\s*alt:", c.get_text())]
+        assert not shown, f"{stem}: '# alt:' lines shown as code (run python tools/alt_text.py): {shown[:2]}"
+    assert not missing, (f"{len(missing)} figures without alt text (write a '# alt: <one sentence>' line in the cell "
+                         "that draws it, then run python tools/alt_text.py):\n" + "\n".join(missing[:20]))
+
+
+def _alt_tool():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import alt_text
+
+    return alt_text
+
+
+def _png(colour: str) -> str:
+    import base64
+    import io
+
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(1, 1))
+    fig.add_subplot().plot([0, 1], [0, 1], color=colour)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return base64.b64encode(buf.getvalue()).decode()
 
 
 def test_an_alt_line_reaches_the_img_alt_attribute(tmp_path):
-    """The mechanism end to end on a one-notebook book: a cell with two figures and two ``# alt:`` lines."""
-    import base64
-    import io
-    import sys
-
+    """The mechanism end to end on a one-notebook book: the tool moves a cell's ``# alt:`` line into its metadata,
+    and myst-nb, with nothing of ours in between, puts it in the image's alt attribute."""
     pytest.importorskip("myst_nb")
     import nbformat
-    from matplotlib.figure import Figure
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
     from sphinx.cmd.build import build_main
 
-    sys.path.insert(0, str(ROOT / "tools"))
-    from build_book import ALT_TABLE, figure_alt_texts
-
-    def png(colour: str) -> str:
-        fig = Figure(figsize=(1, 1))
-        fig.add_subplot().plot([0, 1], [0, 1], color=colour)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
-        return base64.b64encode(buf.getvalue()).decode()
-
-    cell = new_code_cell("# alt: A rising line in blue.\n# alt: The same line in orange.\nplot()")
-    cell.outputs = [new_output("display_data", data={"image/png": png(c)}) for c in ("#0072B2", "#E69F00")]
-    nb = new_notebook(cells=[new_markdown_cell("# A figure"), new_code_cell("x = 1"), cell])
+    cell = new_code_cell("x = 2\n# alt: A rising line in blue.\nplot(x)")
+    cell.outputs = [new_output("display_data", data={"image/png": _png("#0072B2")})]
+    nb = new_notebook(cells=[new_markdown_cell("# A figure"), cell])
     src = tmp_path / "src"
     src.mkdir()
+    assert _alt_tool().move_alt_lines(nb) == 1
+    assert cell.source == "x = 2\nplot(x)" and cell.metadata["mystnb"]["image"]["alt"] == "A rising line in blue."
+    assert _alt_tool().move_alt_lines(nb) == 0  # re-runnable: nothing left to move
     nbformat.write(nb, src / "fig.ipynb")
     (src / "index.md").write_text("# Book\n\n```{toctree}\nfig\n```\n")
-    (src / ALT_TABLE).write_text(json.dumps(figure_alt_texts(json.loads((src / "fig.ipynb").read_text()))))
-    (src / "conf.py").write_text(  # the book's own hook, on a minimal configuration
-        "import importlib.util\n"
-        f"spec = importlib.util.spec_from_file_location('book_conf', {str(ROOT / 'docs' / 'conf.py')!r})\n"
-        "book = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(book)\n"
-        "extensions = ['myst_nb']\nnb_execution_mode = 'off'\nexclude_patterns = ['_alt_text.json']\n"
-        "def setup(app):\n    app.connect('doctree-resolved', book._figure_alt_texts)\n")
-    rc = build_main(["-q", "-b", "html", str(src), str(tmp_path / "html")])
-    assert rc == 0
-    alts = [img.get("alt") for img in _soup((tmp_path / "html" / "fig.html").read_text()).select("img")]
-    assert alts == ["A rising line in blue.", "The same line in orange."]
+    (src / "conf.py").write_text("extensions = ['myst_nb']\nnb_execution_mode = 'off'\n")
+    assert build_main(["-q", "-b", "html", str(src), str(tmp_path / "html")]) == 0
+    page = _soup((tmp_path / "html" / "fig.html").read_text())
+    assert [img.get("alt") for img in page.select("img")] == ["A rising line in blue."]
+    assert "alt:" not in page.select_one("div.cell_input").get_text()
 
 
-def test_alt_lines_must_match_the_figures():
-    import sys
+def test_alt_tool_refuses_a_cell_with_two_figures():
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-    sys.path.insert(0, str(ROOT / "tools"))
-    from build_book import figure_alt_texts
+    cell = new_code_cell("# alt: one\n# alt: two\n")
+    cell.outputs = [new_output("display_data", data={"image/png": _png(c)}) for c in ("#0072B2", "#E69F00")]
+    with pytest.raises(ValueError, match=r"x\.ipynb: cell 0 has 2 '# alt:' line"):
+        _alt_tool().move_alt_lines(new_notebook(cells=[cell]), "x.ipynb")
+    cell.source = "# alt: one"
+    with pytest.raises(ValueError, match=r"1 '# alt:' line.* and 2 stored figure"):
+        _alt_tool().move_alt_lines(new_notebook(cells=[cell]), "x.ipynb")
+    plain = new_code_cell("plot()  # no alt line: nothing moved")
+    assert _alt_tool().move_alt_lines(new_notebook(cells=[plain])) == 0 and "mystnb" not in plain.metadata
 
-    cell = {"cell_type": "code", "source": "# alt: one\n# alt: two\n", "outputs": [
-        {"output_type": "display_data", "data": {"image/png": base64_png()}}]}
-    with pytest.raises(ValueError, match="cell 0 has 2 '# alt:' line"):
-        figure_alt_texts({"cells": [cell]}, "x.ipynb")
-    cell["source"] = "plot()  # no alt line: nothing recorded"
-    assert figure_alt_texts({"cells": [cell]}) == {}
 
-
-def base64_png() -> str:
-    import base64
-
-    return base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
+def test_landing_page_launch_links_are_badges_with_words(book):
+    """The README's Binder and Colab badges are the book's own small badges with their words (the services' logos
+    alone render page-sized); tests/browser/test_book_pages.py measures them in a browser."""
+    soup = _soup(_page(book, "index.html"))
+    launches = [a for a in soup.select("a[href]") if re.search(r"mybinder\.org/v2|colab\.research\.google\.com/github",
+                                                                a["href"])]
+    assert len(launches) >= 18, len(launches)  # the header's two and two per notebook in the course map
+    for a in launches:
+        img = a.find("img")
+        if img is None:
+            continue  # a text link ("the full course")
+        assert re.search(r"badge-(colab|binder)\.svg$", img["src"]), img["src"]
+        assert re.search(r"Colab|Binder", img.get("alt", "")), img
+    for name in ("badge-colab.svg", "badge-binder.svg"):
+        svg = (book["html"] / "_images" / name).read_text(encoding="utf-8")
+        assert 'height="20"' in svg and re.search(r"<text[^>]*>(Colab|Binder)</text>", svg), name

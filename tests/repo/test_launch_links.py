@@ -54,13 +54,20 @@ def test_cells_tool_puts_badges_and_install_cell_below_the_title_once(tmp_path):
     assert [c.source for c in nb.cells[3:]] == [c.source for c in before.cells[1:]]
 
 
-def _exec_install_cell(monkeypatch, *, on_colab: bool, installed: bool) -> tuple[list, list]:
-    """Run the install cell's code with subprocess.run recorded; on Colab with a stand-in google.colab."""
+def _exec_install_cell(monkeypatch, *, on_colab: bool, installed: bool, pip_fails: bool = False) -> tuple[list, list]:
+    """Run the install cell's code with subprocess.run recorded (and failing as pip does offline when
+    ``pip_fails``); on Colab with a stand-in google.colab."""
     import importlib.util
 
     pip_calls: list = []
     widget_calls: list = []
-    monkeypatch.setattr(subprocess, "run", lambda *a, **k: pip_calls.append(a[0]))
+
+    def run(*args, **kwargs):
+        pip_calls.append(args[0])
+        return subprocess.CompletedProcess(args[0], 1 if pip_fails else 0, b"",
+                                           b"fatal: unable to access: Could not resolve host: github.com")
+
+    monkeypatch.setattr(subprocess, "run", run)
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: (real("json") if installed else None) if name == "pavlovlab" else real(name))
@@ -87,6 +94,19 @@ def test_install_cell_installs_on_colab_only_when_missing(monkeypatch):
     assert pip_calls == [] and widgets == [True]
 
 
+def test_install_cell_fails_kindly_without_network(monkeypatch):
+    """Offline on Colab the cell stops with one sentence (what is missing, what to do): IPython shows an error's
+    ``_render_traceback_`` instead of its traceback, so no CalledProcessError and no pip or git output."""
+    with pytest.raises(Exception) as failure:
+        _exec_install_cell(monkeypatch, on_colab=True, installed=False, pip_fails=True)
+    assert not isinstance(failure.value, subprocess.CalledProcessError)
+    assert str(failure.value) == launch_links.INSTALL_FAILED
+    assert failure.value._render_traceback_() == [launch_links.INSTALL_FAILED]
+    sentence = launch_links.INSTALL_FAILED
+    assert sentence.count(". ") == 0 and sentence.endswith(".")  # one sentence: what is missing, what to do
+    assert "internet" in sentence and "run this cell" in sentence
+
+
 def test_links_are_built_from_the_ref():
     assert launch_links.binder_url("student/00.ipynb", "v1.0.0") == (
         "https://mybinder.org/v2/gh/pavlovlab/pavlovlab/v1.0.0?urlpath=lab/tree/student/00.ipynb")
@@ -99,9 +119,52 @@ def test_links_are_built_from_the_ref():
 
 
 def test_a_bad_setting_is_refused(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[tool.pavlovlab]\nlaunch-ref = "no spaces allowed"\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.pavlovlab]\nlaunch-ref = "no spaces allowed"\n'
+                                             'repository = "no-owner"\n')
     with pytest.raises(ValueError, match="launch-ref"):
         launch_links.launch_ref(tmp_path)
+    with pytest.raises(ValueError, match="repository: expected a GitHub repository 'owner/name'"):
+        launch_links.repository(tmp_path)
+
+
+def test_pyproject_urls_follow_the_settings():
+    """The package's URLs (its Changelog at the launch ref) are re-pointed with every other link."""
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]
+    assert urls["Homepage"] == launch_links.REPO_URL
+    assert urls["Changelog"] == f"{launch_links.REPO_URL}/blob/{REF}/CHANGELOG.md"
+    assert "pyproject.toml" in launch_links.DOCS
+    stale = 'Changelog = "https://github.com/pavlovlab/pavlovlab/blob/v0.0.1/CHANGELOG.md"'
+    assert launch_links.stale_links(stale, "v9.9.9", "pavlovlab/pavlovlab") == ["github: v0.0.1"]
+
+
+def test_a_fork_repoints_every_link_from_its_one_setting(tmp_path):
+    """A fork sets ``[tool.pavlovlab] repository`` and runs ``docs --write`` and ``cells``: no link of the files
+    the tool owns, nor of a notebook's launch cells, still names the upstream repository."""
+    fork = "someone-else/pavlov-fork"
+    for rel in [*launch_links.DOCS, *launch_links.REPO_DOCS, "tools/launch_links.py"]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, tmp_path / rel)
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(f'repository = "{launch_links.REPO}"',
+                                                       f'repository = "{fork}"'))
+    tool = [sys.executable, str(tmp_path / "tools" / "launch_links.py")]
+    check = subprocess.run([*tool, "docs", "--check"], capture_output=True, text=True, timeout=120)
+    assert check.returncode == 1 and "repository: pavlovlab/pavlovlab" in check.stdout, check.stdout
+    nb = Path(shutil.copy2(NOTEBOOK, tmp_path / "course" / NOTEBOOK.name))
+    for args in (["docs", "--write"], ["cells", str(nb)]):
+        res = subprocess.run([*tool, *args], capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, res.stdout + res.stderr
+    assert subprocess.run([*tool, "docs", "--check"], capture_output=True, text=True, timeout=120).returncode == 0
+    upstream = re.compile(r"pavlovlab(/|%2F)pavlovlab")
+    for rel in launch_links.DOCS + launch_links.REPO_DOCS:
+        text = (tmp_path / rel).read_text()
+        assert not upstream.search(text), f"{rel} still names the upstream repository"
+    readme = (tmp_path / "README.md").read_text()
+    assert f"mybinder.org/v2/gh/{fork}/{REF}?urlpath=lab/tree/student/" in readme
+    assert f"colab.research.google.com/github/{fork}/blob/{REF}/student/" in readme
+    assert f"github.com%2F{fork.replace('/', '%2F')}&branch=" in readme
+    cells = "".join(c.source for c in _launch_cells(nbformat.read(nb, as_version=4)))
+    assert not upstream.search(cells) and f"git+https://github.com/{fork}@{REF}" in cells
 
 
 def test_book_launch_menu_comes_from_the_setting(monkeypatch):
@@ -206,3 +269,43 @@ def test_a_notebook_needs_nothing_colab_lacks(path):
                 top = name.split(".")[0]
                 assert top in _sys.stdlib_module_names or top in COLAB_HAS | {"pavlovlab", "google"}, (
                     f"{path.name} cell {i} imports {name}, which Colab does not have")
+
+
+# ------------------------------------------------------------------ every learner's link opens student/
+LAUNCH = re.compile(r"(?:mybinder\.org/v2/gh/\S+?urlpath=lab(?:/|%2F)tree(?:/|%2F)|colab\.research\.google\.com/github/"
+                    r"\S+?/blob/[^/\s]+/|git-pull\?\S*?urlpath=lab%2Ftree%2Fpavlovlab%2F|jupyter lab (?:--\S+ )*)"
+                    r"(course|student)(?:/|%2F|\\)")
+"""A launch link or command that opens a notebook folder (group 1: which one): Binder, Colab, nbgitpuller, or
+``jupyter lab <folder>/...``."""
+
+
+def _course_links(text: str) -> list[str]:
+    """The launch links of ``text`` that open ``course/`` (the notebooks with their solutions) in a paragraph that
+    does not say it is for instructors."""
+    found = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        if re.search(r"instructor", paragraph, flags=re.I):
+            continue
+        found += [m.group(0) for m in LAUNCH.finditer(paragraph) if m.group(1) == "course"]
+    return found
+
+
+def test_every_launch_link_a_learner_can_reach_opens_the_learner_copies():
+    """README, the guides, deploy/, Binder's start page and the notebooks' launch cells: only links labelled for
+    instructors open course/ (the book's launch menu: tests/repo/test_book.py)."""
+    texts = {rel: (ROOT / rel).read_text(encoding="utf-8") for rel in [*launch_links.DOCS, "binder/postBuild"]}
+    for path in sorted((ROOT / "course").glob("[0-9]*.ipynb")):
+        texts[path.name] = "\n\n".join(c.source for c in _launch_cells(nbformat.read(path, as_version=4)))
+    learner = {rel: len([m for m in LAUNCH.finditer(text) if m.group(1) == "student"]) for rel, text in texts.items()}
+    assert learner["README.md"] >= 18 and learner["00_start_here.ipynb"] == 2, learner
+    stray = {rel: links for rel, text in texts.items() if (links := _course_links(text))}
+    assert not stray, f"launch links to course/ (the solutions) that a learner can follow: {stray}"
+    postbuild = texts["binder/postBuild"]
+    assert re.search(r'default_url = "/lab/tree/student/', postbuild), "a bare Binder link must open student/"
+
+
+def test_the_check_finds_a_learner_link_to_the_solutions():
+    assert _course_links("Open [it](https://mybinder.org/v2/gh/a/b/main?urlpath=lab/tree/course/00.ipynb)")
+    assert _course_links(".venv\\Scripts\\jupyter lab course\\00_start_here.ipynb")
+    assert not _course_links("For the instructor: https://mybinder.org/v2/gh/a/b/main?urlpath=lab/tree/course/0")
+    assert not _course_links("jupyter lab student/00_start_here.ipynb")

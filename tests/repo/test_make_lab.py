@@ -86,3 +86,92 @@ def test_make_lab_starts_a_server_that_answers(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
         log.close()
+
+
+# ------------------------------------------------------------------------------- the learner's install
+TEST_TOOLS = {"pytest", "nbval", "playwright", "jupyter-repo2docker", "hypothesis", "ruff", "mypy", "pytest-xdist"}
+"""What the course's own checks need and a learner never runs."""
+
+
+def _pins(name: str) -> dict[str, str]:
+    from pavlovlab.teach.cli import parse_pins
+
+    return parse_pins((ROOT / name).read_text(encoding="utf-8"))
+
+
+def test_learner_pins_are_the_course_pins_without_the_test_tools():
+    import tomllib
+
+    from pavlovlab.teach.cli import CI_ONLY, normalise
+
+    learner, full = _pins("requirements-learner.txt"), _pins("requirements.txt")
+    assert learner and {n: full.get(n) for n in learner} == learner, "a learner pin differs from requirements.txt"
+    assert set(full) - set(learner) == TEST_TOOLS, "requirements.txt must be the learner's pins plus the test tools"
+    assert TEST_TOOLS <= CI_ONLY  # `pavlovlab doctor` in a learner's clone does not ask for them
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    needs = project["dependencies"] + [r for r in project["optional-dependencies"]["lab"]
+                                       if not r.startswith(("ipython>", "jupyter_core"))]
+    for requirement in needs:  # the package's own and its notebooks' dependencies are pinned for the learner
+        name = normalise(requirement.split(">")[0].split("=")[0].strip())
+        assert name in learner, f"{name} ({requirement}) is not in requirements-learner.txt"
+
+
+def test_make_lab_installs_the_learner_pins_and_make_test_the_rest(tmp_path):
+    fresh = tmp_path / "venv"  # a venv that does not exist: make prints every install step it would run
+    lab = subprocess.run(["make", "--no-print-directory", "-n", "lab", f"VENV={fresh}"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert lab.returncode == 0, lab.stderr
+    installs = [ln for ln in lab.stdout.splitlines() if "pip install" in ln and " -r " in ln]
+    assert installs and all("-r requirements-learner.txt" in ln for ln in installs), installs
+    assert "-r requirements.txt" not in lab.stdout and "docs/requirements.txt" not in lab.stdout
+    test = subprocess.run(["make", "--no-print-directory", "-n", "test", f"VENV={fresh}"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert test.returncode == 0, test.stderr
+    assert "-r requirements.txt" in test.stdout and "-r docs/requirements.txt" in test.stdout
+
+
+def _readme_wheel_lines() -> list[str]:
+    """The README's two commands that build the wheel into dist/ and install it, as written."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = [ln.split("  #")[0].strip() for ln in readme.splitlines() if ln.startswith("pip ") and "dist" in ln]
+    assert len(lines) == 2 and lines[0].startswith("pip wheel") and lines[1].startswith("pip install"), lines
+    return lines
+
+
+def test_readme_wheel_install_line_names_a_file_not_a_quoted_glob():
+    build, install = _readme_wheel_lines()
+    assert "--wheel-dir dist" in build
+    assert '"dist/' not in install and "'dist/" not in install  # a quoted glob is never expanded
+
+
+@pytest.mark.slow
+def test_readme_wheel_lines_run_as_written(tmp_path):
+    """In a copy of the working tree, by bash: the first line builds dist/pavlovlab-<version>-py3-none-any.whl, the
+    second resolves (``--dry-run``: nothing is installed into the environment running the tests)."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
+                           check=True).stdout.decode().split("\0")
+    clone = tmp_path / "clone"
+    for rel in filter(None, files):
+        if (ROOT / rel).is_file() and not (ROOT / rel).is_symlink():
+            (clone / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, clone / rel)
+    build, install = _readme_wheel_lines()
+    env = dict(os.environ, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "pip").write_text(f'#!/bin/sh\nexec {sys.executable} -m pip "$@"\n')  # this venv's pip
+    (tmp_path / "bin" / "pip").chmod(0o755)
+    built = subprocess.run(["bash", "-c", build], cwd=clone, env=env, capture_output=True, text=True, timeout=600)
+    if built.returncode != 0 and "setuptools" in built.stdout + built.stderr and "No matching" in built.stderr:
+        pytest.skip("building the wheel needs setuptools from the package index (offline?)")
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    assert [p.name for p in (clone / "dist").iterdir()] == [f"pavlovlab-{version}-py3-none-any.whl"]
+    res = subprocess.run(["bash", "-c", f"{install} --dry-run"], cwd=clone, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    # the wheel is the candidate (installed here already, editable, or not) and its lab extra is resolved with it
+    assert (f"Would install pavlovlab-{version}" in res.stdout
+            or "already installed with the same version as the provided wheel" in res.stdout), res.stdout[-2000:]
+    assert "jupyterlab>=4.0" in res.stdout, res.stdout[-2000:]
