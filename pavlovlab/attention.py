@@ -155,6 +155,8 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, caus
     if all(isinstance(x, torch.Tensor) and x.dim() >= 2 for x in (q, k)) and k.shape[-2] == 0 < q.shape[-2]:
         raise ValueError(f"k: expected at least one key for {q.shape[-2]} queries (a softmax over zero keys is "
                          f"undefined), got shape {tuple(k.shape)}")
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal: expected True or False, got {type(causal).__name__} {causal!r}")
     _check_qkv(q, k, v, same_length=causal)
     scale = None if scale is None else check_real("scale", scale, low=0.0, low_open=True)
     if scale is None and q.shape[-1] == 0:

@@ -143,7 +143,7 @@ def oja_pca(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torch.Ten
 
     Args:
         x: (..., n, d) samples (leading dims: independent runs, e.g. seeds).
-        lr: η ≥ 0; epochs: passes over the n samples.
+        lr: η > 0 (η = 0 would return the start unchanged); epochs: passes over the n samples.
         w0: (..., d) initial weights (default: small random ones from ``generator``).
         rule: ``"oja"`` or ``"hebbian"``.
         return_trajectory: also return every w, (..., epochs·n + 1, d).
@@ -152,7 +152,7 @@ def oja_pca(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torch.Ten
         w: (..., d), or ``(w, trajectory)``.
     """
     check_tensor("x", x, min_rank=2)
-    lr = check_real("lr", lr, low=0.0)
+    lr = check_real("lr", lr, low=0.0, low_open=True)
     check_int("epochs", epochs, low=1)
     step = {"oja": _oja_step, "hebbian": _hebbian_step}[check_choice("rule", rule, ("oja", "hebbian"))]
     w = _initial("w0", w0, (*x.shape[:-2], x.shape[-1]), x, generator)
@@ -180,13 +180,13 @@ def oja_subspace(x: torch.Tensor, k: int = 2, *, lr: float = 0.01, epochs: int =
     W converges to k orthonormal rows spanning the top-k principal subspace of ``C = E[x xᵀ]``
     (any rotation within it: the rows are not the individual eigenvectors).
 
-    x: (..., n, d); W0: (..., k, d). Returns W (..., k, d), or ``(W, trajectory (..., epochs·n + 1, k, d))``.
+    x: (..., n, d); W0: (..., k, d); lr: η > 0. Returns W (..., k, d), or ``(W, trajectory (..., epochs·n + 1, k, d))``.
     """
     check_tensor("x", x, min_rank=2)
     check_int("k", k, low=1)
     if k > x.shape[-1]:
         raise ValueError(f"k: expected at most d = {x.shape[-1]} units (the dimension of x), got {k}")
-    lr = check_real("lr", lr, low=0.0)
+    lr = check_real("lr", lr, low=0.0, low_open=True)
     check_int("epochs", epochs, low=1)
     W = _initial("W0", W0, (*x.shape[:-2], k, x.shape[-1]), x, generator)
 

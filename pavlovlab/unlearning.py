@@ -132,7 +132,8 @@ def unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None =
     Args:
         S: (..., d_v, d_k); k: (..., d_k); v_new: (..., d_v), default zeros ("stop salivating").
         beta: the step size; default the exact one (1/‖k‖², or 1 with ``protect``). β ∈ (0, 1/‖k‖²)
-            removes only a fraction β‖k‖² of the error.
+            removes only a fraction β‖k‖² of the error; the step multiplies the key's error by 1 − β‖k‖²
+            (1 − β with ``protect``), so β‖k‖² > 2 (β > 2) would strengthen the memory: it raises.
     Returns:
         the new memory, (..., d_v, d_k).
     """
@@ -164,7 +165,15 @@ def unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None =
         u = u / norm
     if beta is not None:
         b = check_real("beta", beta, low=0.0)
-        u = u * (b * (k * k).sum(-1, keepdim=True) if protect is None else b)
+        gain = b * (k * k).sum(-1, keepdim=True) if protect is None else torch.full_like(u[..., :1], b)
+        worst = float(gain.max()) if gain.numel() else 0.0
+        if worst > 2.0:  # the key's error is multiplied by 1 − gain: |1 − gain| > 1 strengthens it
+            raise ValueError(f"beta: expected beta·‖k‖² <= 2 (the step multiplies the key's error by 1 − beta·‖k‖², "
+                             f"which must stay within [−1, 1]), got beta = {b:g} with beta·‖k‖² = {worst:.4g}"
+                             if protect is None else
+                             f"beta: expected a number <= 2 with protect (the step multiplies the key's error by "
+                             f"1 − beta), got {b:g}")
+        u = u * gain
     return S + error[..., :, None] * u[..., None, :]
 
 
