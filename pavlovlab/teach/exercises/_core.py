@@ -17,8 +17,10 @@ The rules the checkers follow:
 - the first ❌ says what is wrong in terms of the idea (the failing case, a recognised mistake), never the
   expected numbers; those appear only after a second, different attempt or once ``ex.solution(n)`` was read;
   running a check again on an unchanged answer is not a new attempt;
-- a stub (``NotImplementedError``) gets ⏳, a crash in the learner's code a ❌ with its message, a learner
-  function that runs longer than its time limit a ❌ saying so.
+- a stub (``NotImplementedError``) gets ⏳, a crash in the learner's code a ❌ with its message (also a
+  ``sys.exit`` or a ``KeyboardInterrupt`` the code raises itself), a learner function that runs longer than
+  its time limit a ❌ saying so; a measurement still running after :data:`PROGRESS_AFTER` seconds says so
+  in one line, and the learner may interrupt the kernel: the verdict is then "stopped", not an attempt.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import math
 import pkgutil
 import textwrap
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,8 +55,13 @@ SOLUTIONS = Path(__file__).with_name("solutions.json")
 IMPLEMENT_TIME_LIMIT = 20.0
 """Seconds a learner's function may take on one test case of an implement exercise (the cases are tiny)."""
 
-DESIGN_TIME_LIMIT = 300.0
-"""Seconds a learner's measurement may take (a sweep: the reference solutions take a few seconds on one core)."""
+DESIGN_TIME_LIMIT = 120.0
+"""Seconds a learner's measurement may take (a sweep: the reference solutions take a few seconds on one core,
+so two minutes leave room for a busy machine without keeping a learner waiting on a loop that never ends)."""
+
+PROGRESS_AFTER = 5.0
+"""Seconds after which a check still waiting on the learner's measurement prints one progress line (with its
+time limit and how to stop it)."""
 
 
 # ------------------------------------------------------------------------------------------- the book
@@ -424,6 +432,13 @@ class Turn:
             message = f"{message} ({detail})"
         return verdict(ok, self.name, message, hint, number=self.number or None)
 
+    def stopped(self, seconds: float) -> bool:
+        """The learner interrupted the kernel while the check waited: "stopped", and no attempt is counted."""
+        print(f"⏹ {self.name}: stopped. You interrupted the check after {seconds:.0f} s, so there is no verdict "
+              "this time and no attempt is counted (your code may still be running in the background: restart the "
+              "kernel if the notebook stays busy).")
+        return False
+
     def pending(self) -> bool:
         """The learner has not written the answer yet: ⏳, and no attempt is counted."""
         print(f"⏳ {self.name}: not yet implemented. Replace the `raise NotImplementedError(...)` line in the "
@@ -454,6 +469,20 @@ class TookTooLong(Exception):
     """The learner's function did not return within its time limit."""
 
 
+class Stopped(Exception):
+    """The learner interrupted the kernel (Ctrl-C, the ■ button) while the check waited for their code."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"stopped after {seconds:.1f} s")
+        self.seconds = seconds
+
+
+class Exited(Exception):
+    """The learner's code raised ``SystemExit`` (``sys.exit``, ``exit()``) or a ``KeyboardInterrupt`` of its own
+    (a key press reaches the kernel's main thread, never the thread that runs the learner's code): the message
+    says what happened, in a sentence."""
+
+
 def copy_case(x: Any) -> Any:
     """A fresh copy of a case's inputs: tensors cloned (lists, tuples and dicts of them copied too)."""
     if isinstance(x, torch.Tensor):
@@ -468,24 +497,44 @@ def copy_case(x: Any) -> Any:
 
 
 def call_with_limit(fn: Callable[..., Any], args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None, *,
-                    limit: float) -> Any:
+                    limit: float, waiting: str = "") -> Any:
     """``fn(*args, **kwargs)``, or :class:`TookTooLong` after ``limit`` seconds.
 
     The call runs in a helper thread that the checker waits for. Python cannot stop a thread from outside,
     so a function that never returns keeps running in the background (the message says so: restarting the
-    kernel stops it); the notebook itself gets its verdict and stays usable. Exceptions of ``fn`` propagate.
+    kernel stops it); the notebook itself gets its verdict and stays usable. Exceptions of ``fn`` propagate,
+    except ``SystemExit`` and a ``KeyboardInterrupt`` raised by ``fn`` itself, which become :class:`Exited`.
+    With ``waiting`` (what is running, e.g. the exercise's name), a call still running after
+    :data:`PROGRESS_AFTER` seconds prints one line saying so, with the limit. An interrupt of the kernel while
+    waiting raises :class:`Stopped`.
     """
     box: dict[str, Any] = {}
 
     def run() -> None:
         try:
             box["value"] = fn(*args, **(kwargs or {}))
+        except SystemExit as e:
+            box["error"] = Exited(f"it called sys.exit({'' if e.code is None else repr(e.code)}), which ends a "
+                                  "whole program, not a function: return the result instead")
+        except KeyboardInterrupt:
+            box["error"] = Exited("it raised KeyboardInterrupt itself (nobody pressed stop): return the result "
+                                  "instead")
         except BaseException as e:  # handed to the caller's thread below
             box["error"] = e
 
     worker = threading.Thread(target=run, name="pavlovlab-learner-answer", daemon=True)
+    start = time.monotonic()
     worker.start()
-    worker.join(limit)
+    told = not waiting
+    try:
+        while worker.is_alive() and (left := limit - (time.monotonic() - start)) > 0:
+            worker.join(min(left, 0.25))        # short slices: an interrupt is seen at once on every platform
+            if not told and worker.is_alive() and time.monotonic() - start >= PROGRESS_AFTER:
+                print(f"⏳ {waiting}: still running after {PROGRESS_AFTER:.0f} s. The check waits up to {limit:.0f} s; "
+                      "interrupt the kernel (the ■ button) to stop waiting.", flush=True)
+                told = True
+    except KeyboardInterrupt:
+        raise Stopped(time.monotonic() - start) from None
     if worker.is_alive():
         raise TookTooLong()
     if "error" in box:
@@ -501,6 +550,8 @@ def _too_long(limit: float, where: str) -> str:
 
 def raised(e: BaseException, doing: str) -> str:
     """A learner's exception in plain words (their own code: its type and message, never a traceback)."""
+    if isinstance(e, Exited):
+        return f"{doing} stopped early: {e}"
     text = str(e).strip() or "(no message)"
     return f"{doing} raised {type(e).__name__}: {text}"
 
@@ -657,6 +708,8 @@ def check_function(fn: Callable[..., Any], reference: Callable[..., Any], cases:
             got = call_with_limit(fn, copy_case(args), copy_case(kwargs), limit=limit)
         except NotImplementedError:
             return turn.pending()
+        except Stopped as e:
+            return turn.stopped(e.seconds)
         except TookTooLong:
             return turn.finish(False, _too_long(limit, where), answer=fn, hint=hint)
         except Exception as e:  # the learner's code: report it, never a traceback
@@ -691,14 +744,18 @@ class Unreadable(ValueError):
 
 
 def _learner_result(get: Callable[[], Any] | Any, limit: float, turn: Turn, answer: Any, hint: str,
-                    too_long: str, doing: str) -> tuple[bool, Any]:
+                    too_long: str, doing: str, *, progress: bool = False) -> tuple[bool, Any]:
     """``(True, result)`` of the learner's ``get`` (called within ``limit`` seconds), or ``(False, verdict)``
-    where it is a stub, runs too long (``too_long``: "to run") or raises (``doing``: "running your
-    measurement"): the verdict is already told, kindly."""
+    where it is a stub, runs too long (``too_long``: "to run"), raises (``doing``: "running your
+    measurement") or is interrupted by the learner ("stopped"): the verdict is already told, kindly. With
+    ``progress``, a long call says that it is still running (:func:`call_with_limit`)."""
     try:
-        return True, call_with_limit(get, limit=limit) if callable(get) else get
+        return True, (call_with_limit(get, limit=limit, waiting=turn.name if progress else "") if callable(get)
+                      else get)
     except NotImplementedError:
         return False, turn.pending()
+    except Stopped as e:
+        return False, turn.stopped(e.seconds)
     except TookTooLong:
         return False, turn.finish(False, _too_long(limit, too_long), answer=answer, hint=hint)
     except Unreadable as e:
@@ -720,7 +777,7 @@ def check_measurement(get: Callable[[], Any] | Any, judge: Callable[[Any], tuple
     turn = turn if turn is not None else Turn.loose(name)
     answer = get if answer is None else answer
     limit = DESIGN_TIME_LIMIT if limit is None else limit
-    done, got = _learner_result(get, limit, turn, answer, hint, "to run", "running your measurement")
+    done, got = _learner_result(get, limit, turn, answer, hint, "to run", "running your measurement", progress=True)
     if not done:
         return got
     if on_meta(got):
