@@ -5,6 +5,7 @@ waits, and a learner who interrupts the kernel gets the verdict "stopped" (no at
 from __future__ import annotations
 
 import _thread
+import json
 import sys
 import threading
 import time
@@ -125,3 +126,33 @@ def test_a_stopped_check_leaves_the_next_check_working(capsys):
         pytest.fail("the interrupt escaped the checker as a traceback")
     presser.join()
     assert session.check_match(_match) is True
+
+
+# ------------------------------------------------------------------------------- an unreadable progress file
+TRUNCATED = '{\n "00_start_here": {\n  "1": {\n   "attempts": 3,\n   "done": true\n  }\n },\n "06_delta_and_oja": {\n  "3": [1, '
+
+
+def test_an_unreadable_progress_file_is_kept_aside_and_told_once(tmp_path, capsys):
+    record = tmp_path / _core.PROGRESS_FILE
+    record.write_text(TRUNCATED, encoding="utf-8")
+    ex = rules.session(tmp_path)
+    assert ex.check_unstable_beta(lambda: 2.0) is True
+    first = capsys.readouterr().out
+    kept = tmp_path / ".pavlovlab_progress.unreadable.json"
+    assert kept.read_text(encoding="utf-8") == TRUNCATED                       # the learner's bytes, untouched
+    assert f"could not be read (cut off or edited?): it is kept as {kept.name}" in first
+    assert json.loads(record.read_text(encoding="utf-8")) == {"06_delta_and_oja": {"3": {"attempts": 1,
+                                                                                         "done": True}}}
+    ex.check_unstable_beta(lambda: 1.0)                                         # carries on, says nothing more
+    assert "could not be read" not in capsys.readouterr().out
+    assert json.loads(record.read_text(encoding="utf-8"))["06_delta_and_oja"]["3"]["attempts"] == 2
+
+
+def test_a_second_unreadable_file_does_not_replace_the_first(tmp_path, capsys):
+    (tmp_path / ".pavlovlab_progress.unreadable.json").write_text("the first one", encoding="utf-8")
+    (tmp_path / _core.PROGRESS_FILE).write_text("[1, 2]", encoding="utf-8")   # JSON, but not a record
+    start.session(tmp_path).progress()
+    out = capsys.readouterr().out
+    assert (tmp_path / ".pavlovlab_progress.unreadable.json").read_text(encoding="utf-8") == "the first one"
+    assert (tmp_path / ".pavlovlab_progress.unreadable-2.json").read_text(encoding="utf-8") == "[1, 2]"
+    assert "kept as .pavlovlab_progress.unreadable-2.json" in out and "0 of" in out

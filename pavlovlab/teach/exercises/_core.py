@@ -30,6 +30,7 @@ import hashlib
 import importlib
 import json
 import math
+import os
 import pkgutil
 import textwrap
 import threading
@@ -180,7 +181,9 @@ class Session:
     session (any other name of the module is reached as ``ex.NAME``). ``folder`` is where the progress
     record lives (:data:`PROGRESS_FILE`); by default the current folder when running in a Jupyter kernel
     (the notebook's folder), except the course folder itself (its notebooks hold their solutions), else
-    nowhere. Writing it never fails loudly: progress is a convenience.
+    nowhere. Writing it never fails loudly: progress is a convenience. A record that cannot be read (cut off,
+    edited by hand) is never overwritten: it is kept aside under a name that says so, the learner is told
+    once, and recording carries on in a new file.
     """
 
     def __init__(self, book: Book, folder: str | Path | None = None) -> None:
@@ -264,7 +267,7 @@ class Session:
             return
         try:
             target = self.folder / PROGRESS_FILE
-            data = _read_progress(self.folder)
+            data = _load_progress(self.folder)
             entry = data.setdefault(self.book.notebook, {}).setdefault(str(number), {"attempts": 0, "done": False})
             entry["attempts"] = max(int(entry.get("attempts", 0)), self.attempts.get(number, 0))
             entry["done"] = bool(entry.get("done")) or ok
@@ -277,7 +280,7 @@ class Session:
     def progress(self) -> None:
         """Print, for every exercise of the course, whether it is done (✅), tried (❌) or untouched (·),
         from the checks run in notebooks of this folder (:data:`PROGRESS_FILE`)."""
-        data = _read_progress(self.folder) if self.folder is not None else {}
+        data = _load_progress(self.folder) if self.folder is not None else {}
         total = done = 0
         lines = []
         for book in books():
@@ -310,12 +313,58 @@ def _default_folder() -> Path | None:
     return here
 
 
-def _read_progress(folder: Path) -> dict[str, Any]:
+UNREADABLE_PROGRESS = ".pavlovlab_progress.unreadable{n}.json"
+"""Where an unreadable progress record is kept (``n``: empty, then ``-2``, ``-3``, ... never overwriting one)."""
+
+_TOLD_UNREADABLE: set[Path] = set()
+
+
+def _load_progress(folder: Path) -> dict[str, Any]:
+    """The progress record of ``folder`` ({} when there is none). One that cannot be read as a JSON object is
+    moved aside to :data:`UNREADABLE_PROGRESS` (never over an earlier one) and the learner told once; then {}."""
+    path = folder / PROGRESS_FILE
     try:
-        data = json.loads((folder / PROGRESS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        text = path.read_text(encoding="utf-8")
+    except OSError:                        # none yet, or a folder we cannot read: nothing to keep
         return {}
-    return data if isinstance(data, dict) else {}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        return data
+    kept = _set_aside(path)
+    if folder.resolve() not in _TOLD_UNREADABLE:
+        _TOLD_UNREADABLE.add(folder.resolve())
+        where = (f"it is kept as {kept.name} beside your notebooks" if kept is not None else
+                 "it could not be moved aside, so it is left as it is")
+        print(f"⚠ Your progress record {PROGRESS_FILE} could not be read (cut off or edited?): {where}, and your "
+              "progress is recorded afresh from now on.")
+    return {}
+
+
+def _set_aside(path: Path) -> Path | None:
+    """Rename ``path`` to the first free :data:`UNREADABLE_PROGRESS` name beside it; None if that fails."""
+    for n in range(1, 1000):
+        target = path.with_name(UNREADABLE_PROGRESS.format(n="" if n == 1 else f"-{n}"))
+        try:
+            os.link(path, target)          # fails if the name is taken: an earlier copy is never replaced
+        except FileExistsError:
+            continue
+        except OSError:                    # no hard links here: check, then rename
+            if target.exists():
+                continue
+            try:
+                os.replace(path, target)
+            except OSError:
+                return None
+            return target
+        try:
+            path.unlink()
+        except OSError:
+            pass
+        return target
+    return None
 
 
 _KIND_NAME_ERRORS = False
