@@ -292,12 +292,13 @@ def _bytes(n: float) -> str:
 
 
 def check_fits(name: str, shape: Sequence[int], dtype: torch.dtype | None, device: torch.device | str | None,
-               what: str) -> None:
+               what: str, advice: str = "") -> None:
     """Refuse, before allocating, a tensor of ``shape`` that cannot fit in the memory of ``device``.
 
     ``what`` says where the size comes from (``"d_value × d_key"``); the message gives the size in bytes
     and the memory available, e.g. ``S: d_value × d_key = 1e+12 float32 entries (4 TB) do not fit in the
-    135 GB of cpu memory``."""
+    135 GB of cpu memory``, then ``advice`` (what to do instead) when given. Every quadratic form of the
+    package (a T × T score matrix, an n × n Gram matrix) calls it before its product."""
     dtype = dtype or torch.get_default_dtype()
     dev = torch.device("cpu") if device is None else torch.device(device)
     entries = math.prod(int(s) for s in shape)
@@ -305,4 +306,5 @@ def check_fits(name: str, shape: Sequence[int], dtype: torch.dtype | None, devic
     have = _memory_bytes(dev)
     if have is not None and need > have:
         raise ValueError(f"{name}: {what} = {entries:.4g} {str(dtype).removeprefix('torch.')} entries "
-                         f"({_bytes(need)}) do not fit in the {_bytes(have)} of {dev.type} memory")
+                         f"({_bytes(need)}) do not fit in the {_bytes(have)} of {dev.type} memory"
+                         + (f"; {advice}" if advice else ""))

@@ -20,7 +20,15 @@ from typing import NamedTuple
 import torch
 from tqdm.auto import tqdm
 
-from ._checks import check_choice, check_device, check_float_dtype, check_int, check_numbers, check_real
+from ._checks import (
+    check_choice,
+    check_device,
+    check_fits,
+    check_float_dtype,
+    check_int,
+    check_numbers,
+    check_real,
+)
 from .hebbian import outer_product_memory
 from .sampling import KINDS, random_keys
 
@@ -48,6 +56,8 @@ def store_and_recall(keys: torch.Tensor, values: torch.Tensor) -> RecallMetrics:
     Returns :class:`RecallMetrics` with fields of shape (..., n); an exact tie with a rival is an error.
     """
     S = outer_product_memory(keys, values)                 # (..., d_v, d_k): the bucket (checks the pairs)
+    check_fits("keys", (*S.shape[:-2], keys.shape[-2], keys.shape[-2]), keys.dtype, keys.device,
+               "the scores, batch × n × n", "store fewer pairs per memory")
     read = keys @ S.mT                                     # (..., n, d_v): S k_j for every j
     cosine = torch.nn.functional.cosine_similarity(read, values, dim=-1)
     scores = read @ values.mT                              # (..., n, n): match against every stored value

@@ -17,7 +17,16 @@ from collections.abc import Sequence
 
 import torch
 
-from ._checks import broadcast_lead, check_dim, check_int, check_real, check_real_tensor, check_same_kind, check_tensor
+from ._checks import (
+    broadcast_lead,
+    check_dim,
+    check_fits,
+    check_int,
+    check_real,
+    check_real_tensor,
+    check_same_kind,
+    check_tensor,
+)
 from .sampling import random_keys
 
 
@@ -65,6 +74,8 @@ def crosstalk(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     component has mean 0 and variance ``(n − 1)/d_k``.
     """
     _pairs(keys, values)
+    check_fits("keys", (*keys.shape[:-2], keys.shape[-2], keys.shape[-2]), keys.dtype, keys.device,
+               "the overlaps, batch × n × n", "store fewer pairs per memory")
     overlaps = keys @ keys.mT                              # (..., n, n): G_ij = k_i·k_j
     self_overlap = torch.diagonal(overlaps, dim1=-2, dim2=-1)[..., None]   # (..., n, 1): k_j·k_j
     return overlaps @ values - self_overlap * values       # row j: Σ_i (k_j·k_i) v_i minus the i = j term

@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from ._checks import check_choice, check_dim, check_int, check_real, check_same_kind, check_tensor
+from ._checks import check_choice, check_dim, check_fits, check_int, check_real, check_same_kind, check_tensor
 
 MEMORIES = ("hebbian", "delta", "softmax")
 """Memories compared by :func:`readout_weights`: the Hebbian sum (linear attention), the delta rule
@@ -52,6 +52,8 @@ def readout_weights(keys: torch.Tensor, values: torch.Tensor, rule: str = "hebbi
                          f"got shape {tuple(values.shape)}")
     rule = check_choice("rule", rule, MEMORIES)
     beta = check_real("beta", beta, low=0.0, low_open=True)
+    check_fits("keys", (*keys.shape[:-2], keys.shape[-2], keys.shape[-2]), keys.dtype, keys.device,
+               "the read-out weights, batch × N × N", "write fewer pairs")
     G = keys @ keys.mT
     if rule == "hebbian":
         return G, values
