@@ -254,10 +254,10 @@ def make_student_copies(course_dir: str | Path, out_dir: str | Path, *, force: b
     Existing files in ``out_dir`` are skipped (listed in the report) unless ``force`` is true.
     A ``HOW_TO_USE.md`` for learners is added. Every file is written under a temporary name and then
     renamed, so an interrupted run leaves no half-written file; the temporary files of the names it writes
-    that a killed run left behind are removed (never another file, never one being written now). Raises ValueError if ``course_dir`` has
-    no notebook, or ``out_dir`` is empty, is the course folder, lies inside it, holds course notebooks
-    or exists and is not a folder; NotADirectoryError (before writing) if a parent of ``out_dir`` is a file;
-    filesystem faults raise OSError (its ``filename`` is the file).
+    that a killed run left behind are removed (never another file, never one being written now). Raises
+    ValueError if ``course_dir`` has no notebook, or ``out_dir`` is empty, is the course folder, lies inside
+    it, holds course notebooks or exists and is not a folder; NotADirectoryError (before writing) if a parent
+    of ``out_dir`` is a file; filesystem faults raise OSError (its ``filename`` is the file).
     """
     course_dir = Path(course_dir)
     notebooks = course_notebooks(course_dir)

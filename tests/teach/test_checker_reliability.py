@@ -37,7 +37,7 @@ def _exits_quietly():
 def test_an_answer_that_exits_gets_a_verdict(answer, said, capsys):
     try:
         ok = start.check_match(answer)
-    except BaseException as e:  # noqa: BLE001 -- what used to escape the checker: fail, never end the run
+    except BaseException as e:  # what used to escape the checker: fail, never end the run
         pytest.fail(f"{type(e).__name__} escaped the checker")
     out = capsys.readouterr().out
     assert ok is False and "❌" in out and said in out, out
@@ -47,7 +47,7 @@ def test_an_answer_that_exits_gets_a_verdict(answer, said, capsys):
 def test_a_measurement_that_exits_gets_a_verdict(capsys):
     try:
         ok = _core.check_measurement(_exits_quietly, lambda r: (True, "fine"))
-    except BaseException as e:  # noqa: BLE001
+    except BaseException as e:
         pytest.fail(f"{type(e).__name__} escaped the checker")
     out = capsys.readouterr().out
     assert ok is False and "running your measurement stopped early: it called sys.exit()" in out, out
@@ -129,7 +129,8 @@ def test_a_stopped_check_leaves_the_next_check_working(capsys):
 
 
 # ------------------------------------------------------------------------------- an unreadable progress file
-TRUNCATED = '{\n "00_start_here": {\n  "1": {\n   "attempts": 3,\n   "done": true\n  }\n },\n "06_delta_and_oja": {\n  "3": [1, '
+TRUNCATED = ('{\n "00_start_here": {\n  "1": {\n   "attempts": 3,\n   "done": true\n  }\n },\n'
+             ' "06_delta_and_oja": {\n  "3": [1, ')
 
 
 def test_an_unreadable_progress_file_is_kept_aside_and_told_once(tmp_path, capsys):

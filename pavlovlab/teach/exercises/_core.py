@@ -25,6 +25,7 @@ The rules the checkers follow:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib
@@ -359,10 +360,8 @@ def _set_aside(path: Path) -> Path | None:
             except OSError:
                 return None
             return target
-        try:
+        with contextlib.suppress(OSError):   # the copy is kept; the original goes at the next save at worst
             path.unlink()
-        except OSError:
-            pass
         return target
     return None
 
