@@ -33,7 +33,9 @@ import math
 import numbers
 import os
 import warnings
-from collections.abc import Iterable, Sequence, Sized
+from collections.abc import Iterable, Iterator, Sequence, Sized
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Literal, overload
 
 import torch
@@ -65,9 +67,24 @@ def check_finite(name: str, x: torch.Tensor) -> torch.Tensor:
     return x
 
 
+_INNER_CALL: ContextVar[bool] = ContextVar("pavlovlab_inner_call", default=False)
+
+
+@contextmanager
+def inner_call() -> Iterator[None]:
+    """Calls made inside do not warn (:func:`warn_nonfinite` is silent there): a public function that calls
+    another public one warns once, for its own result, as the policy says."""
+    token = _INNER_CALL.set(True)
+    try:
+        yield
+    finally:
+        _INNER_CALL.reset(token)
+
+
 def warn_nonfinite(where: str, x: torch.Tensor, cause: str) -> torch.Tensor:
-    """Warn once (a :class:`NonFiniteWarning`) if ``x`` holds NaN or inf; return ``x`` unchanged."""
-    if not all_finite(x):
+    """Warn once (a :class:`NonFiniteWarning`) if ``x`` holds NaN or inf; return ``x`` unchanged. Silent
+    inside :func:`inner_call`."""
+    if not _INNER_CALL.get() and not all_finite(x):
         warnings.warn(f"{where}: the result became NaN/inf from finite inputs ({cause})", NonFiniteWarning,
                       stacklevel=3)
     return x

@@ -15,7 +15,7 @@ from typing import cast
 import torch
 import torch.nn.functional as F
 
-from ._checks import check_int, check_tensor
+from ._checks import check_int, check_tensor, warn_nonfinite
 from .models import Block, TinyTransformer
 from .probes import _check_model
 from .tasks import associative_recall
@@ -60,7 +60,7 @@ def mean_squared_overlap(keys: torch.Tensor) -> torch.Tensor:
     G = keys @ keys.mT
     n = keys.shape[-2]
     off = G.pow(2).sum((-2, -1)) - G.diagonal(dim1=-2, dim2=-1).pow(2).sum(-1)
-    return off / n
+    return warn_nonfinite("mean_squared_overlap", off / n, "very large keys overflow the squared overlaps in the dtype")
 
 
 @torch.no_grad()

@@ -142,7 +142,9 @@ def step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: str | Rule, *,
             check_real_tensor(name, x, low=0.0, high=high)
         else:
             check_real(name, x, low=0.0, high=high)
-    return _step(S, k, v, RULES[resolve_rule(rule)] if isinstance(rule, str) else rule, lr, decay)
+    update = RULES[resolve_rule(rule)] if isinstance(rule, str) else rule
+    return warn_nonfinite("step", _step(S, k, v, update, lr, decay),
+                          "a custom rule returned NaN/inf, or very large S, k, v or lr overflow the dtype")
 
 
 def _step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, update: Rule, lr: float | torch.Tensor,

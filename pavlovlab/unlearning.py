@@ -32,6 +32,7 @@ from ._checks import (
     check_same_kind,
     check_shape,
     check_tensor,
+    warn_nonfinite,
 )
 from .hebbian import _pairs, outer_product_memory, recall_cosine
 from .sampling import random_keys
@@ -97,7 +98,8 @@ def unlearn_hebbian(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, times:
     check_same_kind(S=S, v=v)
     check_dim("v", v.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
     times = check_real("times", times, low=0.0)
-    return S - times * v[..., :, None] * k[..., None, :]
+    return warn_nonfinite("unlearn_hebbian", S - times * v[..., :, None] * k[..., None, :],
+                          "very large S, k, v or times overflow the dtype")
 
 
 def _check_protect(protect: object, k: torch.Tensor) -> None:
@@ -174,7 +176,8 @@ def unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None =
                              f"beta: expected a number <= 2 with protect (the step multiplies the key's error by "
                              f"1 − beta), got {b:g}")
         u = u * gain
-    return S + error[..., :, None] * u[..., None, :]
+    return warn_nonfinite("unlearn_delta", S + error[..., :, None] * u[..., None, :],
+                          "very large S, k or v_new overflow the dtype")
 
 
 class UnlearningReport(NamedTuple):
@@ -206,7 +209,9 @@ def recall_strength(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -
     once with unit key and no crosstalk, r for one written r times, 0 when unlearned.
     """
     _check_read(S, keys, values)
-    return ((keys @ S.mT) * values).sum(-1) / (values * values).sum(-1).clamp(min=torch.finfo(values.dtype).tiny)
+    return warn_nonfinite("recall_strength", ((keys @ S.mT) * values).sum(-1)
+                          / (values * values).sum(-1).clamp(min=torch.finfo(values.dtype).tiny),
+                          "very large S, keys or values overflow the dtype")
 
 
 def unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
@@ -317,7 +322,8 @@ def cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor) -> to
     if bool(((value * value).sum(-1) == 0).any()):
         raise ValueError("value: expected a non-zero value vector (the response is divided by ‖v‖²), got a zero one")
     reads = cues @ S.mT                                                   # (..., m, d_v)
-    return (reads * value[..., None, :]).sum(-1) / (value * value).sum(-1, keepdim=True)
+    return warn_nonfinite("cue_response", (reads * value[..., None, :]).sum(-1) / (value * value).sum(-1, keepdim=True),
+                          "very large S, cues or value overflow the dtype")
 
 
 def generalisation_after_unlearning(n: int = 16, d_k: int = 64, d_v: int = 64, *, overlap: float = 0.7,
