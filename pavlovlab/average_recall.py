@@ -128,6 +128,8 @@ def _recall_chunks(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind
     device = check_device("device", device)
     ns_t = _check_ns(ns)
     N = int(ns_t[-1])
+    check_fits("ns", (N, N), dtype, device, "one trial's Gram matrix, n × n for the largest n",
+               "sweep smaller numbers of pairs")
     chunk = _chunk(N, dtype)
     gram = beaten = None
     for s in range(0, trials, chunk):  # memory chunks; all the trials inside a chunk run at once

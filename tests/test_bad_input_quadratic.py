@@ -10,6 +10,7 @@ from badinput import check, parametrize
 import pavlovlab as pl
 from pavlovlab import attention as A
 from pavlovlab import average_recall as Ar
+from pavlovlab import head_memory as Hm
 from pavlovlab import hebbian as Hb
 from pavlovlab import retrieval as R
 
@@ -48,6 +49,10 @@ ROWS = [
      "keys: the scores, batch × n × n"),
     ("readout_weights(N = 300,000)", lambda: R.readout_weights(_seq(LONG), _seq(LONG)), ValueError,
      "keys: the read-out weights, batch × N × N"),
+    ("recall_sweep(ns up to 300,000)", lambda: Ar.recall_sweep(8, [10, LONG], trials=1), ValueError,
+     "ns: one trial's Gram matrix, n × n for the largest n = 9e+10"),
+    ("mean_squared_overlap(n = 300,000)", lambda: Hm.mean_squared_overlap(_seq(LONG)), ValueError,
+     "keys: the overlaps, batch × n × n"),
     ("linear_attention(T = 2²⁰) in chunks runs", lambda: _fits(lambda: pl.linear_attention(
         *(_seq(VERY_LONG) * 1e-3,) * 3)), "ok", ""),
     ("softmax_attention(T = 2,000) runs", lambda: _fits(lambda: pl.softmax_attention(*(_seq(2000),) * 3)), "ok", ""),
