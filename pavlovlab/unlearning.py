@@ -24,6 +24,7 @@ from typing import NamedTuple
 import torch
 
 from ._checks import (
+    all_finite,
     check_device,
     check_dim,
     check_float_dtype,
@@ -150,7 +151,11 @@ def unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None =
         _check_protect(protect, k)
     error = v_new - (S @ k[..., :, None])[..., 0]                       # what we want − what it predicts
     if protect is None:
-        u = k / (k * k).sum(-1, keepdim=True)
+        norm2 = (k * k).sum(-1, keepdim=True)
+        if not all_finite(norm2):  # k / inf would be a zero step: the memory returned unchanged, silently
+            raise ValueError(f"k: expected a key whose squared norm ‖k‖² fits in {k.dtype}, got one of norm "
+                             f"{float(k.norm(dim=-1).max()):.3g} whose square overflows it (rescale k)")
+        u = k / norm2
     else:
         check_tensor("protect", protect, min_rank=2)
         check_same_kind(S=S, protect=protect)

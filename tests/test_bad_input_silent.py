@@ -45,6 +45,9 @@ ROWS = [
     ("unlearn_delta(protect=..., beta=2.5)",
      lambda: U.unlearn_delta(torch.eye(3), torch.eye(3)[0], beta=2.5, protect=torch.eye(3)[1:2]), ValueError,
      "beta: expected a number <= 2 with protect"),
+    ("unlearn_delta with a key whose ‖k‖² overflows float32",
+     lambda: U.unlearn_delta(torch.ones(3, 4), torch.full((4,), 1e20)), ValueError,
+     "k: expected a key whose squared norm ‖k‖² fits in torch.float32"),
     ("AssociativeMemory.read overflowing to inf", lambda: _memory_of_huge_writes().read(torch.full((4,), 1e19)),
      "warn", "AssociativeMemory.read"),
     ("AssociativeMemory.read of a sequence overflowing", lambda: _memory_of_huge_writes().read(
