@@ -33,7 +33,9 @@ import math
 import numbers
 import os
 import warnings
-from collections.abc import Iterable, Sequence, Sized
+from collections.abc import Iterable, Iterator, Sequence, Sized
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Literal, overload
 
 import torch
@@ -65,9 +67,24 @@ def check_finite(name: str, x: torch.Tensor) -> torch.Tensor:
     return x
 
 
+_INNER_CALL: ContextVar[bool] = ContextVar("pavlovlab_inner_call", default=False)
+
+
+@contextmanager
+def inner_call() -> Iterator[None]:
+    """Calls made inside do not warn (:func:`warn_nonfinite` is silent there): a public function that calls
+    another public one warns once, for its own result, as the policy says."""
+    token = _INNER_CALL.set(True)
+    try:
+        yield
+    finally:
+        _INNER_CALL.reset(token)
+
+
 def warn_nonfinite(where: str, x: torch.Tensor, cause: str) -> torch.Tensor:
-    """Warn once (a :class:`NonFiniteWarning`) if ``x`` holds NaN or inf; return ``x`` unchanged."""
-    if not all_finite(x):
+    """Warn once (a :class:`NonFiniteWarning`) if ``x`` holds NaN or inf; return ``x`` unchanged. Silent
+    inside :func:`inner_call`."""
+    if not _INNER_CALL.get() and not all_finite(x):
         warnings.warn(f"{where}: the result became NaN/inf from finite inputs ({cause})", NonFiniteWarning,
                       stacklevel=3)
     return x
@@ -292,12 +309,13 @@ def _bytes(n: float) -> str:
 
 
 def check_fits(name: str, shape: Sequence[int], dtype: torch.dtype | None, device: torch.device | str | None,
-               what: str) -> None:
+               what: str, advice: str = "") -> None:
     """Refuse, before allocating, a tensor of ``shape`` that cannot fit in the memory of ``device``.
 
     ``what`` says where the size comes from (``"d_value × d_key"``); the message gives the size in bytes
     and the memory available, e.g. ``S: d_value × d_key = 1e+12 float32 entries (4 TB) do not fit in the
-    135 GB of cpu memory``."""
+    135 GB of cpu memory``, then ``advice`` (what to do instead) when given. Every quadratic form of the
+    package (a T × T score matrix, an n × n Gram matrix) calls it before its product."""
     dtype = dtype or torch.get_default_dtype()
     dev = torch.device("cpu") if device is None else torch.device(device)
     entries = math.prod(int(s) for s in shape)
@@ -305,4 +323,5 @@ def check_fits(name: str, shape: Sequence[int], dtype: torch.dtype | None, devic
     have = _memory_bytes(dev)
     if have is not None and need > have:
         raise ValueError(f"{name}: {what} = {entries:.4g} {str(dtype).removeprefix('torch.')} entries "
-                         f"({_bytes(need)}) do not fit in the {_bytes(have)} of {dev.type} memory")
+                         f"({_bytes(need)}) do not fit in the {_bytes(have)} of {dev.type} memory"
+                         + (f"; {advice}" if advice else ""))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._checks import check_dim, check_int, check_numbers, check_tensor
+from ._checks import check_dim, check_int, check_numbers, check_tensor, warn_nonfinite
 
 Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
 
@@ -100,7 +100,8 @@ def slope_through_origin(x: torch.Tensor, y: torch.Tensor) -> tuple[float, float
         raise ValueError("x: expected at least one non-zero value (a line through the origin needs Σ x² > 0), "
                          f"got {x.numel()} zeros")
     x64, y64 = x.detach().double().cpu(), y.detach().double().cpu()
-    slopes = (y64 * x64).sum(-1) / (x64 * x64).sum()
+    slopes = warn_nonfinite("slope_through_origin", (y64 * x64).sum(-1) / (x64 * x64).sum(),
+                            "very large x or y overflow float64")
     return slopes.mean().item(), (slopes.std() / slopes.numel() ** 0.5).item()
 
 
@@ -176,7 +177,7 @@ def summarize(x: torch.Tensor) -> Effect:
         half = t_quantile(S - 1) * means.std() / math.sqrt(S)
     else:
         half = t_quantile(max(N - 1, 1)) * x[0].std() / math.sqrt(N)
-    m = means.mean().item()
+    m = warn_nonfinite("summarize", torch.stack([means.mean(), half]), "very large effects overflow float64")[0].item()
     return Effect(m, m - half.item(), m + half.item(), tuple(means.tolist()), N)
 
 

@@ -3,6 +3,7 @@ user's summary.json is merged, Ctrl-C is one line and exit 130, a killed run's t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -109,7 +110,20 @@ def test_a_killed_runs_temporary_files_are_removed_by_the_next_run(capsys, tmp_p
         p.write_text("partial")
     for p in [*stale, *not_ours]:
         os.utime(p, (old, old))
-    code, _, _ = _run(capsys, "reproduce", "--out", str(tmp_path), "--force", "--no-progress")
+    with _held(fresh):                                                 # as atomic_write holds its file
+        code, _, _ = _run(capsys, "reproduce", "--out", str(tmp_path), "--force", "--no-progress")
     assert code == 0
     assert not any(p.exists() for p in stale)
     assert fresh.exists() and all(p.exists() for p in not_ours)
+
+
+@contextlib.contextmanager
+def _held(path):
+    """Hold ``path`` under the writer's lock (where the system has flock)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if student.fcntl is not None:
+            student.fcntl.flock(fd, student.fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -32,6 +32,7 @@ from .._checks import (
     check_choice,
     check_dim,
     check_finite,
+    check_fits,
     check_int,
     check_output,
     check_real,
@@ -118,6 +119,18 @@ def _check_state(name: str, state: object, shape: tuple[int, ...], like: torch.T
     return state
 
 
+def _check_quadratic(mode: str, lead: torch.Size, T: int, chunk_size: int, like: torch.Tensor) -> None:
+    """Refuse up front the score matrices a form cannot hold: T × T per batch/head in ``"parallel"`` mode, a
+    C × C block per chunk (C = min(chunk_size, T)) in ``"chunk"`` mode; the recurrent form has none."""
+    if mode == "parallel":
+        check_fits("mode", (*lead, T, T), like.dtype, like.device, "the parallel form's scores, batch × T × T",
+                   "mode='chunk' needs memory linear in T")
+    elif mode == "chunk" and T:
+        C = min(chunk_size, T)
+        check_fits("chunk_size", (*lead, -(-T // C), C, C), like.dtype, like.device,
+                   "the chunks' scores, batch × chunks × chunk_size²", "choose a smaller chunk_size (e.g. 64)")
+
+
 def _feature_map(feature_map: FeatureMap) -> Callable[[torch.Tensor], torch.Tensor]:
     if callable(feature_map):
         return feature_map
@@ -155,7 +168,11 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, caus
     if all(isinstance(x, torch.Tensor) and x.dim() >= 2 for x in (q, k)) and k.shape[-2] == 0 < q.shape[-2]:
         raise ValueError(f"k: expected at least one key for {q.shape[-2]} queries (a softmax over zero keys is "
                          f"undefined), got shape {tuple(k.shape)}")
-    _check_qkv(q, k, v, same_length=causal)
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal: expected True or False, got {type(causal).__name__} {causal!r}")
+    lead = _check_qkv(q, k, v, same_length=causal)
+    check_fits("k", (*lead, q.shape[-2], k.shape[-2]), q.dtype, q.device, "the scores, batch × T_q × T",
+               "softmax attention is quadratic in T: attend over shorter sequences or linear_attention(mode='chunk')")
     scale = None if scale is None else check_real("scale", scale, low=0.0, low_open=True)
     if scale is None and q.shape[-1] == 0:
         raise ValueError("q: expected a key dimension d_k >= 1 for the default scale 1/√d_k, got shape "
@@ -248,6 +265,7 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
         z0 = q.new_zeros(*lead, d_k) if z0 is None else z0.expand(*lead, d_k)
         w = torch.cat([w, torch.ones_like(w[..., :1])], dim=-1)  # z rides along as an extra value row
         S0 = torch.cat([S0, z0[..., None, :]], dim=-2)
+    _check_quadratic(mode, lead, q.shape[-2], chunk_size, q)
     sums = _sums(q, k, v)
     if mode == "chunk":
         o, S = linear_chunk_kernel(fq, fk, w, gamma, S0, chunk_size)
@@ -310,6 +328,7 @@ def scalar_gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Ten
         raise ValueError(f"g: expected gates in (0, 1], got a minimum of {g.min().item():.4g}")
     mode = check_choice("mode", mode, GATED_MODES)
     lead = broadcast_lead(qkv=lead, g=g.shape[:-1])
+    _check_quadratic(mode, lead, T, T, q)
     d_k, d_v = q.shape[-1], v.shape[-1]
     q, k, v = (x.expand(*lead, *x.shape[-2:]) for x in (q, k, v))
     S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
@@ -385,6 +404,7 @@ def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta
             check_finite(name, t)
         o = q.new_zeros(*lead, T, d_v)
         return (o, S0.clone()) if return_state else o
+    _check_quadratic(mode, lead, T, chunk_size, q.float() if q.dtype in LOW_PRECISION else q)
     if q.dtype in LOW_PRECISION:  # compute in float32, return in the caller's dtype
         x = [t.float() for t in x]
     qx, kx, vx, bx, Sx = x

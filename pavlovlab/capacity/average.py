@@ -20,7 +20,18 @@ from typing import NamedTuple
 import torch
 from tqdm.auto import tqdm
 
-from .._checks import check_choice, check_device, check_float_dtype, check_int, check_numbers, check_real
+from .._checks import (
+    all_finite,
+    check_choice,
+    check_device,
+    check_fits,
+    check_float_dtype,
+    check_int,
+    check_numbers,
+    check_real,
+    inner_call,
+    warn_nonfinite,
+)
 from ..memory.hebbian import outer_product_memory
 from ..sampling import KINDS, random_keys
 
@@ -47,13 +58,18 @@ def store_and_recall(keys: torch.Tensor, values: torch.Tensor) -> RecallMetrics:
     keys: (..., n, d_k), values: (..., n, d_v); leading dims (trials, ...) broadcast.
     Returns :class:`RecallMetrics` with fields of shape (..., n); an exact tie with a rival is an error.
     """
-    S = outer_product_memory(keys, values)                 # (..., d_v, d_k): the bucket (checks the pairs)
+    with inner_call():
+        S = outer_product_memory(keys, values)             # (..., d_v, d_k): the bucket (checks the pairs)
+    check_fits("keys", (*S.shape[:-2], keys.shape[-2], keys.shape[-2]), keys.dtype, keys.device,
+               "the scores, batch × n × n", "store fewer pairs per memory")
     read = keys @ S.mT                                     # (..., n, d_v): S k_j for every j
     cosine = torch.nn.functional.cosine_similarity(read, values, dim=-1)
     scores = read @ values.mT                              # (..., n, n): match against every stored value
     own = torch.diagonal(scores, dim1=-2, dim2=-1)
     rival = scores.masked_fill(torch.eye(scores.shape[-1], dtype=torch.bool, device=scores.device), -math.inf)
     correct = own > rival.amax(-1) if scores.shape[-1] > 1 else torch.ones_like(own, dtype=torch.bool)
+    warn_nonfinite("store_and_recall", own if all_finite(cosine) else cosine, "very large keys or values overflow "
+                   "the dtype")
     return RecallMetrics(cosine, correct)
 
 
@@ -112,6 +128,8 @@ def _recall_chunks(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind
     device = check_device("device", device)
     ns_t = _check_ns(ns)
     N = int(ns_t[-1])
+    check_fits("ns", (N, N), dtype, device, "one trial's Gram matrix, n × n for the largest n",
+               "sweep smaller numbers of pairs")
     chunk = _chunk(N, dtype)
     gram = beaten = None
     for s in range(0, trials, chunk):  # memory chunks; all the trials inside a chunk run at once

@@ -14,7 +14,17 @@ import math
 
 import torch
 
-from .._checks import check_choice, check_dim, check_int, check_real, check_same_kind, check_tensor
+from .._checks import (
+    all_finite,
+    check_choice,
+    check_dim,
+    check_fits,
+    check_int,
+    check_real,
+    check_same_kind,
+    check_tensor,
+    warn_nonfinite,
+)
 
 MEMORIES = ("hebbian", "delta", "softmax")
 """Memories compared by :func:`readout_weights`: the Hebbian sum (linear attention), the delta rule
@@ -52,17 +62,22 @@ def readout_weights(keys: torch.Tensor, values: torch.Tensor, rule: str = "hebbi
                          f"got shape {tuple(values.shape)}")
     rule = check_choice("rule", rule, MEMORIES)
     beta = check_real("beta", beta, low=0.0, low_open=True)
+    check_fits("keys", (*keys.shape[:-2], keys.shape[-2], keys.shape[-2]), keys.dtype, keys.device,
+               "the read-out weights, batch × N × N", "write fewer pairs")
     G = keys @ keys.mT
     if rule == "hebbian":
-        return G, values
-    if rule == "softmax":
-        return (beta * (G - G.amax(-1, keepdim=True))).exp(), values
-    N = G.shape[-1]
-    L = torch.eye(N, dtype=G.dtype, device=G.device) / beta + G.tril(-1)
-    K_lead = torch.broadcast_shapes(L.shape[:-2], values.shape[:-2])
-    U = torch.linalg.solve_triangular(L.expand(*K_lead, N, N), values.expand(*K_lead, *values.shape[-2:]),
-                                      upper=False)
-    return G, U
+        A, W = G, values
+    elif rule == "softmax":
+        A, W = (beta * (G - G.amax(-1, keepdim=True))).exp(), values
+    else:
+        N = G.shape[-1]
+        L = torch.eye(N, dtype=G.dtype, device=G.device) / beta + G.tril(-1)
+        K_lead = torch.broadcast_shapes(L.shape[:-2], values.shape[:-2])
+        W = torch.linalg.solve_triangular(L.expand(*K_lead, N, N), values.expand(*K_lead, *values.shape[-2:]),
+                                          upper=False)
+        A = G
+    warn_nonfinite("readout_weights", W if all_finite(A) else A, "very large keys or values overflow the dtype")
+    return A, W
 
 
 def _check_curve_inputs(weights: object, written: object, **others: object) -> None:

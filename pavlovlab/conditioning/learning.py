@@ -32,6 +32,7 @@ from .._checks import (
     check_real_tensor,
     check_same_kind,
     check_tensor,
+    warn_nonfinite,
 )
 from .trials import TABLES, Design, Device, _n
 
@@ -144,7 +145,8 @@ def hebbian_conditioning(cs: torch.Tensor, us: torch.Tensor, *,
     Same arguments and return as :func:`rescorla_wagner`: cs (..., trials, n_cs), us (..., trials),
     returns V (..., trials + 1, n_cs).
     """
-    return _conditioning(cs, us, alpha, beta, V0, error=False)
+    return warn_nonfinite("hebbian_conditioning", _conditioning(cs, us, alpha, beta, V0, error=False),
+                          "very large cues or outcomes make the strengths grow past the dtype")
 
 
 SIMULATORS: dict[str, Callable[..., torch.Tensor]] = {
@@ -164,7 +166,7 @@ def prediction(V: torch.Tensor, cs: torch.Tensor) -> torch.Tensor:
     check_tensor("cs", cs, min_rank=2)
     check_dim("V", V.shape[-2], cs.shape[-2] + 1, "trials + 1 (one more than dim -2 of cs)")
     check_dim("V", V.shape[-1], cs.shape[-1], "n_cs (last dim of cs)")
-    return (V[..., :-1, :] * cs.to(V)).sum(-1)
+    return warn_nonfinite("prediction", (V[..., :-1, :] * cs.to(V)).sum(-1), "very large V or cs overflow the dtype")
 
 
 def simulate(design: str, *, n_trials: int = 30, alpha: float = 0.3, beta: float = 1.0, lam: float = 1.0,

@@ -156,13 +156,18 @@ def measured_half_life(strength: torch.Tensor, *, level: float = 0.5) -> torch.T
     """The first lag at which a recall curve falls to ``level`` (linear interpolation between lags).
 
     strength: (..., L) a curve over lags 0..L−1 (e.g. the mean of ``recall_vs_lag`` over trials).
-    Returns (...) lags as floats; ``inf`` where the curve never falls that low.
+    Returns (...) lags as floats; ``inf`` where the curve never falls that low, 0 where it starts below it. A
+    ``level`` above every curve's maximum raises (ValueError): no curve reaches it, so none can fall to it.
     """
     check_tensor("strength", strength, min_rank=1)
     if strength.shape[-1] < 2:
         raise ValueError(f"strength: expected a curve over at least 2 lags (..., L >= 2) to interpolate, got shape "
                          f"{tuple(strength.shape)}")
     level = check_real("level", level)
+    top = float(strength.max())
+    if top < level:
+        raise ValueError(f"level: expected a level the curves reach (at most their maximum, {top:.4g}), got "
+                         f"{level:g}: a curve that never rises to it cannot fall to it")
     below = strength < level
     found = below.any(-1)
     i = below.to(torch.int64).argmax(-1).clamp(min=1)        # first index below the level

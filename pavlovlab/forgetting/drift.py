@@ -34,7 +34,7 @@ from .._checks import (
     check_tensor,
     warn_nonfinite,
 )
-from ..memory.associative import RULES, check_lr, resolve_rule, step
+from ..memory.associative import RULES, _step, check_lr, resolve_rule
 from ..sampling import random_keys
 
 __all__ = ["DriftStream", "Tracking", "arrival_stream", "key_reuse_task", "recovery_steps", "redraw_stream",
@@ -331,7 +331,7 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
         steps = tqdm(steps, desc="tracking", leave=False)
     for t in steps:  # the recurrence: each write depends on the memory the last one left
         k_t, v_t = keys[..., t, :], values[..., t, :]
-        S = torch.stack([step(S[i], k_t, v_t, u, lr=checked[i]) for i, u in enumerate(updates)])   # a few rules
+        S = torch.stack([_step(S[i], k_t, v_t, u, checked[i], 1.0) for i, u in enumerate(updates)])  # a few rules
 
         history.append(S)
         if len(history) == _CHUNK:

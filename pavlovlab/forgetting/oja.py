@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 from .._checks import (
+    all_finite,
     broadcast_lead,
     check_choice,
     check_device,
@@ -77,6 +78,9 @@ def principal_components(x: torch.Tensor, k: int = 1) -> tuple[torch.Tensor, tor
     if x.shape[-2] == 0:
         raise ValueError(f"x: expected at least one sample (..., n >= 1, d), got shape {tuple(x.shape)}")
     C = x.mT @ x / x.shape[-2]
+    if not all_finite(C):   # eigh cannot run on it: say why, not LAPACK's "failed to converge"
+        raise ValueError(f"x: expected samples whose second moment xᵀx/n fits in {x.dtype}, got entries up to "
+                         f"{float(x.abs().max()):.3g} that overflow it (rescale x)")
     vals, vecs = torch.linalg.eigh(C)
     return vals.flip(-1)[..., :k], vecs.flip(-1)[..., :k]
 
@@ -88,7 +92,8 @@ def alignment(w: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
     check_same_kind(w=w, u=u)
     check_dim("u", u.shape[-1], w.shape[-1], "the dimension d of w (last dim)")
     broadcast_lead(w=w.shape[:-1], u=u.shape[:-1])
-    return torch.nn.functional.cosine_similarity(w, u, dim=-1).abs()
+    return warn_nonfinite("alignment", torch.nn.functional.cosine_similarity(w, u, dim=-1).abs(),
+                          "very large w or u overflow their norms in the dtype")
 
 
 def _initial(name: str, w0: torch.Tensor | None, shape: tuple[int, ...], x: torch.Tensor,
@@ -143,7 +148,7 @@ def oja_pca(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torch.Ten
 
     Args:
         x: (..., n, d) samples (leading dims: independent runs, e.g. seeds).
-        lr: η ≥ 0; epochs: passes over the n samples.
+        lr: η > 0 (η = 0 would return the start unchanged); epochs: passes over the n samples.
         w0: (..., d) initial weights (default: small random ones from ``generator``).
         rule: ``"oja"`` or ``"hebbian"``.
         return_trajectory: also return every w, (..., epochs·n + 1, d).
@@ -152,7 +157,7 @@ def oja_pca(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torch.Ten
         w: (..., d), or ``(w, trajectory)``.
     """
     check_tensor("x", x, min_rank=2)
-    lr = check_real("lr", lr, low=0.0)
+    lr = check_real("lr", lr, low=0.0, low_open=True)
     check_int("epochs", epochs, low=1)
     step = {"oja": _oja_step, "hebbian": _hebbian_step}[check_choice("rule", rule, ("oja", "hebbian"))]
     w = _initial("w0", w0, (*x.shape[:-2], x.shape[-1]), x, generator)
@@ -180,13 +185,13 @@ def oja_subspace(x: torch.Tensor, k: int = 2, *, lr: float = 0.01, epochs: int =
     W converges to k orthonormal rows spanning the top-k principal subspace of ``C = E[x xᵀ]``
     (any rotation within it: the rows are not the individual eigenvectors).
 
-    x: (..., n, d); W0: (..., k, d). Returns W (..., k, d), or ``(W, trajectory (..., epochs·n + 1, k, d))``.
+    x: (..., n, d); W0: (..., k, d); lr: η > 0. Returns W (..., k, d), or ``(W, trajectory (..., epochs·n + 1, k, d))``.
     """
     check_tensor("x", x, min_rank=2)
     check_int("k", k, low=1)
     if k > x.shape[-1]:
         raise ValueError(f"k: expected at most d = {x.shape[-1]} units (the dimension of x), got {k}")
-    lr = check_real("lr", lr, low=0.0)
+    lr = check_real("lr", lr, low=0.0, low_open=True)
     check_int("epochs", epochs, low=1)
     W = _initial("W0", W0, (*x.shape[:-2], k, x.shape[-1]), x, generator)
 
@@ -232,4 +237,5 @@ def memory_fixed_point(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
     V, K = values.mT, keys.mT                                             # (..., d_v, n), (..., d_k, n)
     gram = V.mT @ V                                                       # (..., n, n)
     inside = V @ torch.linalg.solve(gram, V.mT @ S)                       # P S
-    return S - inside + V @ torch.linalg.solve(gram, K.mT)
+    return warn_nonfinite("memory_fixed_point", S - inside + V @ torch.linalg.solve(gram, K.mT),
+                          "very large values overflow their Gram matrix VᵀV in the dtype")

@@ -24,6 +24,7 @@ from typing import NamedTuple
 import torch
 
 from .._checks import (
+    all_finite,
     check_device,
     check_dim,
     check_float_dtype,
@@ -32,6 +33,7 @@ from .._checks import (
     check_same_kind,
     check_shape,
     check_tensor,
+    warn_nonfinite,
 )
 from ..memory.hebbian import _pairs, outer_product_memory, recall_cosine
 from ..sampling import random_keys
@@ -97,7 +99,8 @@ def unlearn_hebbian(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, times:
     check_same_kind(S=S, v=v)
     check_dim("v", v.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
     times = check_real("times", times, low=0.0)
-    return S - times * v[..., :, None] * k[..., None, :]
+    return warn_nonfinite("unlearn_hebbian", S - times * v[..., :, None] * k[..., None, :],
+                          "very large S, k, v or times overflow the dtype")
 
 
 def _check_protect(protect: object, k: torch.Tensor) -> None:
@@ -132,7 +135,8 @@ def unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None =
     Args:
         S: (..., d_v, d_k); k: (..., d_k); v_new: (..., d_v), default zeros ("stop salivating").
         beta: the step size; default the exact one (1/‖k‖², or 1 with ``protect``). β ∈ (0, 1/‖k‖²)
-            removes only a fraction β‖k‖² of the error.
+            removes only a fraction β‖k‖² of the error; the step multiplies the key's error by 1 − β‖k‖²
+            (1 − β with ``protect``), so β‖k‖² > 2 (β > 2) would strengthen the memory: it raises.
     Returns:
         the new memory, (..., d_v, d_k).
     """
@@ -147,7 +151,11 @@ def unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None =
         _check_protect(protect, k)
     error = v_new - (S @ k[..., :, None])[..., 0]                       # what we want − what it predicts
     if protect is None:
-        u = k / (k * k).sum(-1, keepdim=True)
+        norm2 = (k * k).sum(-1, keepdim=True)
+        if not all_finite(norm2):  # k / inf would be a zero step: the memory returned unchanged, silently
+            raise ValueError(f"k: expected a key whose squared norm ‖k‖² fits in {k.dtype}, got one of norm "
+                             f"{float(k.norm(dim=-1).max()):.3g} whose square overflows it (rescale k)")
+        u = k / norm2
     else:
         check_tensor("protect", protect, min_rank=2)
         check_same_kind(S=S, protect=protect)
@@ -164,8 +172,17 @@ def unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None =
         u = u / norm
     if beta is not None:
         b = check_real("beta", beta, low=0.0)
-        u = u * (b * (k * k).sum(-1, keepdim=True) if protect is None else b)
-    return S + error[..., :, None] * u[..., None, :]
+        gain = b * (k * k).sum(-1, keepdim=True) if protect is None else torch.full_like(u[..., :1], b)
+        worst = float(gain.max()) if gain.numel() else 0.0
+        if worst > 2.0:  # the key's error is multiplied by 1 − gain: |1 − gain| > 1 strengthens it
+            raise ValueError(f"beta: expected beta·‖k‖² <= 2 (the step multiplies the key's error by 1 − beta·‖k‖², "
+                             f"which must stay within [−1, 1]), got beta = {b:g} with beta·‖k‖² = {worst:.4g}"
+                             if protect is None else
+                             f"beta: expected a number <= 2 with protect (the step multiplies the key's error by "
+                             f"1 − beta), got {b:g}")
+        u = u * gain
+    return warn_nonfinite("unlearn_delta", S + error[..., :, None] * u[..., None, :],
+                          "very large S, k or v_new overflow the dtype")
 
 
 class UnlearningReport(NamedTuple):
@@ -197,7 +214,9 @@ def recall_strength(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -
     once with unit key and no crosstalk, r for one written r times, 0 when unlearned.
     """
     _check_read(S, keys, values)
-    return ((keys @ S.mT) * values).sum(-1) / (values * values).sum(-1).clamp(min=torch.finfo(values.dtype).tiny)
+    return warn_nonfinite("recall_strength", ((keys @ S.mT) * values).sum(-1)
+                          / (values * values).sum(-1).clamp(min=torch.finfo(values.dtype).tiny),
+                          "very large S, keys or values overflow the dtype")
 
 
 def unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
@@ -308,7 +327,8 @@ def cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor) -> to
     if bool(((value * value).sum(-1) == 0).any()):
         raise ValueError("value: expected a non-zero value vector (the response is divided by ‖v‖²), got a zero one")
     reads = cues @ S.mT                                                   # (..., m, d_v)
-    return (reads * value[..., None, :]).sum(-1) / (value * value).sum(-1, keepdim=True)
+    return warn_nonfinite("cue_response", (reads * value[..., None, :]).sum(-1) / (value * value).sum(-1, keepdim=True),
+                          "very large S, cues or value overflow the dtype")
 
 
 def generalisation_after_unlearning(n: int = 16, d_k: int = 64, d_v: int = 64, *, overlap: float = 0.7,

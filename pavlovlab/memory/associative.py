@@ -142,7 +142,9 @@ def step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: str | Rule, *,
             check_real_tensor(name, x, low=0.0, high=high)
         else:
             check_real(name, x, low=0.0, high=high)
-    return _step(S, k, v, RULES[resolve_rule(rule)] if isinstance(rule, str) else rule, lr, decay)
+    update = RULES[resolve_rule(rule)] if isinstance(rule, str) else rule
+    return warn_nonfinite("step", _step(S, k, v, update, lr, decay),
+                          "a custom rule returned NaN/inf, or very large S, k, v or lr overflow the dtype")
 
 
 def _step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, update: Rule, lr: float | torch.Tensor,
@@ -235,9 +237,13 @@ class AssociativeMemory:
         self.run(k, v, None, lr=lr)
 
     def read(self, q: torch.Tensor) -> torch.Tensor:
-        """Recall ``S q``: q (*batch, d_key) -> (*batch, d_value), or (*batch, n, d_key) -> (*batch, n, d_value)."""
+        """Recall ``S q``: q (*batch, d_key) -> (*batch, d_value), or (*batch, n, d_key) -> (*batch, n, d_value).
+        A read-out that is NaN/inf for a finite q warns once (NonFiniteWarning)."""
         many = self._check("q", q, self.d_key, "key dimension d_key")
-        return q @ self.S.mT if many else (self.S @ q[..., :, None])[..., 0]
+        out = q @ self.S.mT if many else (self.S @ q[..., :, None])[..., 0]
+        return warn_nonfinite(f"AssociativeMemory.read(rule={self.rule_name!r})", out, "the memory or the read-out "
+                              "S q overflows the dtype: very large or unnormalised keys and values, or a diverged "
+                              "memory")
 
     def run(self, k: torch.Tensor, v: torch.Tensor, q: torch.Tensor | None, *,
             lr: float | torch.Tensor | None = None) -> torch.Tensor | None:

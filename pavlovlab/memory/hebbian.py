@@ -17,7 +17,18 @@ from collections.abc import Sequence
 
 import torch
 
-from .._checks import broadcast_lead, check_dim, check_int, check_real, check_real_tensor, check_same_kind, check_tensor
+from .._checks import (
+    broadcast_lead,
+    check_dim,
+    check_fits,
+    check_int,
+    check_real,
+    check_real_tensor,
+    check_same_kind,
+    check_tensor,
+    inner_call,
+    warn_nonfinite,
+)
 from ..sampling import random_keys
 
 
@@ -42,7 +53,7 @@ def outer_product_memory(keys: torch.Tensor, values: torch.Tensor,
     """
     _pairs(keys, values)
     if repeats is None:
-        return values.mT @ keys
+        return warn_nonfinite("outer_product_memory", values.mT @ keys, "very large keys or values overflow the dtype")
     if isinstance(repeats, torch.Tensor):
         check_real_tensor("repeats", repeats, low=0.0)
         n = keys.shape[-2]
@@ -52,7 +63,8 @@ def outer_product_memory(keys: torch.Tensor, values: torch.Tensor,
         r = repeats.to(device=keys.device, dtype=keys.dtype)
     else:
         r = torch.tensor(check_real("repeats", repeats, low=0.0), device=keys.device, dtype=keys.dtype)
-    return (values * r[..., None]).mT @ keys
+    return warn_nonfinite("outer_product_memory", (values * r[..., None]).mT @ keys,
+                          "very large keys, values or repeats overflow the dtype")
 
 
 def crosstalk(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
@@ -65,9 +77,12 @@ def crosstalk(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     component has mean 0 and variance ``(n − 1)/d_k``.
     """
     _pairs(keys, values)
+    check_fits("keys", (*keys.shape[:-2], keys.shape[-2], keys.shape[-2]), keys.dtype, keys.device,
+               "the overlaps, batch × n × n", "store fewer pairs per memory")
     overlaps = keys @ keys.mT                              # (..., n, n): G_ij = k_i·k_j
     self_overlap = torch.diagonal(overlaps, dim1=-2, dim2=-1)[..., None]   # (..., n, 1): k_j·k_j
-    return overlaps @ values - self_overlap * values       # row j: Σ_i (k_j·k_i) v_i minus the i = j term
+    return warn_nonfinite("crosstalk", overlaps @ values - self_overlap * values,   # row j: Σ_i (k_j·k_i) v_i − (i = j)
+                          "very large keys or values overflow the dtype")
 
 
 def recall_cosine(keys: torch.Tensor, values: torch.Tensor, memory: torch.Tensor | None = None) -> torch.Tensor:
@@ -79,7 +94,8 @@ def recall_cosine(keys: torch.Tensor, values: torch.Tensor, memory: torch.Tensor
     cosine is about ``1 / sqrt(1 + (n − 1)/d_k)``. A zero read-out gives 0.
     """
     if memory is None:
-        memory = outer_product_memory(keys, values)
+        with inner_call():
+            memory = outer_product_memory(keys, values)
     else:
         _pairs(keys, values)
         check_tensor("memory", memory, min_rank=2)
@@ -87,7 +103,8 @@ def recall_cosine(keys: torch.Tensor, values: torch.Tensor, memory: torch.Tensor
         check_dim("keys", keys.shape[-1], memory.shape[-1], "key dimension d_k (last dim of memory)")
         check_dim("values", values.shape[-1], memory.shape[-2], "value dimension d_v (dim -2 of memory)")
     recalled = keys @ memory.mT                                # (..., n, d_v): row j is S k_j
-    return torch.nn.functional.cosine_similarity(recalled, values.expand_as(recalled), dim=-1, eps=1e-12)
+    cosine = torch.nn.functional.cosine_similarity(recalled, values.expand_as(recalled), dim=-1, eps=1e-12)
+    return warn_nonfinite("recall_cosine", cosine, "very large keys, values or memory overflow the dtype")
 
 
 def measure_crosstalk_variance(ns: Sequence[int] | torch.Tensor, d_k: int, *, trials: int = 200, d_v: int = 16,

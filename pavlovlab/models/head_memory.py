@@ -15,7 +15,7 @@ from typing import cast
 import torch
 import torch.nn.functional as F
 
-from .._checks import check_int, check_tensor
+from .._checks import check_fits, check_int, check_tensor, warn_nonfinite
 from .tasks import associative_recall
 from .transformer import Block, TinyTransformer, _check_model
 
@@ -56,10 +56,12 @@ def mean_squared_overlap(keys: torch.Tensor) -> torch.Tensor:
     expected value is ``(n − 1)/d_k`` (notebook 04).
     """
     check_tensor("keys", keys, min_rank=2)
+    check_fits("keys", (*keys.shape[:-2], keys.shape[-2], keys.shape[-2]), keys.dtype, keys.device,
+               "the overlaps, batch × n × n", "measure fewer keys at once")
     G = keys @ keys.mT
     n = keys.shape[-2]
     off = G.pow(2).sum((-2, -1)) - G.diagonal(dim1=-2, dim2=-1).pow(2).sum(-1)
-    return off / n
+    return warn_nonfinite("mean_squared_overlap", off / n, "very large keys overflow the squared overlaps in the dtype")
 
 
 @torch.no_grad()

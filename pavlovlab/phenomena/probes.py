@@ -26,7 +26,7 @@ from typing import Any, cast
 import torch
 import torch.nn.functional as F
 
-from .._checks import check_choice, check_int, check_real, check_tensor
+from .._checks import check_choice, check_int, check_real, check_tensor, warn_nonfinite
 from ..memory.associative import AssociativeMemory
 from ..models.transformer import Block, TinyTransformer, _check_model
 from ..statistics import Effect, summarize
@@ -162,7 +162,8 @@ def effects(batch: ProbeBatch, respond: Callable[[torch.Tensor], torch.Tensor]) 
     if not callable(respond):
         raise TypeError(f"respond: expected a function weights -> (N,) responses, got {type(respond).__name__}")
     diff = respond(batch.design) - respond(batch.control)
-    return diff if batch.design_higher else -diff
+    return warn_nonfinite("effects", diff if batch.design_higher else -diff, "respond returned NaN/inf, or its "
+                          "responses overflow the dtype")
 
 
 # ---------------------------------------------------------------------------------------------- experiments

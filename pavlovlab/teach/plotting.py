@@ -12,7 +12,7 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from cycler import cycler
+from matplotlib.rcsetup import cycler
 
 from pavlovlab.conditioning.trials import Labels
 

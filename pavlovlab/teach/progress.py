@@ -178,14 +178,14 @@ def learner_figure(records: Mapping[tuple[str, int], Record], course: Sequence[B
 def show_learner_progress(folder: str | Path | None, *, plot: bool = False) -> Any:
     """Print the learner's map from the progress file in ``folder`` (None: not recorded, e.g. outside a
     notebook); with ``plot=True`` also return it as a figure (:func:`learner_figure`), else None."""
-    from pavlovlab.teach.exercises._core import _read_progress
+    from pavlovlab.teach.exercises._core import _load_progress
 
     if plot not in (True, False):
         raise TypeError(f"plot: expected True or False, got {plot!r}")
     records: Records = {}
     if folder is not None:
         try:
-            records = parse_progress(_read_progress(Path(folder)))
+            records = parse_progress(_load_progress(Path(folder)))
         except ValueError:
             print(f"(The progress file in {folder} is not in the expected format: showing nothing recorded.)")
     where = f"in {folder}" if folder is not None else "(not recorded outside a notebook)"

@@ -16,11 +16,19 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import nbformat
+
+fcntl: ModuleType | None
+try:
+    import fcntl
+except ImportError:  # Windows: a killed run's temporary files are recognised by their age alone
+    fcntl = None
 
 SOLUTION_TAG = "solution"
 """Cells carrying this tag are the worked answers: removed from learner copies."""
@@ -82,7 +90,7 @@ def course_notebooks(course_dir: str | Path) -> list[Path]:
     return sorted(p for p in course_dir.glob("[0-9]*.ipynb") if p.is_file())
 
 
-def _tags(cell) -> list[str]:
+def _tags(cell: Mapping[str, Any]) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []))
 
 
@@ -152,16 +160,21 @@ def solutions_json(course_dir: str | Path) -> str:
 def atomic_write(target: str | Path, write: Callable[[Path], object]) -> Path:
     """Write a file safely: ``write(tmp)`` fills a temporary file next to ``target``, which then replaces
     ``target`` in one rename. An interrupted or failing ``write`` leaves ``target`` as it was (absent or
-    old) and removes the temporary file; OSErrors propagate with ``target`` as their filename."""
+    old) and removes the temporary file; OSErrors propagate with ``target`` as their filename.
+
+    The temporary file is named ``.TARGET.xxxxxxxx.tmp`` and, where the system has ``flock``, held under an
+    exclusive lock until the rename: a process killed mid-write leaves it unlocked, which is how
+    :func:`pavlovlab.teach.reproduce.remove_stale_temporaries` tells it from one being written now."""
     target = Path(target)
     try:
         fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as e:
         e.filename = str(target)
         raise
-    os.close(fd)
     tmp = Path(name)
     try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd closes, or when the process dies
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
         write(tmp)
         os.replace(tmp, target)
@@ -170,7 +183,27 @@ def atomic_write(target: str | Path, write: Callable[[Path], object]) -> Path:
         if isinstance(e, OSError) and (e.filename is None or str(e.filename) == str(tmp)):
             e.filename = str(target)
         raise
+    finally:
+        os.close(fd)
     return target
+
+
+def being_written(path: Path) -> bool | None:
+    """Whether a temporary file of :func:`atomic_write` is locked by a writer now (None where the system has
+    no ``flock``, so that only its age can tell)."""
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return True  # gone or unreadable: not ours to remove
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def _umask() -> int:
@@ -211,15 +244,23 @@ def _has_solutions(path: Path) -> bool:
     return any(SOLUTION_TAG in _tags(c) for c in nb.cells)
 
 
+def _written_here(course_dir: Path, out_dir: Path, folder: Path) -> Collection[str]:
+    """The names of the files :func:`make_student_copies` writes into ``folder`` (a folder of ``out_dir``)."""
+    rel = folder.relative_to(out_dir)
+    names = {p.name for p in (course_dir / rel).iterdir() if p.is_file()} if (course_dir / rel).is_dir() else set()
+    return names | ({LEARNER_README_NAME} if rel == Path() else set())
+
+
 def make_student_copies(course_dir: str | Path, out_dir: str | Path, *, force: bool = False) -> CopyReport:
     """Write learner copies of every course notebook (and the other learner files) into ``out_dir``.
 
     Existing files in ``out_dir`` are skipped (listed in the report) unless ``force`` is true.
     A ``HOW_TO_USE.md`` for learners is added. Every file is written under a temporary name and then
-    renamed, so an interrupted run leaves no half-written file. Raises ValueError if ``course_dir`` has
-    no notebook, or ``out_dir`` is empty, is the course folder, lies inside it, holds course notebooks
-    or exists and is not a folder; NotADirectoryError (before writing) if a parent of ``out_dir`` is a file;
-    filesystem faults raise OSError (its ``filename`` is the file).
+    renamed, so an interrupted run leaves no half-written file; the temporary files of the names it writes
+    that a killed run left behind are removed (never another file, never one being written now). Raises
+    ValueError if ``course_dir`` has no notebook, or ``out_dir`` is empty, is the course folder, lies inside
+    it, holds course notebooks or exists and is not a folder; NotADirectoryError (before writing) if a parent
+    of ``out_dir`` is a file; filesystem faults raise OSError (its ``filename`` is the file).
     """
     course_dir = Path(course_dir)
     notebooks = course_notebooks(course_dir)
@@ -234,8 +275,13 @@ def make_student_copies(course_dir: str | Path, out_dir: str | Path, *, force: b
                                  "is a file, not a folder", str(parent))
     out_dir.mkdir(parents=True, exist_ok=True)
     report = CopyReport()
+    from .reproduce import remove_stale_temporaries
+    cleaned: set[Path] = set()
 
     def put(target: Path, write: Callable[[Path], object]) -> None:
+        if target.parent not in cleaned and target.parent.is_dir():  # a killed run's leftovers, ours only
+            remove_stale_temporaries(target.parent, names=_written_here(course_dir, out_dir, target.parent))
+            cleaned.add(target.parent)
         if target.exists() and not force:
             report.skipped.append(target)
             return
@@ -243,16 +289,21 @@ def make_student_copies(course_dir: str | Path, out_dir: str | Path, *, force: b
         atomic_write(target, write)
         report.written.append(target)
 
+    def writer(nb: nbformat.NotebookNode) -> Callable[[Path], object]:
+        return lambda t: nbformat.write(nb, t)
+
+    def copier(src: Path) -> Callable[[Path], object]:
+        return lambda t: shutil.copyfile(src, t)
+
     for src in notebooks:
-        nb = student_notebook(nbformat.read(src, as_version=4))
-        put(out_dir / src.name, lambda t, nb=nb: nbformat.write(nb, t))
+        put(out_dir / src.name, writer(student_notebook(nbformat.read(src, as_version=4))))
     # Other learner material next to the notebooks (pictures, data), never the instructor's files.
     for src in sorted(course_dir.rglob("*")):
         rel = src.relative_to(course_dir)
         if (not src.is_file() or src.suffix == ".ipynb" or rel.name in NOT_COPIED
                 or any(part.startswith(".") or part == "__pycache__" for part in rel.parts)):
             continue
-        put(out_dir / rel, lambda t, src=src: shutil.copyfile(src, t))
+        put(out_dir / rel, copier(src))
     put(out_dir / LEARNER_README_NAME, lambda t: t.write_text(LEARNER_README, encoding="utf-8"))
     return report
 

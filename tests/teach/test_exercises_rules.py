@@ -3,6 +3,7 @@ implemented", nothing raises; the designed measurement is judged on its result."
 
 import math
 
+import pytest
 import torch
 
 from pavlovlab.teach.exercises import delta_and_oja as rules
@@ -94,3 +95,20 @@ def test_recovery_measurement_judged_on_its_result(capsys):
     assert not rules.check_recovery_time(lambda beta: 5.0)
     assert "should take beta and n_keys" in capsys.readouterr().out
     assert rules.RECOVERY_RATIO_BAND[0] <= (6 * 8 + 1) / (2 * 8 - 1) and rules.RECOVERY_RATIO_BAND[1] >= (6 * 3 + 1) / 2
+
+
+def _top(C):
+    return torch.linalg.eigh(C).eigenvectors[:, -1]
+
+
+@pytest.mark.parametrize("answer, said", [
+    (lambda C: _top(C)[None, :], "expected shape (2,), got shape (1, 2)"),
+    (lambda C: _top(C).tolist(), "expected a tensor of shape (2,), got a list"),
+    (lambda C: _top(C).numpy(), "expected a tensor of shape (2,), got a ndarray"),
+    (lambda C: _top(C).half(), "your result is in torch.float16, less precise than the torch.float64"),
+    (lambda C: _top(C).float(), "your result is in torch.float32, less precise than the torch.float64"),
+])
+def test_oja_fixed_point_judges_type_shape_and_dtype_as_every_checker(answer, said, capsys):
+    assert not rules.check_oja_fixed_point(answer)
+    out = capsys.readouterr().out
+    assert said in out, out

@@ -17,20 +17,25 @@ The rules the checkers follow:
 - the first ❌ says what is wrong in terms of the idea (the failing case, a recognised mistake), never the
   expected numbers; those appear only after a second, different attempt or once ``ex.solution(n)`` was read;
   running a check again on an unchanged answer is not a new attempt;
-- a stub (``NotImplementedError``) gets ⏳, a crash in the learner's code a ❌ with its message, a learner
-  function that runs longer than its time limit a ❌ saying so.
+- a stub (``NotImplementedError``) gets ⏳, a crash in the learner's code a ❌ with its message (also a
+  ``sys.exit`` or a ``KeyboardInterrupt`` the code raises itself), a learner function that runs longer than
+  its time limit a ❌ saying so; a measurement still running after :data:`PROGRESS_AFTER` seconds says so
+  in one line, and the learner may interrupt the kernel: the verdict is then "stopped", not an attempt.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib
 import json
 import math
+import os
 import pkgutil
 import textwrap
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,8 +57,13 @@ SOLUTIONS = Path(__file__).with_name("solutions.json")
 IMPLEMENT_TIME_LIMIT = 20.0
 """Seconds a learner's function may take on one test case of an implement exercise (the cases are tiny)."""
 
-DESIGN_TIME_LIMIT = 300.0
-"""Seconds a learner's measurement may take (a sweep: the reference solutions take a few seconds on one core)."""
+DESIGN_TIME_LIMIT = 120.0
+"""Seconds a learner's measurement may take (a sweep: the reference solutions take a few seconds on one core,
+so two minutes leave room for a busy machine without keeping a learner waiting on a loop that never ends)."""
+
+PROGRESS_AFTER = 5.0
+"""Seconds after which a check still waiting on the learner's measurement prints one progress line (with its
+time limit and how to stop it)."""
 
 
 # ------------------------------------------------------------------------------------------- the book
@@ -172,7 +182,9 @@ class Session:
     session (any other name of the module is reached as ``ex.NAME``). ``folder`` is where the progress
     record lives (:data:`PROGRESS_FILE`); by default the current folder when running in a Jupyter kernel
     (the notebook's folder), except the course folder itself (its notebooks hold their solutions), else
-    nowhere. Writing it never fails loudly: progress is a convenience.
+    nowhere. Writing it never fails loudly: progress is a convenience. A record that cannot be read (cut off,
+    edited by hand) is never overwritten: it is kept aside under a name that says so, the learner is told
+    once, and recording carries on in a new file.
     """
 
     def __init__(self, book: Book, folder: str | Path | None = None) -> None:
@@ -258,7 +270,7 @@ class Session:
             return
         try:
             target = self.folder / PROGRESS_FILE
-            data = _read_progress(self.folder)
+            data = _load_progress(self.folder)
             entry = data.setdefault(self.book.notebook, {}).setdefault(str(number), {"attempts": 0, "done": False})
             entry["attempts"] = max(int(entry.get("attempts", 0)), self.attempts.get(number, 0))
             entry["done"] = bool(entry.get("done")) or ok
@@ -296,12 +308,56 @@ def _default_folder() -> Path | None:
     return here
 
 
-def _read_progress(folder: Path) -> dict[str, Any]:
+UNREADABLE_PROGRESS = ".pavlovlab_progress.unreadable{n}.json"
+"""Where an unreadable progress record is kept (``n``: empty, then ``-2``, ``-3``, ... never overwriting one)."""
+
+_TOLD_UNREADABLE: set[Path] = set()
+
+
+def _load_progress(folder: Path) -> dict[str, Any]:
+    """The progress record of ``folder`` ({} when there is none). One that cannot be read as a JSON object is
+    moved aside to :data:`UNREADABLE_PROGRESS` (never over an earlier one) and the learner told once; then {}."""
+    path = folder / PROGRESS_FILE
     try:
-        data = json.loads((folder / PROGRESS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        text = path.read_text(encoding="utf-8")
+    except OSError:                        # none yet, or a folder we cannot read: nothing to keep
         return {}
-    return data if isinstance(data, dict) else {}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        return data
+    kept = _set_aside(path)
+    if folder.resolve() not in _TOLD_UNREADABLE:
+        _TOLD_UNREADABLE.add(folder.resolve())
+        where = (f"it is kept as {kept.name} beside your notebooks" if kept is not None else
+                 "it could not be moved aside, so it is left as it is")
+        print(f"⚠ Your progress record {PROGRESS_FILE} could not be read (cut off or edited?): {where}, and your "
+              "progress is recorded afresh from now on.")
+    return {}
+
+
+def _set_aside(path: Path) -> Path | None:
+    """Rename ``path`` to the first free :data:`UNREADABLE_PROGRESS` name beside it; None if that fails."""
+    for n in range(1, 1000):
+        target = path.with_name(UNREADABLE_PROGRESS.format(n="" if n == 1 else f"-{n}"))
+        try:
+            os.link(path, target)          # fails if the name is taken: an earlier copy is never replaced
+        except FileExistsError:
+            continue
+        except OSError:                    # no hard links here: check, then rename
+            if target.exists():
+                continue
+            try:
+                os.replace(path, target)
+            except OSError:
+                return None
+            return target
+        with contextlib.suppress(OSError):   # the copy is kept; the original goes at the next save at worst
+            path.unlink()
+        return target
+    return None
 
 
 _KIND_NAME_ERRORS = False
@@ -418,6 +474,13 @@ class Turn:
             message = f"{message} ({detail})"
         return verdict(ok, self.name, message, hint, number=self.number or None)
 
+    def stopped(self, seconds: float) -> bool:
+        """The learner interrupted the kernel while the check waited: "stopped", and no attempt is counted."""
+        print(f"⏹ {self.name}: stopped. You interrupted the check after {seconds:.0f} s, so there is no verdict "
+              "this time and no attempt is counted (your code may still be running in the background: restart the "
+              "kernel if the notebook stays busy).")
+        return False
+
     def pending(self) -> bool:
         """The learner has not written the answer yet: ⏳, and no attempt is counted."""
         print(f"⏳ {self.name}: not yet implemented. Replace the `raise NotImplementedError(...)` line in the "
@@ -448,6 +511,20 @@ class TookTooLong(Exception):
     """The learner's function did not return within its time limit."""
 
 
+class Stopped(Exception):
+    """The learner interrupted the kernel (Ctrl-C, the ■ button) while the check waited for their code."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"stopped after {seconds:.1f} s")
+        self.seconds = seconds
+
+
+class Exited(Exception):
+    """The learner's code raised ``SystemExit`` (``sys.exit``, ``exit()``) or a ``KeyboardInterrupt`` of its own
+    (a key press reaches the kernel's main thread, never the thread that runs the learner's code): the message
+    says what happened, in a sentence."""
+
+
 def copy_case(x: Any) -> Any:
     """A fresh copy of a case's inputs: tensors cloned (lists, tuples and dicts of them copied too)."""
     if isinstance(x, torch.Tensor):
@@ -462,24 +539,44 @@ def copy_case(x: Any) -> Any:
 
 
 def call_with_limit(fn: Callable[..., Any], args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None, *,
-                    limit: float) -> Any:
+                    limit: float, waiting: str = "") -> Any:
     """``fn(*args, **kwargs)``, or :class:`TookTooLong` after ``limit`` seconds.
 
     The call runs in a helper thread that the checker waits for. Python cannot stop a thread from outside,
     so a function that never returns keeps running in the background (the message says so: restarting the
-    kernel stops it); the notebook itself gets its verdict and stays usable. Exceptions of ``fn`` propagate.
+    kernel stops it); the notebook itself gets its verdict and stays usable. Exceptions of ``fn`` propagate,
+    except ``SystemExit`` and a ``KeyboardInterrupt`` raised by ``fn`` itself, which become :class:`Exited`.
+    With ``waiting`` (what is running, e.g. the exercise's name), a call still running after
+    :data:`PROGRESS_AFTER` seconds prints one line saying so, with the limit. An interrupt of the kernel while
+    waiting raises :class:`Stopped`.
     """
     box: dict[str, Any] = {}
 
     def run() -> None:
         try:
             box["value"] = fn(*args, **(kwargs or {}))
+        except SystemExit as e:
+            box["error"] = Exited(f"it called sys.exit({'' if e.code is None else repr(e.code)}), which ends a "
+                                  "whole program, not a function: return the result instead")
+        except KeyboardInterrupt:
+            box["error"] = Exited("it raised KeyboardInterrupt itself (nobody pressed stop): return the result "
+                                  "instead")
         except BaseException as e:  # handed to the caller's thread below
             box["error"] = e
 
     worker = threading.Thread(target=run, name="pavlovlab-learner-answer", daemon=True)
+    start = time.monotonic()
     worker.start()
-    worker.join(limit)
+    told = not waiting
+    try:
+        while worker.is_alive() and (left := limit - (time.monotonic() - start)) > 0:
+            worker.join(min(left, 0.25))        # short slices: an interrupt is seen at once on every platform
+            if not told and worker.is_alive() and time.monotonic() - start >= PROGRESS_AFTER:
+                print(f"⏳ {waiting}: still running after {PROGRESS_AFTER:.0f} s. The check waits up to {limit:.0f} s; "
+                      "interrupt the kernel (the ■ button) to stop waiting.", flush=True)
+                told = True
+    except KeyboardInterrupt:
+        raise Stopped(time.monotonic() - start) from None
     if worker.is_alive():
         raise TookTooLong()
     if "error" in box:
@@ -495,6 +592,8 @@ def _too_long(limit: float, where: str) -> str:
 
 def raised(e: BaseException, doing: str) -> str:
     """A learner's exception in plain words (their own code: its type and message, never a traceback)."""
+    if isinstance(e, Exited):
+        return f"{doing} stopped early: {e}"
     text = str(e).strip() or "(no message)"
     return f"{doing} raised {type(e).__name__}: {text}"
 
@@ -651,6 +750,8 @@ def check_function(fn: Callable[..., Any], reference: Callable[..., Any], cases:
             got = call_with_limit(fn, copy_case(args), copy_case(kwargs), limit=limit)
         except NotImplementedError:
             return turn.pending()
+        except Stopped as e:
+            return turn.stopped(e.seconds)
         except TookTooLong:
             return turn.finish(False, _too_long(limit, where), answer=fn, hint=hint)
         except Exception as e:  # the learner's code: report it, never a traceback
@@ -685,14 +786,18 @@ class Unreadable(ValueError):
 
 
 def _learner_result(get: Callable[[], Any] | Any, limit: float, turn: Turn, answer: Any, hint: str,
-                    too_long: str, doing: str) -> tuple[bool, Any]:
+                    too_long: str, doing: str, *, progress: bool = False) -> tuple[bool, Any]:
     """``(True, result)`` of the learner's ``get`` (called within ``limit`` seconds), or ``(False, verdict)``
-    where it is a stub, runs too long (``too_long``: "to run") or raises (``doing``: "running your
-    measurement"): the verdict is already told, kindly."""
+    where it is a stub, runs too long (``too_long``: "to run"), raises (``doing``: "running your
+    measurement") or is interrupted by the learner ("stopped"): the verdict is already told, kindly. With
+    ``progress``, a long call says that it is still running (:func:`call_with_limit`)."""
     try:
-        return True, call_with_limit(get, limit=limit) if callable(get) else get
+        return True, (call_with_limit(get, limit=limit, waiting=turn.name if progress else "") if callable(get)
+                      else get)
     except NotImplementedError:
         return False, turn.pending()
+    except Stopped as e:
+        return False, turn.stopped(e.seconds)
     except TookTooLong:
         return False, turn.finish(False, _too_long(limit, too_long), answer=answer, hint=hint)
     except Unreadable as e:
@@ -714,7 +819,7 @@ def check_measurement(get: Callable[[], Any] | Any, judge: Callable[[Any], tuple
     turn = turn if turn is not None else Turn.loose(name)
     answer = get if answer is None else answer
     limit = DESIGN_TIME_LIMIT if limit is None else limit
-    done, got = _learner_result(get, limit, turn, answer, hint, "to run", "running your measurement")
+    done, got = _learner_result(get, limit, turn, answer, hint, "to run", "running your measurement", progress=True)
     if not done:
         return got
     if on_meta(got):

@@ -205,13 +205,16 @@ def check_unstable_beta(answer: Callable[[], float] | float, *, turn: Turn) -> b
 def oja_fixed_point_reference(C: torch.Tensor) -> torch.Tensor:
     """Where Oja's rule settles for inputs with second moment C (d, d): the unit-norm top eigenvector,
     with its sign chosen so that its largest-magnitude entry is positive."""
-    return _canonical(torch.linalg.eigh(C).eigenvectors[..., -1])
+    return _canonical(torch.linalg.eigh(C).eigenvectors[..., -1], C.shape[-1])
 
 
-def _canonical(w: Any) -> torch.Tensor:
-    """A direction with a fixed sign (±u are both fixed points): flip so the largest-|.| entry is positive."""
-    w = torch.as_tensor(w, dtype=_DTYPE).flatten()
-    return w * torch.sign(w[w.abs().argmax()]) if w.numel() else w
+def _canonical(w: Any, d: int) -> Any:
+    """A direction with a fixed sign (±u are both fixed points): flip a (d,) tensor so that its largest-|.|
+    entry is positive, in its own dtype. Anything else is returned as it is, for the comparison to judge its
+    type, shape and dtype as for every other checker."""
+    if not isinstance(w, torch.Tensor) or w.shape != (d,) or not w.is_floating_point() or not d:
+        return w
+    return w * torch.sign(w[w.detach().abs().argmax()])
 
 
 @BOOK.exercise(4, "Oja's fixed point", kind="implement", hints=[
@@ -221,7 +224,8 @@ def _canonical(w: Any) -> torch.Tensor:
            "torch.linalg.eigh(C) returns the eigenvalues in ascending order and the eigenvectors as columns: "
            "take the last column."])
 def check_oja_fixed_point(fn: Callable[[torch.Tensor], torch.Tensor], *, turn: Turn, seed: int = 0) -> bool:
-    """Check ``fn(C) -> w*``, the fixed point of Oja's rule for covariance C (either sign accepted)."""
+    """Check ``fn(C) -> w*``, the fixed point of Oja's rule for covariance C (d, d) float64: a (d,) tensor in
+    C's dtype, either sign accepted."""
     g = torch.Generator().manual_seed(seed)
     cases: list[Case] = []
     for d in (2, 3, 5):
@@ -229,8 +233,8 @@ def check_oja_fixed_point(fn: Callable[[torch.Tensor], torch.Tensor], *, turn: T
         lam = torch.linspace(3.0, 0.2, d, dtype=_DTYPE)            # distinct eigenvalues: one top direction
         cases.append((((Q * lam) @ Q.mT,), {}))
 
-    def learner(C: torch.Tensor) -> torch.Tensor:
-        return _canonical(fn(C))
+    def learner(C: torch.Tensor) -> Any:
+        return _canonical(fn(C), C.shape[-1])
 
     learner.__name__ = getattr(fn, "__name__", "learner")
     if not callable(fn):
