@@ -99,6 +99,12 @@ def test_estimators_on_hand_made_curves():
     ns = [1, 2, 4, 8, 16]
     assert ar.capacity_from_fidelity(ns, torch.tensor([1.0, 0.9, 0.85, 0.7, 0.9]), 0.8) == 4  # first crossing
     assert ar.capacity_from_fidelity(ns, torch.tensor([0.5, 0.4, 0.3, 0.2, 0.1]), 0.8) == 0
+    # a fidelity exactly at the threshold still counts ("stays >= threshold"), in every input shape
+    assert ar.capacity_from_fidelity(ns, torch.tensor([1.0, 0.75, 0.75, 0.5, 0.9]), 0.75) == 4
+    per_trial = torch.tensor([[1.0, 0.875, 0.5, 0.5, 0.5], [1.0, 0.625, 1.0, 0.5, 0.5]])  # means 1, .75, .75, .5, .5
+    assert ar.capacity_from_fidelity(ns, per_trial, 0.75) == 4
+    assert ar.capacity_from_fidelity(ns, per_trial[..., None], 0.75) == 4
+    assert ar.capacity_from_fidelity(ns, per_trial, 0.75 + 2 ** -40) == 1  # just above the tie: it fails there
 
 
 @pytest.mark.parametrize("call, err, words", [
