@@ -15,8 +15,10 @@ if "PYTEST_XDIST_WORKER_COUNT" in os.environ:  # two workers of two threads each
     os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))  # read by the kernels nbval, nbclient and JupyterLab start
     torch.set_num_threads(THREADS)
 
-DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
-                                                                reason="no CUDA device"))]
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+"""For a test that compares a CUDA run with the CPU one (on the CPU there is nothing to compare)."""
+
+DEVICES = ["cpu", pytest.param("cuda", marks=needs_cuda)]
 DTYPES = [torch.float32, torch.float64]
 TOL = {torch.float32: 1e-5, torch.float64: 1e-10}
 """Relative RMS tolerance for forms of one algorithm that must give the same numbers."""

@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+from conftest import needs_cuda
 
 from pavlovlab import AssociativeMemory
 from pavlovlab.capacity import average as ar
@@ -37,12 +38,12 @@ def test_recall_sweep_gram_shortcut_matches_store_and_recall_for_every_prefix():
         assert fast.cosine[:, b, n:].isnan().all() and not fast.correct[:, b, n:].any()
 
 
-def test_recall_sweep_same_numbers_on_every_device(device):
-    if device.type == "cpu":
-        pytest.skip("the reference is the CPU run itself (the CPU cosines are checked against the theory below)")
-    a = ar.recall_sweep(8, [1, 4, 9, 20], trials=5, generator=torch.Generator().manual_seed(3), device=device)
+@needs_cuda
+def test_recall_sweep_same_numbers_on_cuda():
+    # the reference is the CPU run (its cosines are checked against store_and_recall above and the theory below)
+    a = ar.recall_sweep(8, [1, 4, 9, 20], trials=5, generator=torch.Generator().manual_seed(3), device="cuda")
     b = ar.recall_sweep(8, [1, 4, 9, 20], trials=5, generator=torch.Generator().manual_seed(3))
-    assert a.cosine.shape == (5, 4, 20) and a.cosine.device.type == device.type
+    assert a.cosine.shape == (5, 4, 20) and a.cosine.device.type == "cuda"
     torch.testing.assert_close(a.cosine.cpu(), b.cosine, equal_nan=True, rtol=1e-5, atol=1e-5)
     assert torch.equal(a.correct.cpu(), b.correct)
 
@@ -99,6 +100,12 @@ def test_estimators_on_hand_made_curves():
     ns = [1, 2, 4, 8, 16]
     assert ar.capacity_from_fidelity(ns, torch.tensor([1.0, 0.9, 0.85, 0.7, 0.9]), 0.8) == 4  # first crossing
     assert ar.capacity_from_fidelity(ns, torch.tensor([0.5, 0.4, 0.3, 0.2, 0.1]), 0.8) == 0
+    # a fidelity exactly at the threshold still counts ("stays >= threshold"), in every input shape
+    assert ar.capacity_from_fidelity(ns, torch.tensor([1.0, 0.75, 0.75, 0.5, 0.9]), 0.75) == 4
+    per_trial = torch.tensor([[1.0, 0.875, 0.5, 0.5, 0.5], [1.0, 0.625, 1.0, 0.5, 0.5]])  # means 1, .75, .75, .5, .5
+    assert ar.capacity_from_fidelity(ns, per_trial, 0.75) == 4
+    assert ar.capacity_from_fidelity(ns, per_trial[..., None], 0.75) == 4
+    assert ar.capacity_from_fidelity(ns, per_trial, 0.75 + 2 ** -40) == 1  # just above the tie: it fails there
 
 
 @pytest.mark.parametrize("call, err, words", [

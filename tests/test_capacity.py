@@ -65,6 +65,27 @@ def test_delta_rule_stores_orthogonal_keys_exactly_up_to_d_k_but_one_pass_is_not
     assert (rand.capacity < d // 2).all()
 
 
+def test_a_read_out_exactly_at_the_threshold_meets_the_criterion(monkeypatch):
+    # cosine (a): "cosine >= threshold". A recomputed cosine can differ from the criterion's own by an ulp (the
+    # BLAS kernels vary with the thread count), so the criterion here reads a worst-cosine curve of exact binary
+    # fractions: 1 after one write, 0.75 after two, 0.5 after three
+    def curve(weights, written, targets):
+        steps = torch.tensor([1.0, 0.75, 0.5, 0.5], dtype=targets.dtype)
+        return steps.expand(*targets.shape[:-2], 4)
+
+    monkeypatch.setattr(C, "min_cosine_curve", curve)
+
+    def capacity(threshold):
+        return C.retrieval_capacity(4, "cosine", threshold=threshold, trials=3, n_max=4, dtype=torch.float64,
+                                    generator=torch.Generator().manual_seed(0)).capacity.tolist()
+
+    assert capacity(0.75) == [2] * 3 and capacity(math.nextafter(0.75, 1.0)) == [1] * 3
+    # adversarial (c): fails once the crosstalk reaches the signal, Σ|G_ij| >= G_jj. In one dimension the keys
+    # are ±1, so the second write's crosstalk equals the signal exactly: every trial holds one pair, never two
+    adversarial = C.retrieval_capacity(1, "adversarial", trials=10, n_max=4, generator=torch.Generator().manual_seed(0))
+    assert (adversarial.capacity == 1).all()
+
+
 @pytest.mark.slow
 def test_softmax_capacity_grows_with_inverse_temperature():
     runs = [C.retrieval_capacity(32, "cosine", rule="softmax", beta=b, trials=100, n_max=96,

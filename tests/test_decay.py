@@ -14,6 +14,11 @@ def test_retnet_decays_values():
     g = D.retnet_decays(4, dtype=torch.float64)
     assert torch.equal(g, torch.tensor([1 - 2 ** -5, 1 - 2 ** -6, 1 - 2 ** -7, 1 - 2 ** -8], dtype=torch.float64))
     assert D.retnet_decays(3, first=2).tolist() == pytest.approx([0.75, 0.875, 0.9375])
+    # float64 keeps heads that float32 rounds to 1 (from head 20 on): 1 − 2^−m is exact in a double up to m = 53
+    g = D.retnet_decays(40, dtype=torch.float64)
+    assert g.dtype == torch.float64 and g.tolist() == [1 - 2.0 ** -(5 + h) for h in range(40)]
+    assert D.half_life(g)[-1].item() == pytest.approx(math.log(2) * 2.0 ** 44, rel=1e-9)
+    assert D.retention(g[-1], torch.tensor([2 ** 44])).item() == pytest.approx(math.exp(-1), rel=1e-9)
 
 
 def test_half_life_and_window():
@@ -42,6 +47,18 @@ def test_readout_shrinks_as_gamma_power_lag_exactly_without_crosstalk(device, dt
     assert r.shape == (3, 3, 41) and r.device.type == device.type and r.dtype == dtype
     theory = D.retention(gammas.to(device=device, dtype=dtype), torch.arange(41, device=device))
     assert rel_rms(r, theory[:, None, :].expand_as(r)) < 100 * TOL[dtype]
+
+
+def test_float64_readout_fades_with_decays_that_float32_would_round_to_one():
+    """Heads 20 to 24 (γ = 1 − 2^−25 … 1 − 2^−29): the read-out falls by 2^−m per lag, far above float64's
+    rounding; a float32 step anywhere on the float64 path makes those γ equal to 1 and the read-out flat."""
+    g = D.retnet_decays(25, dtype=torch.float64)[20:]
+    r = D.recall_vs_lag(g, 40, d_k=8, d_v=4, n_trials=2, orthogonal=True, chunk_size=16,
+                        generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    lags = torch.arange(41, dtype=torch.float64)
+    theory = torch.exp(lags * torch.log1p(-(2.0 ** -torch.arange(25.0, 30.0, dtype=torch.float64)))[:, None])
+    assert r.dtype == torch.float64 and (1 - r[..., 1:]).min().item() > 1e-10
+    assert (r - theory[:, None, :]).abs().max().item() < 1e-12
 
 
 def test_measured_half_life_matches_theory_with_random_distractors():

@@ -15,8 +15,16 @@ def _values(shape, gen, device, dtype):
     return torch.randn(*shape, generator=gen, dtype=torch.float64).to(device=device, dtype=dtype)
 
 
+def _keys_of_many_norms(*shape, d, gen, device, dtype):
+    """Random directions with norms from 0.25 to 4 (a log-uniform draw per key): nothing here assumes ‖k‖ = 1,
+    so code that normalises the keys, or takes k·k for 1, gives other numbers."""
+    directions = random_keys(*shape, d=d, kind="sphere", generator=gen, dtype=torch.float64)
+    norms = 4.0 ** (2 * torch.rand(*shape, 1, generator=gen, dtype=torch.float64) - 1)
+    return (directions * norms).to(device=device, dtype=dtype)
+
+
 def test_outer_product_memory_equals_associative_memory(device, dtype, gen):
-    keys = random_keys(2, 3, 7, d=5, kind="sphere", generator=gen, device=device, dtype=dtype)
+    keys = _keys_of_many_norms(2, 3, 7, d=5, gen=gen, device=device, dtype=dtype)
     values = _values((2, 3, 7, 4), gen, device, dtype)
     mem = AssociativeMemory(5, 4, batch_shape=(2, 3), device=device, dtype=dtype)
     mem.write(keys, values)
@@ -28,7 +36,7 @@ def test_outer_product_memory_equals_associative_memory(device, dtype, gen):
 
 
 def test_crosstalk_matches_its_definition(device, dtype, gen):
-    keys = random_keys(3, 6, d=9, kind="sphere", generator=gen, device=device, dtype=dtype)
+    keys = _keys_of_many_norms(3, 6, d=9, gen=gen, device=device, dtype=dtype)
     values = _values((3, 6, 5), gen, device, dtype)
     c = crosstalk(keys, values)
     assert c.shape == (3, 6, 5)
@@ -40,6 +48,9 @@ def test_crosstalk_matches_its_definition(device, dtype, gen):
         others = sum(values[..., i, :] * (keys[..., i, :] * keys[..., j, :]).sum(-1, keepdim=True)
                      for i in range(6) if i != j)
         assert rel_rms(c[..., j, :], others) < 10 * TOL[dtype]
+    recalled = torch.stack([(S @ keys[..., j, :, None])[..., 0] for j in range(6)], dim=-2)
+    cosine = (recalled * values).sum(-1) / (recalled.norm(dim=-1) * values.norm(dim=-1))
+    assert rel_rms(recall_cosine(keys, values), cosine) < 10 * TOL[dtype]
 
 
 def test_crosstalk_broadcasts_leading_dims(gen):

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from conftest import needs_cuda
 
 from pavlovlab.depth import chain as st
 from pavlovlab.depth import theory as th
@@ -113,11 +114,11 @@ def test_raw_chain_literal_loop():
     assert res.error_by_depth.tolist() == pytest.approx(errors)
 
 
-def test_device_gives_the_same_numbers(device):
-    if device.type == "cpu":
-        pytest.skip("the reference is the CPU run itself (the CPU numbers are checked against the theory above)")
+@needs_cuda
+def test_cuda_gives_the_same_numbers():
+    # the reference is the CPU run (its numbers are checked against the theory and the literal loops above)
     a = st.chain_error(3, 2, 16, 16, trials=50, generator=_gen(5))
-    b = st.chain_error(3, 2, 16, 16, trials=50, generator=_gen(5), device=device)
+    b = st.chain_error(3, 2, 16, 16, trials=50, generator=_gen(5), device="cuda")
     assert torch.allclose(a.error_by_depth, b.error_by_depth, atol=2e-3)
 
 

@@ -109,6 +109,54 @@ def test_package_hop_error_matches_the_literal_simulation():
     assert abs(r.error - failed.mean()) < 4 * se, (r.error, failed.mean())
 
 
+@pytest.mark.parametrize("combine", ["average", "vote"])
+def test_package_chains_match_a_literal_loop_draw_for_draw(combine):
+    """L = 3 hops of H = 2 heads with the package's own draws (one generator, in its order: per hop a permutation,
+    the keys, the values), then every memory built pair by pair and every chain followed hop by hop in a plain
+    loop: the error at every depth, and the heads' and hops' error rates, are the same counts. A hop that reused
+    another hop's permutation or codes, or followed the decoded item where the true one belongs, gives others."""
+    from pavlovlab.sampling import random_keys
+
+    L, H, n, d_k, d_v, T = 3, 2, 12, 8, 6, 40
+    g = torch.Generator().manual_seed(9)
+    hops = []
+    for _ in range(L):
+        perm = torch.rand(T, n, generator=g).argsort(dim=-1).numpy()
+        K = random_keys(T, H, n, d=d_k, kind="sphere", generator=g, dtype=torch.float64).numpy()
+        V = random_keys(T, H, n, d=d_v, kind="sphere", generator=g, dtype=torch.float64).numpy()
+        hops.append((perm, K, V))
+    wrong_at = np.zeros(L)
+    head_wrong = hop_wrong = 0
+    for t in range(T):
+        for start in range(n):
+            decoded = truth = start
+            for depth, (perm, K, V) in enumerate(hops):
+                target = perm[t, decoded]                      # the right next item from where the chain is
+                scores, votes = np.zeros(n), np.zeros(n)
+                for h in range(H):
+                    S = np.zeros((d_v, d_k))
+                    for i in range(n):
+                        S += np.outer(V[t, h, perm[t, i]], K[t, h, i])
+                    head_scores = V[t, h] @ (S @ K[t, h, decoded])
+                    scores += head_scores / H
+                    votes[np.argmax(head_scores)] += 1
+                    head_wrong += np.argmax(head_scores) != target
+                if combine == "average":
+                    decoded = int(np.argmax(scores))
+                else:                                          # most votes; a tie goes to the higher mean score
+                    decoded = max(range(n), key=lambda m: (votes[m], scores[m]))
+                hop_wrong += decoded != target
+                truth = perm[t, truth]
+                wrong_at[depth] += decoded != truth
+    r = st.chain_error(L, H, n, d_k, d_v=d_v, combine=combine, trials=T, generator=torch.Generator().manual_seed(9),
+                       dtype=torch.float64)
+    chains = T * n
+    assert r.chains == chains and wrong_at[-1] > 0
+    np.testing.assert_allclose(r.error_by_depth.numpy(), wrong_at / chains, rtol=0, atol=1e-12)
+    assert r.head_error == pytest.approx(head_wrong / (chains * H * L), abs=1e-12)
+    assert r.hop_error == pytest.approx(hop_wrong / (chains * L), abs=1e-12)
+
+
 def test_theory_overestimates_where_competitors_correlate():
     """hop_error_theory treats competitors as independent given the answer: above the measurement at n = 24, d = 16."""
     r = st.chain_error(1, 1, 24, 16, trials=1500, generator=torch.Generator().manual_seed(2))

@@ -25,6 +25,20 @@ def test_partial_reinforcement_is_reproducible():
     assert torch.equal(a, b) and torch.equal(Tt.partial_reinforcement(50).us, Tt.partial_reinforcement(50).us)
 
 
+def test_partial_reinforcement_draws_from_the_callers_generator():
+    # a design that ignored the generator would give every seed the same food, and would not advance it
+    designs = {seed: Tt.partial_reinforcement(200, generator=torch.Generator().manual_seed(seed)).us
+               for seed in (0, 1, 2)}
+    assert not torch.equal(designs[1], designs[2]) and not torch.equal(designs[0], designs[1])
+    assert torch.equal(designs[0], Tt.partial_reinforcement(200).us)  # None means a fresh generator seeded with 0
+    g = torch.Generator().manual_seed(1)
+    first, second = (Tt.partial_reinforcement(200, generator=g).us for _ in range(2))
+    assert torch.equal(first, designs[1]) and not torch.equal(first, second)
+    # the documented draw: uniform float64 on that generator, food where it falls below p
+    expected = torch.rand(200, generator=torch.Generator().manual_seed(2), dtype=torch.float64) < 0.5
+    assert torch.equal(designs[2], expected.float())
+
+
 @pytest.mark.parametrize("call, error, words", [
     (lambda: Tt.acquisition(0), ValueError, "n_trials: expected an integer >= 1"),
     (lambda: Tt.acquisition(2.5), TypeError, "n_trials: expected an integer"),

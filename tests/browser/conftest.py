@@ -97,7 +97,7 @@ def lab(tmp_path_factory, browser):
          f"--LabApp.workspaces_dir={base / 'workspaces'}", "--LabApp.news_url=None"],
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
+    deadline = time.time() + 240  # a hang, not a slow start: test_start allows JupyterLab as long
     while True:
         try:
             with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as r:

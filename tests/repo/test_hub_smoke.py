@@ -1,6 +1,8 @@
 """Smoke test of the workshop recipe: a real JupyterHub on 127.0.0.1 with 2 learners, each pulling the
 course through nbgitpuller (twice: the link clicked again) and running the learner copy of notebook 00
-end to end through the kernel protocol, in at most 90 s; then everything it started is gone.
+end to end through the kernel protocol; then everything it started is gone. No time limit is asserted
+(the workshop's timings are measured by ``benchmarks/hub.py``): a cell that gets no reply for
+:data:`CELL_HANG_S` is a hang.
 
 Then each learner answers exercise 1 as a person would (learner01 reads the solution and gets it right,
 learner02 checks three wrong answers and asks for the next hint), and ``pavlovlab progress`` reads their
@@ -19,7 +21,6 @@ import io
 import pathlib
 import re
 import sys
-import time
 import urllib.parse
 
 import nbformat
@@ -27,7 +28,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NOTEBOOK = "00_start_here.ipynb"
-BUDGET_S = 90.0
+CELL_HANG_S = 300.0
+"""Seconds without a cell's reply that count as a hang (as ``--nbval-cell-timeout`` in pyproject.toml)."""
 
 pytest.importorskip("jupyterhub", reason="jupyterhub is not installed (pip install -r deploy/requirements-hub.txt)")
 pytest.importorskip("nbgitpuller", reason="nbgitpuller is not installed (pip install -r deploy/requirements-hub.txt)")
@@ -90,14 +92,10 @@ def test_two_learners_pull_and_run_a_notebook_on_a_local_hub():
     if proxy is None:
         pytest.skip("configurable-http-proxy is not on PATH and `npm install configurable-http-proxy@5.3.0` failed")
     seen: dict = {}
-    start = time.perf_counter()
-    run = bench.run_workshop(2, NOTEBOOK, threads=1, proxy=proxy, cell_timeout=80,
+    run = bench.run_workshop(2, NOTEBOOK, threads=1, proxy=proxy, cell_timeout=CELL_HANG_S,
                              branch=link["branch"], pulls=2, extra_cells=AFTER_THE_NOTEBOOK,
                              on_homes=lambda homes: _room(homes, seen))
-    elapsed = time.perf_counter() - start
     n_code, n_stubs = _expected_cells()
-    print(f"\nhub smoke test: {elapsed:.1f} s in all (hub start to cleanup), learners finished after "
-          f"{max(x.finish_s for x in run.per_learner):.1f} s, load {run.load_before[0]:.2f}")
     for x in run.per_learner:
         assert not x.problem, f"{x.name}: {x.problem}"
         assert x.pulls == 2, f"{x.name}: the second click on the nbgitpuller link failed"
@@ -116,4 +114,3 @@ def test_two_learners_pull_and_run_a_notebook_on_a_local_hub():
     assert run.deaths == 0
     assert run.leftover_pids == [], f"processes left running: {run.leftover_pids}"
     assert len(run.workdirs) == 2 and not any(pathlib.Path(d).exists() for d in run.workdirs), run.workdirs
-    assert elapsed <= BUDGET_S, f"{elapsed:.0f} s > {BUDGET_S:.0f} s (1-min load average {run.load_max_1min:.1f})"

@@ -65,7 +65,7 @@ def test_make_lab_starts_a_server_that_answers(tmp_path):
                             start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline, status = time.time() + 120, None
+        deadline, status = time.time() + 240, None  # a hang, not a slow start (as in test_start)
         while time.time() < deadline and proc.poll() is None:
             try:
                 with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as r:

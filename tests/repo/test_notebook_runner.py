@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from queue import Empty
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import zmq
@@ -20,11 +23,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import notebooks  # noqa: E402
 
 
-async def _get(timeout: float, *, reply_waiting: bool, miss_first_wakeup: bool) -> tuple[dict | None, list[int]]:
+async def _get(timeout: float, *, reply_waiting: bool, miss_first_wakeup: bool,
+               on_wait: Callable[[int], None] | None = None) -> tuple[dict | None, list[int]]:
     """``SlicedPollChannel.get_msg(timeout)`` on one end of a socket pair; the other end has sent an
     ``execute_reply`` before the call when ``reply_waiting``. With ``miss_first_wakeup`` the first poll sleeps
-    through its whole wait and reports nothing, as a poll does whose wake-up was lost. Returns the message
-    (``None`` for ``Empty``) and the wait of each poll (ms)."""
+    through its whole wait and reports nothing, as a poll does whose wake-up was lost. ``on_wait(ms)`` is told
+    each poll's wait once the poll is over. Returns the message (``None`` for ``Empty``) and the wait of each
+    poll (ms)."""
     ctx = zmq.asyncio.Context()
     kernel, client = ctx.socket(zmq.PAIR), ctx.socket(zmq.PAIR)
     try:
@@ -42,7 +47,10 @@ async def _get(timeout: float, *, reply_waiting: bool, miss_first_wakeup: bool) 
             if miss_first_wakeup and len(waits) == 1:
                 await asyncio.sleep(timeout / 1000)
                 return 0
-            return await poll(timeout, flags)
+            ready = await poll(timeout, flags)
+            if on_wait is not None:
+                on_wait(timeout)
+            return ready
 
         client.poll = recorded_poll
         try:
@@ -56,7 +64,7 @@ async def _get(timeout: float, *, reply_waiting: bool, miss_first_wakeup: bool) 
         ctx.term()
 
 
-def _run(timeout: float, **kwargs: bool) -> tuple[dict | None, list[int]]:
+def _run(timeout: float, **kwargs: Any) -> tuple[dict | None, list[int]]:
     """:func:`_get` on an event loop of its own, in a thread of its own (a session's browser tests can leave
     a loop running in this one)."""
     with ThreadPoolExecutor(1) as pool:
@@ -70,10 +78,18 @@ def test_a_reply_whose_wakeup_was_lost_is_read_at_the_next_poll():
     assert waits == [notebooks.POLL_SLICE * 1000] * 2
 
 
-def test_no_message_gives_empty_after_the_timeout_in_slices():
-    msg, waits = _run(1.2, reply_waiting=False, miss_first_wakeup=False)
+def test_no_message_gives_empty_after_the_timeout_in_slices(monkeypatch):
+    # the runner's clock moves on by exactly each poll's wait, so the slices do not depend on how long a
+    # poll takes on a busy machine
+    clock = [0.0]
+    monkeypatch.setattr(notebooks, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+
+    def waited(ms: int) -> None:
+        clock[0] += ms / 1000
+
+    msg, waits = _run(1.25, reply_waiting=False, miss_first_wakeup=False, on_wait=waited)
     assert msg is None
-    assert len(waits) >= 3 and all(0 <= w <= notebooks.POLL_SLICE * 1000 for w in waits)
+    assert waits == [notebooks.POLL_SLICE * 1000] * 2 + [250]   # two whole slices, then what is left
 
 
 @pytest.mark.parametrize("timeout", ["0", "-5"])

@@ -676,6 +676,9 @@ def test_progress_is_recorded_beside_the_notebooks(tmp_path, capsys):
     ex.check_match(lambda b, t: (b * t).sum())
     data = json.loads((tmp_path / _core.PROGRESS_FILE).read_text(encoding="utf-8"))
     assert data["00_start_here"]["1"] == {"attempts": 2, "done": True}
+    ex.check_match(lambda b, t: (b * t).max())            # a wrong try after the exercise was done: still done
+    data = json.loads((tmp_path / _core.PROGRESS_FILE).read_text(encoding="utf-8"))
+    assert data["00_start_here"]["1"] == {"attempts": 3, "done": True}
     other = BOOK_OF["delta_and_oja"].session(tmp_path)
     with contextlib.redirect_stdout(io.StringIO()):
         other.check_unstable_beta(lambda: 1.0)

@@ -22,6 +22,9 @@ def test_delta_write(capsys):
     assert "✅" in capsys.readouterr().out
     assert not rules.check_delta_write(lambda S, k, v, beta: (S + beta * torch.outer(v - S @ k, k)).float())
     assert "less precise" in capsys.readouterr().out                     # float32 for float64 inputs: named
+    # float64 in, float64 out, but off by one part in 10⁷: far outside float64 rounding, so not accepted
+    assert not rules.check_delta_write(lambda S, k, v, beta: (S + beta * torch.outer(v - S @ k, k)) * (1 + 1e-7))
+    assert "❌" in capsys.readouterr().out
     assert not rules.check_delta_write(lambda S, k, v, beta: S + beta * torch.outer(v, k))   # Hebbian: no error
     out = capsys.readouterr().out
     assert "❌" in out and "Hint" in out
