@@ -32,3 +32,28 @@ def test_shape_difference_is_a_welch_interval():
     assert r.df == pytest.approx(4.0) and r.hi - r.diff == pytest.approx(2.776 * math.sqrt(2 * 0.01 / 3))
     with pytest.raises(ValueError, match="at least 2 seeds"):
         dw.shape_difference([0.5], [0.4, 0.3])
+
+
+def test_shape_difference_floors_each_seed_at_its_sampling_variance():
+    """Three seeds that agree to the last digit: without a floor the interval has zero width and its sign
+    follows the rounding of one run; with ``answers`` each seed's variance is at least the binomial p(1 − p)/m."""
+    a, b = [0.83, 0.83, 0.83], [0.84, 0.845, 0.85]
+    bare = dw.shape_difference(a, b)
+    assert bare.verdict == "reversed" and bare.hi < 0                  # the degenerate interval of the old rule
+    m = 1536
+    r = dw.shape_difference(a, b, answers=m)
+    va = 0.83 * 0.17 / m / 3                                             # a's sample variance is 0: floored
+    pb = (0.84 + 0.845 + 0.85) / 3
+    sb = sum((x - pb) ** 2 for x in b) / 2
+    vb = max(sb, pb * (1 - pb) / m) / 3
+    assert r.se == pytest.approx(math.sqrt(va + vb))
+    assert r.margin == pytest.approx((0.83 - pb) / math.sqrt(va + vb))
+    assert r.verdict == "inconclusive" and r.lo < 0 < r.hi
+    # a seed spread larger than the floor is kept as it is
+    wide = dw.shape_difference([0.5, 0.6, 0.7], [0.1, 0.2, 0.3], answers=m)
+    assert wide.se == pytest.approx(math.sqrt(2 * 0.01 / 3)) and wide.verdict == "holds"
+    # all seeds perfect: the floor 1/m² keeps the interval open around 0
+    tie = dw.shape_difference([1.0] * 5, [1.0] * 5, answers=m)
+    assert tie.diff == 0 and tie.se == pytest.approx(math.sqrt(2 / (5 * m * m))) and tie.verdict == "inconclusive"
+    with pytest.raises(ValueError, match="answers"):
+        dw.shape_difference(a, b, answers=0)
