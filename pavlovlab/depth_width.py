@@ -129,12 +129,12 @@ def cached_shape_runs(hops: int) -> dict:
     ``benchmarks/depth_width.py --save pavlovlab/data/depth_width_{hops}hop.json`` made them (the command and
     its arguments are in the file's ``"setup"``); ``"runs"`` holds one record per shape: ``"shape"``,
     ``"step"`` (the evaluation steps) and ``"accuracy"`` (seeds × steps, held-out accuracy). A cache, clearly
-    labelled as such where it is shown: re-run the command to check it. ``hops``: 1 or 2.
+    labelled as such where it is shown: re-run the command to check it. ``hops``: 1, 2 or 3.
     """
     hops = check_int("hops", hops, low=1)
     source = resources.files("pavlovlab") / "data" / f"depth_width_{hops}hop.json"
     if not source.is_file():
-        raise ValueError(f"hops: expected 1 or 2 (the cached runs shipped in pavlovlab/data), got {hops}")
+        raise ValueError(f"hops: expected 1, 2 or 3 (the cached runs shipped in pavlovlab/data), got {hops}")
     return json.loads(source.read_text(encoding="utf-8"))
 
 

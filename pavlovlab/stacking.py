@@ -156,6 +156,58 @@ def one_hop(n: int, d_k: int, *, d_v: int | None = None, trials: int = 200, gene
     return HopSample(failed.cpu(), (r - right).norm(dim=-1).cpu(), cosines.amax(-1).cpu())
 
 
+class HeadsHopSample(NamedTuple):
+    """What :func:`heads_hop` measures for every chain of one hop through H independent heads.
+
+    failed_average: (trials, n) the averaged heads' clean-up picked a wrong item.
+    failed_each: (trials, H, n) head h's own clean-up picked a wrong item (so ``failed_each.all(1)`` is the
+        event "every head fails", the failure of a decoder that needs one right head).
+    crosstalk_power: (trials, n) ``Z = Σ_h ‖c^h‖²``, the summed crosstalk power of the H heads.
+    t_max: (trials, H, n) per head, the largest cosine ``v_j^h·v_m^h`` of the right value with a competitor.
+    t_mean_max: (trials, n) the largest head-averaged cosine ``max_m (1/H) Σ_h v_j^h·v_m^h``.
+    """
+
+    failed_average: torch.Tensor
+    failed_each: torch.Tensor
+    crosstalk_power: torch.Tensor
+    t_max: torch.Tensor
+    t_mean_max: torch.Tensor
+
+
+def heads_hop(n: int, d_k: int, H: int, *, d_v: int | None = None, trials: int = 200,
+              generator: torch.Generator | None = None, device: torch.device | str | None = None,
+              dtype: torch.dtype = torch.float32) -> HeadsHopSample:
+    """One hop through H independent heads, looked at closely: both decoders, the crosstalk power, the codebooks.
+
+    Every head stores the same n associations ``x → π(x)`` with its own random unit codes
+    (``S_h = Σ_i v^h_π(i) k^hᵢᵀ``, as in :func:`chain_error`) and is read with every key:
+    ``r^h = S_h k^h_x = v^h_j + c^h`` (j = π(x)). Two decoders are scored: the **average** of the heads'
+    clean-up scores ``(1/H) Σ_h v^h_m·r^h`` (argmax, as ``chain_error``), and each head's own clean-up
+    (``failed_each``). Vectorised over trials, heads and chains.
+
+    Returns:
+        :class:`HeadsHopSample`; per-chain tensors (trials, n), per-head ones (trials, H, n).
+    """
+    n, d_k, H, T = (_int(name, value) for name, value in (("n", n), ("d_k", d_k), ("H", H), ("trials", trials)))
+    d_v = d_k if d_v is None else _int("d_v", d_v)
+    if n < 2:
+        raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
+    perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)              # π: (T, n)
+    K = random_keys(T, H, n, d=d_k, kind="sphere", generator=generator, device=device, dtype=dtype)
+    V = random_keys(T, H, n, d=d_v, kind="sphere", generator=generator, device=device, dtype=dtype)
+    right = V.gather(2, perm[:, None, :, None].expand(T, H, n, d_v))                      # v^h_π(x): (T, H, chain, d_v)
+    r = K @ (right.mT @ K).mT                                                              # S_h k^h_x
+    scores = r @ V.mT                                                                      # (T, H, chain, m)
+    cosines = right @ V.mT                                                                 # v^h_j · v^h_m
+    own = perm[:, None, :, None].expand(T, H, n, 1)
+    t_max = cosines.scatter(-1, own, -2.0).amax(-1)
+    t_mean_max = cosines.mean(1).scatter(-1, perm[..., None], -2.0).amax(-1)
+    return HeadsHopSample((scores.mean(1).argmax(-1) != perm).cpu(), (scores.argmax(-1) != perm[:, None]).cpu(),
+                          ((r - right) ** 2).sum((-1, 1)).cpu(), t_max.cpu(), t_mean_max.cpu())
+
+
 class RawChainResult(NamedTuple):
     """What :func:`raw_chain` measures, after each of the L layers (tensors of shape (L,)).
 
@@ -208,10 +260,12 @@ def raw_chain(L: int, n: int, d: int, *, trials: int = 200, generator: torch.Gen
 
 __all__ = [
     "COMBINE",
+    "HeadsHopSample",
     "HopSample",
     "RawChainResult",
     "StackResult",
     "chain_error",
+    "heads_hop",
     "one_hop",
     "raw_chain",
 ]
