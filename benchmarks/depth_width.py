@@ -97,11 +97,12 @@ def provenance_command() -> str:
 
 
 def git_commit() -> str:
-    """The repository's commit (with ``+dirty`` when the working tree has changes), or "unknown"."""
+    """The repository's commit (with ``+dirty`` when tracked files other than the cached runs in
+    ``pavlovlab/data``, which a run writes, have changes), or "unknown"."""
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                               text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":!pavlovlab/data"], capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("+dirty" if dirty else "")
