@@ -117,6 +117,29 @@ def shape_difference(a: Numbers, b: Numbers, *, answers: int | None = None) -> S
     return ShapeDifference(diff, diff - half, diff + half, float(df), se)
 
 
+def shape_contests(record: dict) -> list[dict]:
+    """Every "wider − deeper" contest of one cached record (:func:`cached_shape_runs`), by the rule of notebook 05.
+
+    Shapes are ordered by depth (fewer layers first; the one-big-head width control, one layer, first among
+    equals); for every pair, :func:`shape_difference` of their final accuracies over seeds, each seed floored
+    at the sampling variance of its ``eval_size · n_pairs`` held-out answers. Returns one row per pair:
+    ``{"wide", "deep", "diff", "lo", "hi", "margin", "verdict"}`` ("holds": the wider shape is better).
+    """
+    if not isinstance(record, dict) or not {"setup", "runs"} <= set(record):
+        raise TypeError(f"record: expected a cached record with 'setup' and 'runs', got {type(record).__name__}")
+    answers = int(record["setup"]["eval_size"]) * int(record["setup"]["n_pairs"])
+    runs = sorted(record["runs"], key=lambda r: (r["n_layers"], r["n_heads"]))
+    rows = []
+    for i, wide in enumerate(runs):
+        for deep in runs[i + 1:]:
+            if deep["n_layers"] == wide["n_layers"]:
+                continue
+            d = shape_difference(wide["final_accuracy"], deep["final_accuracy"], answers=answers)
+            rows.append({"wide": wide["shape"], "deep": deep["shape"], "diff": d.diff, "lo": d.lo, "hi": d.hi,
+                         "margin": d.margin, "verdict": d.verdict})
+    return rows
+
+
 def budget_shapes(budget: int) -> list[tuple[int, int]]:
     """All (L, H) with ``L · H = budget`` (the same number of heads, hence of parameters), shallow first."""
     budget = _int("budget", budget)
@@ -143,5 +166,6 @@ __all__ = [
     "budget_shapes",
     "cached_shape_runs",
     "same_task_budget",
+    "shape_contests",
     "shape_difference",
 ]

@@ -25,6 +25,7 @@ stack compared at an equal budget in :mod:`pavlovlab.depth_width`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -208,6 +209,41 @@ def heads_hop(n: int, d_k: int, H: int, *, d_v: int | None = None, trials: int =
                           ((r - right) ** 2).sum((-1, 1)).cpu(), t_max.cpu(), t_mean_max.cpu())
 
 
+def bounds_against_heads(n: int, d_k: int, heads: Sequence[int], *, d_v: int | None = None, trials: int = 2000,
+                         generator: torch.Generator | None = None, device: torch.device | str | None = None,
+                         dtype: torch.dtype = torch.float64) -> list[dict[str, float]]:
+    """The bounds of the paper's form with their constants, against the measured error, for each H in ``heads``.
+
+    One :func:`heads_hop` sample per H (``trials`` memories × n chains) gives the measured errors of both
+    decoders and ``M_H = mean(Z^H) / mean(Z)^H`` (Z: :attr:`HeadsHopSample.crosstalk_power`); the bounds are
+    averaged over the sampled codebooks:
+
+    - ``averaged``: :func:`pavlovlab.stacking_theory.averaged_heads_bound` with the measured ``M_H``;
+    - ``all_fail``: :func:`pavlovlab.stacking_theory.all_heads_fail_bound` (one right head suffices);
+    - ``second``: :func:`pavlovlab.stacking_theory.hop_failure_bound` at the head-averaged ``t̄_max``
+      (Markov on Z itself: no fall with H).
+
+    Returns one row per H: ``{"H", "M", "chains", "averaged", "all_fail", "second", "err_avg", "err_all"}``.
+    """
+    from .stacking_theory import all_heads_fail_bound, averaged_heads_bound, hop_failure_bound
+
+    if isinstance(heads, (str, bytes)) or not isinstance(heads, Sequence) or not heads:
+        raise TypeError(f"heads: expected a non-empty sequence of head counts, got {type(heads).__name__}")
+    rows = []
+    for H in heads:
+        H = _int("heads", H)
+        s = heads_hop(n, d_k, H, d_v=d_v, trials=trials, generator=generator, device=device, dtype=dtype)
+        Z = s.crosstalk_power.double()
+        M = ((Z ** H).mean() / Z.mean() ** H).item()
+        rows.append({"H": H, "M": M, "chains": s.failed_average.numel(),
+                     "averaged": float(averaged_heads_bound(n, d_k, s.t_mean_max, H, M).mean()),
+                     "all_fail": float(all_heads_fail_bound(n, d_k, s.t_max.movedim(1, -1)).mean()),
+                     "second": float(hop_failure_bound(n, d_k, t_max=s.t_mean_max).mean()),
+                     "err_avg": s.failed_average.double().mean().item(),
+                     "err_all": s.failed_each.all(1).double().mean().item()})
+    return rows
+
+
 class RawChainResult(NamedTuple):
     """What :func:`raw_chain` measures, after each of the L layers (tensors of shape (L,)).
 
@@ -264,6 +300,7 @@ __all__ = [
     "HopSample",
     "RawChainResult",
     "StackResult",
+    "bounds_against_heads",
     "chain_error",
     "heads_hop",
     "one_hop",

@@ -57,3 +57,19 @@ def test_shape_difference_floors_each_seed_at_its_sampling_variance():
     assert tie.diff == 0 and tie.se == pytest.approx(math.sqrt(2 / (5 * m * m))) and tie.verdict == "inconclusive"
     with pytest.raises(ValueError, match="answers"):
         dw.shape_difference(a, b, answers=0)
+
+
+def test_shape_contests_pairs_shapes_by_depth_with_the_floor():
+    """A record by hand: three shapes, three seeds; each contest is shape_difference with m = 4 · 3 answers."""
+    runs = [{"shape": "deep", "n_layers": 4, "n_heads": 1, "final_accuracy": [0.9, 0.95, 1.0]},
+            {"shape": "wide", "n_layers": 1, "n_heads": 4, "final_accuracy": [0.5, 0.5, 0.5]},
+            {"shape": "control", "n_layers": 1, "n_heads": 1, "final_accuracy": [0.6, 0.5, 0.4]},
+            {"shape": "mid", "n_layers": 2, "n_heads": 2, "final_accuracy": [0.5, 0.52, 0.54]}]
+    rows = dw.shape_contests({"setup": {"eval_size": 4, "n_pairs": 3}, "runs": runs})
+    assert [(r["wide"], r["deep"]) for r in rows] == [("control", "mid"), ("control", "deep"), ("wide", "mid"),
+                                                      ("wide", "deep"), ("mid", "deep")]   # same depth: no contest
+    wide_deep = rows[3]
+    va = max(0.0, max(0.25, 1 / 12) / 12) / 3                # wide: no spread, floored at max(p(1 − p), 1/m)/m
+    vb = max(0.0025, max(0.95 * 0.05, 1 / 12) / 12) / 3       # deep: its sample variance 0.05² is below the floor
+    assert wide_deep["diff"] == pytest.approx(-0.45) and wide_deep["margin"] == pytest.approx(-0.45 / math.sqrt(va + vb))
+    assert wide_deep["verdict"] == "reversed" and rows[2]["verdict"] == "inconclusive"
