@@ -146,18 +146,23 @@ def budget_shapes(budget: int) -> list[tuple[int, int]]:
     return [(L, budget // L) for L in range(1, budget + 1) if budget % L == 0]
 
 
-def cached_shape_runs(hops: int) -> dict:
+def cached_shape_runs(hops: int, *, steps: int | None = None) -> dict:
     """The fuller depth-vs-width training runs that notebook 05 shows, shipped with the package.
 
     ``benchmarks/depth_width.py --save pavlovlab/data/depth_width_{hops}hop.json`` made them (the command and
     its arguments are in the file's ``"setup"``); ``"runs"`` holds one record per shape: ``"shape"``,
     ``"step"`` (the evaluation steps) and ``"accuracy"`` (seeds × steps, held-out accuracy). A cache, clearly
-    labelled as such where it is shown: re-run the command to check it. ``hops``: 1, 2 or 3.
+    labelled as such where it is shown: re-run the command to check it. ``hops``: 1, 2 or 3. ``steps``: a
+    longer run of some shapes, stored as ``depth_width_{hops}hop_{steps}steps.json`` (None: the main run).
     """
     hops = check_int("hops", hops, low=1)
-    source = resources.files("pavlovlab") / "data" / f"depth_width_{hops}hop.json"
+    name = f"depth_width_{hops}hop.json"
+    if steps is not None:
+        name = f"depth_width_{hops}hop_{check_int('steps', steps, low=1)}steps.json"
+    source = resources.files("pavlovlab") / "data" / name
     if not source.is_file():
-        raise ValueError(f"hops: expected 1, 2 or 3 (the cached runs shipped in pavlovlab/data), got {hops}")
+        raise ValueError(f"hops, steps: expected a cached run shipped in pavlovlab/data (hops 1, 2 or 3), got "
+                         f"hops = {hops}, steps = {steps}")
     return json.loads(source.read_text(encoding="utf-8"))
 
 

@@ -209,7 +209,11 @@ def rows():
         ("loss_threshold at t = 0, −1, 1: √(1/2), 1, 0",
          lambda: math.isclose(Th.loss_threshold(0), math.sqrt(0.5)) and Th.loss_threshold(-1) == 1.0
          and Th.loss_threshold(1) == 0.0, "ok", ""),
-        ("cached_shape_runs(4)", lambda: Dw.cached_shape_runs(4), ValueError, "hops: expected 1, 2 or 3"),
+        ("cached_shape_runs(4)", lambda: Dw.cached_shape_runs(4), ValueError, "hops, steps: expected a cached run"),
+        ("cached_shape_runs(1, steps=7)", lambda: Dw.cached_shape_runs(1, steps=7), ValueError,
+         "hops, steps: expected a cached run"),
+        ("cached_shape_runs(1, steps=0)", lambda: Dw.cached_shape_runs(1, steps=0), ValueError,
+         "steps: expected an integer >= 1"),
         ("cached_shape_runs('1')", lambda: Dw.cached_shape_runs("1"), TypeError, "hops: expected an integer"),
         ("cached_shape_runs(1): one record per shape, accuracies in [0, 1]",
          lambda: all(0 <= a <= 1 for r in Dw.cached_shape_runs(1)["runs"] for row in r["accuracy"] for a in row)
