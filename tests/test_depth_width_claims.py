@@ -165,3 +165,20 @@ def test_one_hop_is_solved_by_the_wide_shape_with_other_seeds(one_thread):
                                   task=tasks.pointer_chasing, task_kwargs=task, steps=100, batch_size=64, lr=5e-3,
                                   eval_every=50, eval_size=256, progress=False)["w"]
     assert all(h["final_accuracy"] >= 0.99 for h in hist), [h["final_accuracy"] for h in hist]
+
+
+def test_longer_three_hop_run_has_its_provenance_and_a_stable_verdict():
+    """The one-layer shape trained twice as long on three hops, against the 4×1 shape of the main run."""
+    longer = depth_width.cached_shape_runs(3, steps=1600)
+    s = longer["setup"]
+    assert s["steps"] == 1600 and s["separator"] is True and s["seeds"] >= 5 and s["threads"] == 1
+    assert "--steps 1600" in s["command"] and "--hops 3" in s["command"] and len(s["commit"]) >= 40
+    assert [run["shape"] for run in longer["runs"]] == ["wide-shallow"]
+    wide = longer["runs"][0]["final_accuracy"]
+    deep = next(r for r in depth_width.cached_shape_runs(3)["runs"] if r["shape"] == "4×1")["final_accuracy"]
+    answers = s["eval_size"] * s["n_pairs"]
+    full = depth_width.shape_difference(wide, deep, answers=answers).verdict
+    for leave in range(len(wide)):
+        subset = depth_width.shape_difference([a for i, a in enumerate(wide) if i != leave],
+                                              [a for i, a in enumerate(deep) if i != leave], answers=answers).verdict
+        assert full == "inconclusive" or subset == full, leave
