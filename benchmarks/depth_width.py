@@ -93,7 +93,7 @@ def last_quarter_slope(steps: list[int], accuracy: list[float]) -> float:
 
 def provenance_command() -> str:
     """The command line that made this record, as it can be re-run from the repository root."""
-    return "python " + " ".join([pathlib.Path(sys.argv[0]).as_posix()] + sys.argv[1:])
+    return "python " + " ".join([pathlib.Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
 
 
 def git_commit() -> str:
@@ -168,7 +168,8 @@ def main() -> None:
                                                      device=args.device)
                 per_run = (time.perf_counter() - t0) / args.seeds
                 reach = [training.steps_to_threshold(h, args.threshold) for h in hist]
-                by_type = [accuracy_by_backward_steps(net, task, seed, args.device) for net, seed in zip(nets, seeds)]
+                by_type = [accuracy_by_backward_steps(net, task, seed, args.device)
+                           for net, seed in zip(nets, seeds, strict=True)]
                 slopes = [last_quarter_slope(h["step"], h["accuracy"]) for h in hist]
                 print(f"{attention:9s} {hops:2d} {name:13s} {c['n_layers']}×{c['n_heads']}×{c['d_head']:<3d} "
                       f"{hist[0]['parameters']:7d}  {summary([h['final_accuracy'] for h in hist]):37s} "
@@ -181,7 +182,8 @@ def main() -> None:
                                        "step": hist[0]["step"], "accuracy": [h["accuracy"] for h in hist],
                                        "final_accuracy": [h["final_accuracy"] for h in hist],
                                        "last_quarter_slope": slopes,
-                                       "accuracy_by_backward_steps": [{str(b): a for b, a in t.items()} for t in by_type],
+                                       "accuracy_by_backward_steps": [{str(b): a for b, a in t.items()}
+                                                                      for t in by_type],
                                        "seconds": [round(h["seconds"], 2) for h in hist]})
                 if args.save is not None:  # after every shape, so that an interrupted run keeps what it measured
                     save(args.save, record, overwrite=True)

@@ -243,7 +243,8 @@ def all_heads_fail_bound(n: Numbers, d_k: Numbers, t_max: Numbers) -> float | np
 
 def averaged_heads_bound(n: Numbers, d_k: Numbers, t_mean_max: Numbers, H: Numbers,
                          moment_ratio: Numbers) -> float | np.ndarray:
-    """A derived bound of the paper's form for H **averaged** heads (the clean-up of :func:`pavlovlab.stacking.chain_error`):
+    """A derived bound of the paper's form for H **averaged** heads (the clean-up of
+    :func:`pavlovlab.stacking.chain_error`):
 
         P(hop fails | values) ≤ min(1, M_H · (2(n−1) / (d_k (1 − t̄_max)))^H),     M_H = E[Z^H] / (E Z)^H
 

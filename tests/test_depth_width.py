@@ -71,5 +71,6 @@ def test_shape_contests_pairs_shapes_by_depth_with_the_floor():
     wide_deep = rows[3]
     va = max(0.0, max(0.25, 1 / 12) / 12) / 3                # wide: no spread, floored at max(p(1 − p), 1/m)/m
     vb = max(0.0025, max(0.95 * 0.05, 1 / 12) / 12) / 3       # deep: its sample variance 0.05² is below the floor
-    assert wide_deep["diff"] == pytest.approx(-0.45) and wide_deep["margin"] == pytest.approx(-0.45 / math.sqrt(va + vb))
+    assert wide_deep["diff"] == pytest.approx(-0.45)
+    assert wide_deep["margin"] == pytest.approx(-0.45 / math.sqrt(va + vb))
     assert wide_deep["verdict"] == "reversed" and rows[2]["verdict"] == "inconclusive"

@@ -9,6 +9,8 @@ verdict is recomputed with every seed left out in turn. One hop of training at K
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -73,8 +75,8 @@ def verdict_bounds_above_and_falling(seed):
     """§1b: both bounds of the paper's form lie above the measured errors and fall with H; M_H rises with H."""
     rows = st.bounds_against_heads(8, 32, [1, 2, 3, 4], trials=3000, generator=_g(seed))
     above = all(r["averaged"] >= r["err_avg"] and r["all_fail"] >= r["err_all"] for r in rows)
-    falling = all(a["averaged"] > b["averaged"] and a["all_fail"] > b["all_fail"] for a, b in zip(rows, rows[1:]))
-    rising = all(a["M"] < b["M"] for a, b in zip(rows, rows[1:]))
+    falling = all(a["averaged"] > b["averaged"] and a["all_fail"] > b["all_fail"] for a, b in itertools.pairwise(rows))
+    rising = all(a["M"] < b["M"] for a, b in itertools.pairwise(rows))
     return above and falling and rising, rows[-1]["M"] - rows[-2]["M"]
 
 
@@ -158,10 +160,12 @@ def test_cached_contest_verdicts_survive_leaving_out_any_seed(hops):
 
 @pytest.mark.slow
 def test_one_hop_is_solved_by_the_wide_shape_with_other_seeds(one_thread):
-    """§6: with the separator, the one-layer shape learns one hop within 100 steps, for seeds the notebook did not use."""
+    """§6: with the separator, the one-layer shape learns one hop within 100 steps, with seeds the notebook
+    did not use."""
     cfg = models.depth_width_configs(4, d_model=32, d_head=8)["wide-shallow"]
     task = dict(n_pairs=6, n_queries=6, n_items=8, separator=True, hops=1)
-    hist = training.train_configs({"w": cfg}, vocab_size=tasks.pointer_vocab_size(8, separator=True), seeds=(3, 4, 5, 6, 7),
+    hist = training.train_configs({"w": cfg}, vocab_size=tasks.pointer_vocab_size(8, separator=True),
+                                  seeds=(3, 4, 5, 6, 7),
                                   task=tasks.pointer_chasing, task_kwargs=task, steps=100, batch_size=64, lr=5e-3,
                                   eval_every=50, eval_size=256, progress=False)["w"]
     assert all(h["final_accuracy"] >= 0.99 for h in hist), [h["final_accuracy"] for h in hist]

@@ -62,7 +62,8 @@ def test_averaged_heads_bound_by_hand():
 def test_heads_hop_matches_the_literal_loop(n, d_k, d_v, H):
     trials = 1500
     avg, every, Z, _, t_mean = literal_heads_hop(n, d_k, d_v, H, trials, seed=n * H)
-    s = st.heads_hop(n, d_k, H, d_v=d_v, trials=300, generator=torch.Generator().manual_seed(n * H), dtype=torch.float64)
+    s = st.heads_hop(n, d_k, H, d_v=d_v, trials=300, generator=torch.Generator().manual_seed(n * H),
+                     dtype=torch.float64)
     for package, literal in ((s.failed_average, avg), (s.failed_each.all(1), every)):
         p, q = package.double().mean().item(), literal.mean()
         se = math.sqrt(max(p * (1 - p), 1e-4) / package.numel() + max(q * (1 - q), 1e-4) / literal.size)

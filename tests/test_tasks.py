@@ -1,5 +1,7 @@
 """The associative-recall generator: layout, vocabulary, no leaks, no absent keys, seeding, devices."""
 
+import itertools
+
 import pytest
 import torch
 
@@ -132,7 +134,7 @@ def test_separated_pointer_chasing_has_one_successor_per_item(S, K, Q):
     unseparated = torch.cat([pairs.flatten(1), b.tokens[:, 3 * S:]], dim=1)
     assert torch.equal(b.targets[:, 3 * S + 1::2], _chase(unseparated, None, S, K))
     for seq in b.tokens[:, :3 * S].tolist():   # item followed by item: only a pair's source and its target
-        adjacent = {(x, y) for x, y in zip(seq, seq[1:], strict=False) if x < 9 and y < 9}
+        adjacent = {(x, y) for x, y in itertools.pairwise(seq) if x < 9 and y < 9}
         assert adjacent == {(seq[3 * i], seq[3 * i + 1]) for i in range(S)}
 
 
