@@ -31,6 +31,8 @@ import json
 import os
 import pathlib
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -69,6 +71,44 @@ def save(path: pathlib.Path, record: dict, overwrite: bool) -> None:
     os.replace(tmp, path)
 
 
+def accuracy_by_backward_steps(model: models.TinyTransformer, task: dict, seed: int, device: str) -> dict[int, float]:
+    """Held-out accuracy of a trained model split by query type (:func:`pavlovlab.models.tasks.backward_steps`), on
+    the held-out batch its training used (drawn from seed 10 000 + seed)."""
+    batch = tasks.pointer_chasing(512, **task, generator=torch.Generator().manual_seed(10_000 + seed), device=device)
+    kinds = tasks.backward_steps(batch, n_pairs=task["n_pairs"], hops=task["hops"], separator=task["separator"])
+    model.eval()
+    with torch.no_grad():
+        right = (model(batch.tokens).argmax(-1)[batch.answer_mask] == batch.targets[batch.answer_mask]).cpu()
+    kinds = kinds.flatten()
+    return {int(b): right[kinds == b].float().mean().item() for b in kinds.unique()}
+
+
+def last_quarter_slope(steps: list[int], accuracy: list[float]) -> float:
+    """Least-squares slope of held-out accuracy against step over the last quarter of the evaluations
+    (accuracy per step): near 0 when the curve has flattened."""
+    k = max(2, len(steps) // 4)
+    x, y = torch.tensor(steps[-k:], dtype=torch.float64), torch.tensor(accuracy[-k:], dtype=torch.float64)
+    x = x - x.mean()
+    return float((x * (y - y.mean())).sum() / (x * x).sum())
+
+
+def provenance_command() -> str:
+    """The command line that made this record, as it can be re-run from the repository root."""
+    return "python " + " ".join([pathlib.Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
+
+
+def git_commit() -> str:
+    """The repository's commit (with ``+dirty`` when tracked files other than the cached runs in
+    ``pavlovlab/data``, which a run writes, have changes), or "unknown"."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":!pavlovlab/data"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
@@ -77,6 +117,9 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=4, help="heads of d_head in total")
     parser.add_argument("--deep-layers", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--shapes", nargs="+", help="train only these shapes (names as printed), e.g. 2×2 4×1")
+    parser.add_argument("--separator", action="store_true",
+                        help="close every pair with a separator token (no spurious item → item pair at the boundaries)")
+    parser.add_argument("--eval-every", type=int, default=50)
     parser.add_argument("--n-pairs", type=int, default=6)
     parser.add_argument("--n-items", type=int, default=8)
     parser.add_argument("--d-model", type=int, default=32)
@@ -100,10 +143,11 @@ def main() -> None:
         if unknown:
             raise SystemExit(f"--shapes: expected names among {', '.join(configs)}, got {', '.join(unknown)}")
         configs = {name: c for name, c in configs.items() if name in args.shapes}
-    setup = dict(n_pairs=args.n_pairs, n_items=args.n_items, seeds=args.seeds, steps=args.steps,
-                 batch_size=args.batch_size, lr=args.lr, eval_every=50, eval_size=512, budget=args.budget,
-                 d_model=args.d_model, d_head=args.d_head, torch=torch.__version__, device=args.device,
-                 threads=args.threads)
+    setup = dict(n_pairs=args.n_pairs, n_items=args.n_items, separator=args.separator, seeds=args.seeds,
+                 steps=args.steps, batch_size=args.batch_size, lr=args.lr, eval_every=args.eval_every, eval_size=512,
+                 budget=args.budget, d_model=args.d_model, d_head=args.d_head, torch=torch.__version__,
+                 device=args.device, threads=args.threads, command=provenance_command(), commit=git_commit(),
+                 made=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     print(f"pointer chasing: {args.n_pairs} pairs on a cycle of {args.n_items} items, every item queried; "
           f"{args.seeds} seeds × {args.steps} steps (batch {args.batch_size}, lr {args.lr}); budget {args.budget} "
           f"heads of d_head = {args.d_head}; threshold {args.threshold}; torch {torch.__version__} on {args.device}")
@@ -112,23 +156,35 @@ def main() -> None:
     record: dict = {"setup": setup, "runs": []}
     for attention in args.attention:
         for hops in args.hops:
-            task = dict(n_pairs=args.n_pairs, hops=hops, n_queries=args.n_pairs, n_items=args.n_items)
+            task = dict(n_pairs=args.n_pairs, hops=hops, n_queries=args.n_pairs, n_items=args.n_items,
+                        separator=args.separator)
+            vocab = tasks.pointer_vocab_size(args.n_items, separator=args.separator)
             for name, c in configs.items():
                 t0 = time.perf_counter()
-                hist = training.train_configs({name: c}, vocab_size=tasks.pointer_vocab_size(args.n_items),
-                                            attention=attention, seeds=range(args.seeds), task=tasks.pointer_chasing,
-                                            task_kwargs=task, steps=args.steps, batch_size=args.batch_size,
-                                            lr=args.lr, eval_every=50, eval_size=512, progress=False,
-                                            device=args.device)[name]
+                seeds = list(range(args.seeds))
+                nets = [models.TinyTransformer(vocab, attention=attention, seed=seed, **c) for seed in seeds]
+                hist = training.train_recall_batched(nets, seeds=seeds, task=tasks.pointer_chasing, task_kwargs=task,
+                                                     steps=args.steps, batch_size=args.batch_size, lr=args.lr,
+                                                     eval_every=args.eval_every, eval_size=512, progress=False,
+                                                     device=args.device)
                 per_run = (time.perf_counter() - t0) / args.seeds
                 reach = [training.steps_to_threshold(h, args.threshold) for h in hist]
+                by_type = [accuracy_by_backward_steps(net, task, seed, args.device)
+                           for net, seed in zip(nets, seeds, strict=True)]
+                slopes = [last_quarter_slope(h["step"], h["accuracy"]) for h in hist]
                 print(f"{attention:9s} {hops:2d} {name:13s} {c['n_layers']}×{c['n_heads']}×{c['d_head']:<3d} "
                       f"{hist[0]['parameters']:7d}  {summary([h['final_accuracy'] for h in hist]):37s} "
                       f"{', '.join('never' if s is None else str(s) for s in reach):28s} {per_run:6.1f}", flush=True)
+                print(f"{'':26s} last-quarter slope per 1000 steps {summary([1000 * x for x in slopes])}; by backward "
+                      "steps: " + "; ".join(f"{b}: {summary([t[b] for t in by_type])}" for b in sorted(by_type[0])),
+                      flush=True)
                 record["runs"].append({"attention": attention, "hops": hops, "shape": name, **c,
                                        "parameters": hist[0]["parameters"],
                                        "step": hist[0]["step"], "accuracy": [h["accuracy"] for h in hist],
                                        "final_accuracy": [h["final_accuracy"] for h in hist],
+                                       "last_quarter_slope": slopes,
+                                       "accuracy_by_backward_steps": [{str(b): a for b, a in t.items()}
+                                                                      for t in by_type],
                                        "seconds": [round(h["seconds"], 2) for h in hist]})
                 if args.save is not None:  # after every shape, so that an interrupted run keeps what it measured
                     save(args.save, record, overwrite=True)

@@ -20,6 +20,7 @@ from pavlovlab.depth import theory as Th
 from pavlovlab.forgetting import decay as D
 from pavlovlab.forgetting import oja as O
 from pavlovlab.forgetting import unlearning as U
+from pavlovlab.models import tasks as Ta
 
 NAN = math.nan
 
@@ -209,7 +210,11 @@ def rows():
         ("loss_threshold at t = 0, −1, 1: √(1/2), 1, 0",
          lambda: math.isclose(Th.loss_threshold(0), math.sqrt(0.5)) and Th.loss_threshold(-1) == 1.0
          and Th.loss_threshold(1) == 0.0, "ok", ""),
-        ("cached_shape_runs(3)", lambda: Dw.cached_shape_runs(3), ValueError, "hops: expected 1 or 2"),
+        ("cached_shape_runs(4)", lambda: Dw.cached_shape_runs(4), ValueError, "hops, steps: expected a cached run"),
+        ("cached_shape_runs(1, steps=7)", lambda: Dw.cached_shape_runs(1, steps=7), ValueError,
+         "hops, steps: expected a cached run"),
+        ("cached_shape_runs(1, steps=0)", lambda: Dw.cached_shape_runs(1, steps=0), ValueError,
+         "steps: expected an integer >= 1"),
         ("cached_shape_runs('1')", lambda: Dw.cached_shape_runs("1"), TypeError, "hops: expected an integer"),
         ("cached_shape_runs(1): one record per shape, accuracies in [0, 1]",
          lambda: all(0 <= a <= 1 for r in Dw.cached_shape_runs(1)["runs"] for row in r["accuracy"] for a in row)
@@ -230,6 +235,30 @@ def rows():
         ("shape_difference(one seed)", lambda: Dw.shape_difference([1], [1, 2]), ValueError,
          "a, b: expected at least 2 seeds each, got 1 and 2"),
         ("shape_difference of (1, 3) and (0, 2): Welch with df = 2", _shape_difference_by_hand, "ok", ""),
+        ("shape_difference(answers=0)", lambda: Dw.shape_difference([1, 2], [1, 2], answers=0), ValueError,
+         "answers: expected an integer >= 1"),
+        # stacking.heads_hop; stacking_theory.all_heads_fail_bound, averaged_heads_bound; tasks.backward_steps
+        ("heads_hop(H=0)", lambda: St.heads_hop(3, 8, 0), ValueError, "H: expected an integer >= 1"),
+        ("heads_hop(n=1)", lambda: St.heads_hop(1, 8, 2), ValueError, "n: expected at least 2 stored associations"),
+        ("heads_hop(dtype=torch.int32)", lambda: St.heads_hop(3, 8, 2, dtype=torch.int32), TypeError,
+         "dtype: expected a floating-point dtype"),
+        ("all_heads_fail_bound(t_max scalar)", lambda: Th.all_heads_fail_bound(3, 8, 0.1), ValueError,
+         "t_max: expected one cosine per head"),
+        ("all_heads_fail_bound(t_max=1.5)", lambda: Th.all_heads_fail_bound(3, 8, [1.5]), ValueError,
+         "t_max: expected numbers <= 1"),
+        ("averaged_heads_bound(H=0)", lambda: Th.averaged_heads_bound(3, 8, 0.1, 0, 1.0), ValueError,
+         "H: expected numbers >= 1"),
+        ("averaged_heads_bound(moment_ratio=nan)", lambda: Th.averaged_heads_bound(3, 8, 0.1, 2, NAN), ValueError,
+         "moment_ratio: expected finite numbers"),
+        ("bounds_against_heads(heads=3)", lambda: St.bounds_against_heads(3, 8, 3), TypeError,
+         "heads: expected a non-empty sequence"),
+        ("bounds_against_heads(heads=[0])", lambda: St.bounds_against_heads(3, 8, [0]), ValueError,
+         "heads: expected an integer >= 1"),
+        ("shape_contests([])", lambda: Dw.shape_contests([]), TypeError, "record: expected a cached record"),
+        ("backward_steps(tokens)", lambda: Ta.backward_steps(torch.zeros(2, 8), n_pairs=2, hops=2), TypeError,
+         "batch: expected the RecallBatch of pointer_chasing"),
+        ("backward_steps(n_pairs=1)", lambda: Ta.backward_steps(Ta.pointer_chasing(2, n_pairs=3), n_pairs=1, hops=2),
+         ValueError, "n_pairs: expected an integer >= 2"),
         # unlearning.probe_cues, cue_response, generalisation_after_unlearning
         ("probe_cues(overlap=2)", lambda: U.probe_cues(keys, overlap=2), ValueError, "overlap: expected a number <= 1"),
         ("probe_cues(overlap=nan)", lambda: U.probe_cues(keys, overlap=NAN), ValueError,

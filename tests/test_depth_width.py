@@ -32,3 +32,45 @@ def test_shape_difference_is_a_welch_interval():
     assert r.df == pytest.approx(4.0) and r.hi - r.diff == pytest.approx(2.776 * math.sqrt(2 * 0.01 / 3))
     with pytest.raises(ValueError, match="at least 2 seeds"):
         dw.shape_difference([0.5], [0.4, 0.3])
+
+
+def test_shape_difference_floors_each_seed_at_its_sampling_variance():
+    """Three seeds that agree to the last digit: without a floor the interval has zero width and its sign
+    follows the rounding of one run; with ``answers`` each seed's variance is at least the binomial p(1 − p)/m."""
+    a, b = [0.83, 0.83, 0.83], [0.84, 0.845, 0.85]
+    bare = dw.shape_difference(a, b)
+    assert bare.verdict == "reversed" and bare.hi < 0                  # the degenerate interval of the old rule
+    m = 1536
+    r = dw.shape_difference(a, b, answers=m)
+    va = 0.83 * 0.17 / m / 3                                             # a's sample variance is 0: floored
+    pb = (0.84 + 0.845 + 0.85) / 3
+    sb = sum((x - pb) ** 2 for x in b) / 2
+    vb = max(sb, pb * (1 - pb) / m) / 3
+    assert r.se == pytest.approx(math.sqrt(va + vb))
+    assert r.margin == pytest.approx((0.83 - pb) / math.sqrt(va + vb))
+    assert r.verdict == "inconclusive" and r.lo < 0 < r.hi
+    # a seed spread larger than the floor is kept as it is
+    wide = dw.shape_difference([0.5, 0.6, 0.7], [0.1, 0.2, 0.3], answers=m)
+    assert wide.se == pytest.approx(math.sqrt(2 * 0.01 / 3)) and wide.verdict == "holds"
+    # all seeds perfect: the floor 1/m² keeps the interval open around 0
+    tie = dw.shape_difference([1.0] * 5, [1.0] * 5, answers=m)
+    assert tie.diff == 0 and tie.se == pytest.approx(math.sqrt(2 / (5 * m * m))) and tie.verdict == "inconclusive"
+    with pytest.raises(ValueError, match="answers"):
+        dw.shape_difference(a, b, answers=0)
+
+
+def test_shape_contests_pairs_shapes_by_depth_with_the_floor():
+    """A record by hand: three shapes, three seeds; each contest is shape_difference with m = 4 · 3 answers."""
+    runs = [{"shape": "deep", "n_layers": 4, "n_heads": 1, "final_accuracy": [0.9, 0.95, 1.0]},
+            {"shape": "wide", "n_layers": 1, "n_heads": 4, "final_accuracy": [0.5, 0.5, 0.5]},
+            {"shape": "control", "n_layers": 1, "n_heads": 1, "final_accuracy": [0.6, 0.5, 0.4]},
+            {"shape": "mid", "n_layers": 2, "n_heads": 2, "final_accuracy": [0.5, 0.52, 0.54]}]
+    rows = dw.shape_contests({"setup": {"eval_size": 4, "n_pairs": 3}, "runs": runs})
+    assert [(r["wide"], r["deep"]) for r in rows] == [("control", "mid"), ("control", "deep"), ("wide", "mid"),
+                                                      ("wide", "deep"), ("mid", "deep")]   # same depth: no contest
+    wide_deep = rows[3]
+    va = max(0.0, max(0.25, 1 / 12) / 12) / 3                # wide: no spread, floored at max(p(1 − p), 1/m)/m
+    vb = max(0.0025, max(0.95 * 0.05, 1 / 12) / 12) / 3       # deep: its sample variance 0.05² is below the floor
+    assert wide_deep["diff"] == pytest.approx(-0.45)
+    assert wide_deep["margin"] == pytest.approx(-0.45 / math.sqrt(va + vb))
+    assert wide_deep["verdict"] == "reversed" and rows[2]["verdict"] == "inconclusive"

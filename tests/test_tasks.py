@@ -1,5 +1,7 @@
 """The associative-recall generator: layout, vocabulary, no leaks, no absent keys, seeding, devices."""
 
+import itertools
+
 import pytest
 import torch
 
@@ -7,6 +9,7 @@ from pavlovlab.models.tasks import (
     IGNORE,
     RecallBatch,
     associative_recall,
+    backward_steps,
     pointer_chasing,
     pointer_vocab_size,
     sequence_length,
@@ -118,3 +121,49 @@ def test_pointer_chasing_bad_input():
         pointer_chasing(4, n_pairs=10, n_items=8)
     with pytest.raises(TypeError, match="hops"):
         pointer_chasing(4, n_pairs=4, hops=1.0)
+
+
+@pytest.mark.parametrize("S, K, Q", [(5, 1, 2), (6, 2, 6), (7, 3, 9)])
+def test_separated_pointer_chasing_has_one_successor_per_item(S, K, Q):
+    b = pointer_chasing(300, n_pairs=S, hops=K, n_queries=Q, n_items=9, separator=True,
+                        generator=torch.Generator().manual_seed(S))
+    assert b.tokens.shape == (300, 3 * S + 2 * Q) and pointer_vocab_size(9, separator=True) == 11
+    assert bool((b.tokens[:, 2:3 * S:3] == 10).all()) and int(b.tokens.max()) == 10
+    assert bool((b.tokens[:, 3 * S::2] == 9).all())
+    pairs = torch.stack([b.tokens[:, 0:3 * S:3], b.tokens[:, 1:3 * S:3]], -1)
+    unseparated = torch.cat([pairs.flatten(1), b.tokens[:, 3 * S:]], dim=1)
+    assert torch.equal(b.targets[:, 3 * S + 1::2], _chase(unseparated, None, S, K))
+    for seq in b.tokens[:, :3 * S].tolist():   # item followed by item: only a pair's source and its target
+        adjacent = {(x, y) for x, y in itertools.pairwise(seq) if x < 9 and y < 9}
+        assert adjacent == {(seq[3 * i], seq[3 * i + 1]) for i in range(S)}
+
+
+def _backward_steps_literal(tokens, S, K, width):
+    """For every query: walk the chain through the context's pairs, counting steps to an earlier pair."""
+    out = []
+    for seq in tokens.tolist():
+        index = {seq[width * i]: i for i in range(S)}
+        row = []
+        for x in seq[width * S + 1::2]:
+            count = 0
+            for _ in range(K - 1):
+                here = index[x]
+                x = seq[width * here + 1]
+                count += index[x] < here
+            row.append(count)
+        out.append(row)
+    return torch.tensor(out)
+
+
+@pytest.mark.parametrize("separator", [False, True])
+@pytest.mark.parametrize("S, K, Q", [(5, 1, 3), (6, 2, 6), (7, 3, 9)])
+def test_backward_steps_by_a_literal_loop(S, K, Q, separator):
+    b = pointer_chasing(200, n_pairs=S, hops=K, n_queries=Q, n_items=9, separator=separator,
+                        generator=torch.Generator().manual_seed(K))
+    kinds = backward_steps(b, n_pairs=S, hops=K, separator=separator)
+    assert torch.equal(kinds, _backward_steps_literal(b.tokens, S, K, 3 if separator else 2))
+    assert set(kinds.unique().tolist()) == set(range(K))     # every type occurs in 200 sequences
+    with pytest.raises(ValueError, match="batch"):
+        backward_steps(b, n_pairs=S + Q, hops=K, separator=separator)
+    with pytest.raises(TypeError, match="batch"):
+        backward_steps(b.tokens, n_pairs=S, hops=K)

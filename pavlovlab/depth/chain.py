@@ -25,6 +25,7 @@ stack compared at an equal budget in :mod:`pavlovlab.depth.contest`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -156,6 +157,93 @@ def one_hop(n: int, d_k: int, *, d_v: int | None = None, trials: int = 200, gene
     return HopSample(failed.cpu(), (r - right).norm(dim=-1).cpu(), cosines.amax(-1).cpu())
 
 
+class HeadsHopSample(NamedTuple):
+    """What :func:`heads_hop` measures for every chain of one hop through H independent heads.
+
+    failed_average: (trials, n) the averaged heads' clean-up picked a wrong item.
+    failed_each: (trials, H, n) head h's own clean-up picked a wrong item (so ``failed_each.all(1)`` is the
+        event "every head fails", the failure of a decoder that needs one right head).
+    crosstalk_power: (trials, n) ``Z = Σ_h ‖c^h‖²``, the summed crosstalk power of the H heads.
+    t_max: (trials, H, n) per head, the largest cosine ``v_j^h·v_m^h`` of the right value with a competitor.
+    t_mean_max: (trials, n) the largest head-averaged cosine ``max_m (1/H) Σ_h v_j^h·v_m^h``.
+    """
+
+    failed_average: torch.Tensor
+    failed_each: torch.Tensor
+    crosstalk_power: torch.Tensor
+    t_max: torch.Tensor
+    t_mean_max: torch.Tensor
+
+
+def heads_hop(n: int, d_k: int, H: int, *, d_v: int | None = None, trials: int = 200,
+              generator: torch.Generator | None = None, device: torch.device | str | None = None,
+              dtype: torch.dtype = torch.float32) -> HeadsHopSample:
+    """One hop through H independent heads, looked at closely: both decoders, the crosstalk power, the codebooks.
+
+    Every head stores the same n associations ``x → π(x)`` with its own random unit codes
+    (``S_h = Σ_i v^h_π(i) k^hᵢᵀ``, as in :func:`chain_error`) and is read with every key:
+    ``r^h = S_h k^h_x = v^h_j + c^h`` (j = π(x)). Two decoders are scored: the **average** of the heads'
+    clean-up scores ``(1/H) Σ_h v^h_m·r^h`` (argmax, as ``chain_error``), and each head's own clean-up
+    (``failed_each``). Vectorised over trials, heads and chains.
+
+    Returns:
+        :class:`HeadsHopSample`; per-chain tensors (trials, n), per-head ones (trials, H, n).
+    """
+    n, d_k, H, T = (_int(name, value) for name, value in (("n", n), ("d_k", d_k), ("H", H), ("trials", trials)))
+    d_v = d_k if d_v is None else _int("d_v", d_v)
+    if n < 2:
+        raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
+    perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)              # π: (T, n)
+    K = random_keys(T, H, n, d=d_k, kind="sphere", generator=generator, device=device, dtype=dtype)
+    V = random_keys(T, H, n, d=d_v, kind="sphere", generator=generator, device=device, dtype=dtype)
+    right = V.gather(2, perm[:, None, :, None].expand(T, H, n, d_v))                      # v^h_π(x): (T, H, chain, d_v)
+    r = K @ (right.mT @ K).mT                                                              # S_h k^h_x
+    scores = r @ V.mT                                                                      # (T, H, chain, m)
+    cosines = right @ V.mT                                                                 # v^h_j · v^h_m
+    own = perm[:, None, :, None].expand(T, H, n, 1)
+    t_max = cosines.scatter(-1, own, -2.0).amax(-1)
+    t_mean_max = cosines.mean(1).scatter(-1, perm[..., None], -2.0).amax(-1)
+    return HeadsHopSample((scores.mean(1).argmax(-1) != perm).cpu(), (scores.argmax(-1) != perm[:, None]).cpu(),
+                          ((r - right) ** 2).sum((-1, 1)).cpu(), t_max.cpu(), t_mean_max.cpu())
+
+
+def bounds_against_heads(n: int, d_k: int, heads: Sequence[int], *, d_v: int | None = None, trials: int = 2000,
+                         generator: torch.Generator | None = None, device: torch.device | str | None = None,
+                         dtype: torch.dtype = torch.float64) -> list[dict[str, float]]:
+    """The bounds of the paper's form with their constants, against the measured error, for each H in ``heads``.
+
+    One :func:`heads_hop` sample per H (``trials`` memories × n chains) gives the measured errors of both
+    decoders and ``M_H = mean(Z^H) / mean(Z)^H`` (Z: :attr:`HeadsHopSample.crosstalk_power`); the bounds are
+    averaged over the sampled codebooks:
+
+    - ``averaged``: :func:`pavlovlab.depth.theory.averaged_heads_bound` with the measured ``M_H``;
+    - ``all_fail``: :func:`pavlovlab.depth.theory.all_heads_fail_bound` (one right head suffices);
+    - ``second``: :func:`pavlovlab.depth.theory.hop_failure_bound` at the head-averaged ``t̄_max``
+      (Markov on Z itself: no fall with H).
+
+    Returns one row per H: ``{"H", "M", "chains", "averaged", "all_fail", "second", "err_avg", "err_all"}``.
+    """
+    from .theory import all_heads_fail_bound, averaged_heads_bound, hop_failure_bound
+
+    if isinstance(heads, (str, bytes)) or not isinstance(heads, Sequence) or not heads:
+        raise TypeError(f"heads: expected a non-empty sequence of head counts, got {type(heads).__name__}")
+    rows = []
+    for H in heads:
+        H = _int("heads", H)
+        s = heads_hop(n, d_k, H, d_v=d_v, trials=trials, generator=generator, device=device, dtype=dtype)
+        Z = s.crosstalk_power.double()
+        M = ((Z ** H).mean() / Z.mean() ** H).item()
+        rows.append({"H": H, "M": M, "chains": s.failed_average.numel(),
+                     "averaged": float(averaged_heads_bound(n, d_k, s.t_mean_max, H, M).mean()),
+                     "all_fail": float(all_heads_fail_bound(n, d_k, s.t_max.movedim(1, -1)).mean()),
+                     "second": float(hop_failure_bound(n, d_k, t_max=s.t_mean_max).mean()),
+                     "err_avg": s.failed_average.double().mean().item(),
+                     "err_all": s.failed_each.all(1).double().mean().item()})
+    return rows
+
+
 class RawChainResult(NamedTuple):
     """What :func:`raw_chain` measures, after each of the L layers (tensors of shape (L,)).
 
@@ -208,10 +296,13 @@ def raw_chain(L: int, n: int, d: int, *, trials: int = 200, generator: torch.Gen
 
 __all__ = [
     "COMBINE",
+    "HeadsHopSample",
     "HopSample",
     "RawChainResult",
     "StackResult",
+    "bounds_against_heads",
     "chain_error",
+    "heads_hop",
     "one_hop",
     "raw_chain",
 ]

@@ -15,6 +15,7 @@ import math
 from importlib import resources
 from typing import NamedTuple
 
+import numpy as np
 import torch
 
 from .._checks import check_int, check_numbers
@@ -56,34 +57,87 @@ def same_task_budget(hops: int, width: int, n: int, *, trials: int = 100, min_he
 
 
 class ShapeDifference(NamedTuple):
-    """Difference of two shapes' mean final accuracies, with its 95 % Welch interval (seeds are the replicates)."""
+    """Difference of two shapes' mean final accuracies, with its 95 % Welch interval (seeds are the replicates),
+    its standard error and its margin: how many standard errors the difference lies from 0."""
 
     diff: float
     lo: float
     hi: float
     df: float
+    se: float
+
+    @property
+    def margin(self) -> float:
+        """``diff / se``: the distance of the difference from the decision line 0, in standard errors
+        (±inf when se is 0 and diff is not, 0 when both are)."""
+        if self.se > 0:
+            return self.diff / self.se
+        return 0.0 if self.diff == 0 else math.copysign(math.inf, self.diff)
+
+    @property
+    def verdict(self) -> str:
+        """``"holds"`` if the interval lies above 0 (a beats b), ``"reversed"`` if below, else ``"inconclusive"``."""
+        return "holds" if self.lo > 0 else "reversed" if self.hi < 0 else "inconclusive"
 
 
-def shape_difference(a: Numbers, b: Numbers) -> ShapeDifference:
+def shape_difference(a: Numbers, b: Numbers, *, answers: int | None = None) -> ShapeDifference:
     """Mean of ``a`` minus mean of ``b`` (per-seed accuracies of two shapes), with a 95 % Welch interval.
 
     ``se = √(s_a²/n_a + s_b²/n_b)`` (sample variances, ddof 1); Welch–Satterthwaite degrees of freedom
     ``df = se⁴ / ((s_a²/n_a)²/(n_a−1) + (s_b²/n_b)²/(n_b−1))``, rounded down for the t quantile (conservative);
     interval ``diff ± t_{0.975}(⌊df⌋) · se``. Needs at least 2 seeds per shape.
+
+    ``answers``: the number of held-out answers each accuracy was measured on. Each accuracy is then also a
+    binomial estimate with variance ``p(1 − p)/answers``, whatever the seeds say, so each sample variance is
+    floored at ``max(p̄(1 − p̄), 1/answers)/answers`` (p̄ the shape's mean accuracy): a few seeds that agree by
+    chance can no longer give a near-zero interval whose sign follows the rounding of one run.
     """
     check_numbers("a", a)
     check_numbers("b", b)
+    if answers is not None:
+        answers = check_int("answers", answers, low=1)
     a, b = _as_array(a).ravel(), _as_array(b).ravel()
     if a.size < 2 or b.size < 2:
         raise ValueError(f"a, b: expected at least 2 seeds each, got {a.size} and {b.size}")
-    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+
+    def variance(x: np.ndarray) -> float:
+        v = float(x.var(ddof=1))
+        if answers is not None:
+            p = float(x.mean())
+            v = max(v, max(p * (1 - p), 1.0 / answers) / answers)
+        return v / x.size
+
+    va, vb = variance(a), variance(b)
     se = math.sqrt(va + vb)
     diff = float(a.mean() - b.mean())
     if se == 0:
-        return ShapeDifference(diff, diff, diff, math.inf)
+        return ShapeDifference(diff, diff, diff, math.inf, 0.0)
     df = se ** 4 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
     half = t_quantile(max(1, math.floor(df + 1e-9))) * se   # 2.0 may come out as 1.999…
-    return ShapeDifference(diff, diff - half, diff + half, float(df))
+    return ShapeDifference(diff, diff - half, diff + half, float(df), se)
+
+
+def shape_contests(record: dict) -> list[dict]:
+    """Every "wider − deeper" contest of one cached record (:func:`cached_shape_runs`), by the rule of notebook 05.
+
+    Shapes are ordered by depth (fewer layers first; the one-big-head width control, one layer, first among
+    equals); for every pair, :func:`shape_difference` of their final accuracies over seeds, each seed floored
+    at the sampling variance of its ``eval_size · n_pairs`` held-out answers. Returns one row per pair:
+    ``{"wide", "deep", "diff", "lo", "hi", "margin", "verdict"}`` ("holds": the wider shape is better).
+    """
+    if not isinstance(record, dict) or not {"setup", "runs"} <= set(record):
+        raise TypeError(f"record: expected a cached record with 'setup' and 'runs', got {type(record).__name__}")
+    answers = int(record["setup"]["eval_size"]) * int(record["setup"]["n_pairs"])
+    runs = sorted(record["runs"], key=lambda r: (r["n_layers"], r["n_heads"]))
+    rows = []
+    for i, wide in enumerate(runs):
+        for deep in runs[i + 1:]:
+            if deep["n_layers"] == wide["n_layers"]:
+                continue
+            d = shape_difference(wide["final_accuracy"], deep["final_accuracy"], answers=answers)
+            rows.append({"wide": wide["shape"], "deep": deep["shape"], "diff": d.diff, "lo": d.lo, "hi": d.hi,
+                         "margin": d.margin, "verdict": d.verdict})
+    return rows
 
 
 def budget_shapes(budget: int) -> list[tuple[int, int]]:
@@ -92,18 +146,23 @@ def budget_shapes(budget: int) -> list[tuple[int, int]]:
     return [(L, budget // L) for L in range(1, budget + 1) if budget % L == 0]
 
 
-def cached_shape_runs(hops: int) -> dict:
+def cached_shape_runs(hops: int, *, steps: int | None = None) -> dict:
     """The fuller depth-vs-width training runs that notebook 05 shows, shipped with the package.
 
     ``benchmarks/depth_width.py --save pavlovlab/data/depth_width_{hops}hop.json`` made them (the command and
     its arguments are in the file's ``"setup"``); ``"runs"`` holds one record per shape: ``"shape"``,
     ``"step"`` (the evaluation steps) and ``"accuracy"`` (seeds × steps, held-out accuracy). A cache, clearly
-    labelled as such where it is shown: re-run the command to check it. ``hops``: 1 or 2.
+    labelled as such where it is shown: re-run the command to check it. ``hops``: 1, 2 or 3. ``steps``: a
+    longer run of some shapes, stored as ``depth_width_{hops}hop_{steps}steps.json`` (None: the main run).
     """
     hops = check_int("hops", hops, low=1)
-    source = resources.files("pavlovlab") / "data" / f"depth_width_{hops}hop.json"
+    name = f"depth_width_{hops}hop.json"
+    if steps is not None:
+        name = f"depth_width_{hops}hop_{check_int('steps', steps, low=1)}steps.json"
+    source = resources.files("pavlovlab") / "data" / name
     if not source.is_file():
-        raise ValueError(f"hops: expected 1 or 2 (the cached runs shipped in pavlovlab/data), got {hops}")
+        raise ValueError(f"hops, steps: expected a cached run shipped in pavlovlab/data (hops 1, 2 or 3), got "
+                         f"hops = {hops}, steps = {steps}")
     return json.loads(source.read_text(encoding="utf-8"))
 
 
@@ -112,5 +171,6 @@ __all__ = [
     "budget_shapes",
     "cached_shape_runs",
     "same_task_budget",
+    "shape_contests",
     "shape_difference",
 ]

@@ -219,6 +219,54 @@ def hop_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: N
     return _out(np.minimum(1.0, bound), n, d_k, H)
 
 
+def all_heads_fail_bound(n: Numbers, d_k: Numbers, t_max: Numbers) -> float | np.ndarray:
+    """A derived bound of the paper's form ``(n/d_k)^H``, with its constant, for the decoder under which a hop
+    fails only when **every** head's own clean-up fails (one right head suffices):
+
+        P(all H heads fail | values) = ∏_h P(head h fails | values_h) ≤ ∏_h min(1, 2(n−1)/(d_k(1 − t_max,h)))
+
+    The heads draw independent codes, so given the values their failures are independent; each factor is
+    :func:`hop_failure_bound` (Cauchy–Schwarz, then Markov on ``‖c^h‖²``). So ``r* ≤ L·∏_h C_h (n−1)/d_k``
+    with ``C_h = 2/(1 − t_max,h)``: the paper's ``L·(n/d_k)^H`` up to this constant (a union bound over the
+    L hops). ``t_max``: (..., H), each head's largest cosine of the right value with a competitor.
+    """
+    check_numbers("n", n, low=1)
+    check_numbers("d_k", d_k, low=1)
+    check_numbers("t_max", t_max, low=-1, high=1)
+    t = _as_array(t_max)
+    if t.ndim == 0:
+        raise ValueError(f"t_max: expected one cosine per head on the last axis (..., H), got a scalar {t_max}")
+    per_head = hop_failure_bound(_as_array(n)[..., None], _as_array(d_k)[..., None], t_max=t)
+    product = np.prod(per_head, axis=-1)
+    return float(product) if product.ndim == 0 else product
+
+
+def averaged_heads_bound(n: Numbers, d_k: Numbers, t_mean_max: Numbers, H: Numbers,
+                         moment_ratio: Numbers) -> float | np.ndarray:
+    """A derived bound of the paper's form for H **averaged** heads (the clean-up of
+    :func:`pavlovlab.depth.chain.chain_error`):
+
+        P(hop fails | values) ≤ min(1, M_H · (2(n−1) / (d_k (1 − t̄_max)))^H),     M_H = E[Z^H] / (E Z)^H
+
+    Derivation: the right item j loses to m only if ``Σ_h (v^h_m − v^h_j)·c^h > Σ_h (1 − t^h_m) = H(1 − t̄_m)``.
+    Cauchy–Schwarz twice bounds the left side by ``√(2 H (1 − t̄_m)) · √Z`` with ``Z = Σ_h ‖c^h‖²``, so a loss
+    needs ``Z ≥ H(1 − t̄_max)/2``; Markov's inequality on ``Z^H`` gives ``P ≤ E[Z^H] / (H(1 − t̄_max)/2)^H``, and
+    ``E[Z | values] = H(n−1)/d_k``. ``M_H`` (``moment_ratio``) is not known in closed form: it is measured
+    (:func:`pavlovlab.depth.chain.heads_hop`, ``crosstalk_power``), 1 for H = 1. ``t_mean_max``: the largest
+    head-averaged cosine of the right value with a competitor. Arguments broadcast.
+    """
+    check_numbers("n", n, low=1)
+    check_numbers("d_k", d_k, low=1)
+    check_numbers("H", H, low=1)
+    check_numbers("t_mean_max", t_mean_max, low=-1, high=1)
+    check_numbers("moment_ratio", moment_ratio, low=0)
+    n_, dk, t, H_, M = (_as_array(x) for x in (n, d_k, t_mean_max, H, moment_ratio))
+    with np.errstate(divide="ignore", over="ignore"):
+        base = np.where(t < 1, 2 * (n_ - 1) / (dk * np.maximum(1 - t, 1e-300)), np.inf)
+        bound = M * base ** H_
+    return _out(np.minimum(1.0, bound), n, d_k, t_mean_max, H, moment_ratio)
+
+
 def raw_noise_theory(L: Numbers, n: Numbers, d: Numbers) -> float | np.ndarray:
     """Noise-to-signal power ratio after L raw layers: ``ρ_L = (1 + λ)^L − 1`` with ``λ = (n−1)/d``.
 
@@ -237,6 +285,8 @@ def raw_noise_theory(L: Numbers, n: Numbers, d: Numbers) -> float | np.ndarray:
 
 __all__ = [
     "THEORY_RULES",
+    "all_heads_fail_bound",
+    "averaged_heads_bound",
     "crosstalk_variance",
     "hop_error_theory",
     "hop_failure_bound",

@@ -101,7 +101,7 @@ def associative_recall(n_samples: int, *, n_pairs: int, n_queries: int = 1, n_ke
 
 
 def pointer_chasing(n_samples: int, *, n_pairs: int, hops: int = 2, n_queries: int = 1, n_items: int = 16,
-                    generator: torch.Generator | None = None,
+                    separator: bool = False, generator: torch.Generator | None = None,
                     device: torch.device | str | None = None) -> RecallBatch:
     """Draw ``n_samples`` K-hop pointer-chasing sequences: a task that needs K retrievals in a row.
 
@@ -118,8 +118,16 @@ def pointer_chasing(n_samples: int, *, n_pairs: int, hops: int = 2, n_queries: i
     layer retrieves once per position, so K hops need K successive retrievals (K layers, or a model
     that composes them some other way). Vocabulary: :func:`pointer_vocab_size` ``= n_items + 1``.
 
+    Without a separator, every boundary between two pairs also shows an item followed by an item
+    (``σ(a_i) a_{i+1}``): a model that stores "previous token → token" also stores that spurious pair,
+    so a queried item can have two successors in the context. ``separator=True`` closes every pair with
+    the token ``|`` (id ``n_items + 1``; vocabulary ``n_items + 2``), so that the only item followed by
+    an item is a pair's source and every query has one answer in the context::
+
+        tokens:   a1 σ(a1) |  a2 σ(a2) |  ...  aS σ(aS) |   ?  x1   ?  x2  ...
+
     Returns:
-        ``RecallBatch(tokens, targets)``, both (N, 2S + 2Q) long.
+        ``RecallBatch(tokens, targets)``, both (N, 2S + 2Q) long, (N, 3S + 2Q) with the separator.
 
     >>> b = pointer_chasing(2, n_pairs=4, hops=2, generator=torch.Generator().manual_seed(0))
     """
@@ -146,18 +154,58 @@ def pointer_chasing(n_samples: int, *, n_pairs: int, hops: int = 2, n_queries: i
         which = torch.randint(S, (N, Q), generator=generator)
     start = shown.gather(1, which)                                                        # position on the cycle
     answer = cycle.gather(1, (start + K) % S)                                             # σᴷ(x)
-    context = torch.stack([items, values], dim=-1).flatten(-2)
+    pair = [items, values, torch.full_like(items, n_items + 1)] if separator else [items, values]
+    context = torch.stack(pair, dim=-1).flatten(-2)
     queries = torch.stack([torch.full_like(which, n_items), items.gather(1, which)], dim=-1).flatten(-2)
     tokens = torch.cat([context, queries], dim=1)
     targets = torch.full_like(tokens, IGNORE)
-    targets[:, 2 * S + 1::2] = answer
+    targets[:, context.shape[1] + 1::2] = answer
     return RecallBatch(tokens.to(device), targets.to(device))
 
 
-def pointer_vocab_size(n_items: int = 16) -> int:
-    """Number of token ids used by :func:`pointer_chasing`: ``n_items`` items and the separator ``?``."""
-    return check_int("n_items", n_items, low=2) + 1
+def backward_steps(batch: RecallBatch, *, n_pairs: int, hops: int, separator: bool = False) -> torch.Tensor:
+    """The query type of every answer of a :func:`pointer_chasing` batch: how often its chain runs backward.
+
+    The chain of a query x visits the pairs ``x → σ(x), σ(x) → σ²(x), ..., σ^{K−1}(x) → σᴷ(x)``. Step k
+    (k = 1 .. K−1) runs **backward** when the pair of hop k is shown *before* the pair of hop k − 1 in the
+    context. A causal model can prepare such a step while reading the context (the later pair's position
+    can already look up the earlier one), a forward step only after the query; so the count splits the
+    queries by how much of the chain the context's order lets a shallow model do early. 0 for every query
+    when ``hops = 1``.
+
+    Args:
+        batch: what ``pointer_chasing(..., n_pairs, hops, separator)`` returned, tokens (N, T).
+    Returns:
+        (N, Q) long, each entry in ``[0, K − 1]``, in the order of the answers (``batch.answer_mask``).
+    """
+    S = check_int("n_pairs", n_pairs, low=2)
+    K = check_int("hops", hops, low=1)
+    if not isinstance(batch, RecallBatch):
+        raise TypeError(f"batch: expected the RecallBatch of pointer_chasing, got {type(batch).__name__}")
+    width = 3 if separator else 2
+    tokens = batch.tokens.cpu()
+    if tokens.dim() != 2 or tokens.shape[1] < width * S + 2 or (tokens.shape[1] - width * S) % 2:
+        raise ValueError(f"batch: expected pointer-chasing tokens (N, {width}·n_pairs + 2Q) with n_pairs = {S}, "
+                         f"got shape {tuple(tokens.shape)}")
+    sources, starts = tokens[:, 0:width * S:width], tokens[:, width * S + 1::2]
+    slot = torch.full((tokens.shape[0], int(tokens.max()) + 1), -1, dtype=torch.long)
+    slot.scatter_(1, sources, torch.arange(S).expand_as(sources).contiguous())    # item -> index of its pair
+    successor = tokens[:, 1:width * S:width]
+    where, item = slot.gather(1, starts), starts
+    count = torch.zeros_like(starts)
+    for _ in range(K - 1):
+        item = successor.gather(1, where)
+        nxt = slot.gather(1, item)
+        count += nxt < where
+        where = nxt
+    return count
 
 
-__all__ = ["IGNORE", "RecallBatch", "associative_recall", "pointer_chasing", "pointer_vocab_size",
+def pointer_vocab_size(n_items: int = 16, separator: bool = False) -> int:
+    """Number of token ids used by :func:`pointer_chasing`: ``n_items`` items, the query mark ``?`` and,
+    with ``separator=True``, the pair separator ``|``."""
+    return check_int("n_items", n_items, low=2) + 1 + (1 if separator else 0)
+
+
+__all__ = ["IGNORE", "RecallBatch", "associative_recall", "backward_steps", "pointer_chasing", "pointer_vocab_size",
            "sequence_length", "vocab_size"]
