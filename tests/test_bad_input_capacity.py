@@ -106,6 +106,7 @@ def rows():
          "model: expected a pavlovlab.models.TinyTransformer"),
         ("recall_against_load(model='m')", lambda: Hm.recall_against_load("m", [8]), TypeError, "model: expected"),
         ("write_norms(model='m')", lambda: Hm.write_norms("m", n_pairs=2), TypeError, "model: expected"),
+        ("compound_key_cosine(model=None)", lambda: Pr.compound_key_cosine(None, 16), TypeError, "model: expected"),
         ("nearer_law(tuple)", lambda: Cp.nearer_law((0.5, 0.01)), TypeError, "scaling: expected a CapacityScaling"),
         ("fidelity_gap(one trial)", lambda: Ar.fidelity_gap([1, 2], torch.ones(1, 2), 8), ValueError,
          "fidelity: expected (trials >= 2"),
