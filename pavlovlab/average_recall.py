@@ -195,7 +195,8 @@ def fidelity_gap(ns: Sequence[int] | torch.Tensor, fidelity: torch.Tensor,
     """
     ns_t, fid = _curve("fidelity", ns, fidelity)
     if fid.dim() != 2 or fid.shape[0] < 2:
-        raise ValueError(f"fidelity: expected (trials >= 2, len(ns)) per-trial mean cosines, got shape {tuple(fid.shape)}")
+        raise ValueError(f"fidelity: expected (trials >= 2, len(ns)) per-trial mean cosines, got shape "
+                         f"{tuple(fid.shape)}")
     theory = fidelity_theory(ns_t.double(), d_k)
     fid = fid.double()
     return (fid.mean(0) - theory) / theory, fid.std(0) / math.sqrt(fid.shape[0]) / theory

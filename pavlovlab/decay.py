@@ -14,6 +14,7 @@ itself is :func:`pavlovlab.attention.scalar_gated_linear_attention`; this module
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 
@@ -209,9 +210,10 @@ def age_group_margin(recall: torch.Tensor, baseline: torch.Tensor, edges: Sequen
         raise ValueError(f"baseline: expected the shape of recall {tuple(recall.shape)} with at least 2 trials, "
                          f"got {tuple(baseline.shape)}")
     edges = [check_int(f"edges[{i}]", e, low=0) for i, e in enumerate(edges)]
-    if len(edges) < 2 or any(b <= a for a, b in zip(edges, edges[1:])) or edges[-1] > recall.shape[-1]:
-        raise ValueError(f"edges: expected at least two increasing ages up to n_pairs = {recall.shape[-1]}, got {edges}")
-    diff = torch.stack([(recall[:, a:b] - baseline[:, a:b]).double().mean(-1) for a, b in zip(edges, edges[1:])])
+    if len(edges) < 2 or any(b <= a for a, b in itertools.pairwise(edges)) or edges[-1] > recall.shape[-1]:
+        raise ValueError(f"edges: expected at least two increasing ages up to n_pairs = {recall.shape[-1]}, "
+                         f"got {edges}")
+    diff = torch.stack([(recall[:, a:b] - baseline[:, a:b]).double().mean(-1) for a, b in itertools.pairwise(edges)])
     return diff.mean(-1) / (diff.std(-1) / math.sqrt(diff.shape[-1]))
 
 

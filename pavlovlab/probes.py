@@ -94,7 +94,8 @@ def readout_norm(model: TinyTransformer, weights: torch.Tensor, layer: int = 0) 
     """The size of a block's attention read-out at the test query, before each head's LayerNorm, (N,).
 
     In linear and delta blocks every head's read-out ``o_h = S_h q_h`` (d_head) passes a LayerNorm, which
-    ignores its size (``LN(c o) = LN(o)`` for c > 0; it also removes the mean and applies an affine map); this returns ``‖(o_1, …, o_H)‖`` at the last position
+    ignores its size (``LN(c o) = LN(o)`` for c > 0; it also removes the mean and applies an affine map); this
+    returns ``‖(o_1, …, o_H)‖`` at the last position
     (the norm over all heads' read-outs together), computed by the model's own forward pass on
     ``weights`` (N, T, V) (see :func:`model_logits`). Softmax blocks have no such normalisation.
     """

@@ -118,7 +118,7 @@ def test_each_criterions_law_is_the_same_for_other_seeds_and_a_fixed_d_v_lowers_
     torch.set_num_threads(1)
     try:
         for seed in (1010, 2010):
-            gen = lambda: torch.Generator().manual_seed(seed)  # noqa: E731
+            gen = lambda seed=seed: torch.Generator().manual_seed(seed)  # noqa: E731
             scal = {c: C.capacity_scaling(d_ks, c, trials=100, n_max=n_max[c], generator=gen()) for c in C.CRITERIA}
             for c, law in expected.items():
                 got, margin = C.nearer_law(scal[c])

@@ -1,5 +1,7 @@
 """Notebook 07's recall-by-age comparison of decay, Hebbian and delta memories, against a literal loop."""
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -56,7 +58,7 @@ def test_age_group_margin_equals_a_literal_paired_comparison():
     edges = (0, 3, 11, 20)
     got = decay.age_group_margin(a, b, edges)
     A, B = a.numpy(), b.numpy()
-    for i, (lo, hi) in enumerate(zip(edges, edges[1:])):
+    for i, (lo, hi) in enumerate(itertools.pairwise(edges)):
         d = [A[t, lo:hi].mean() - B[t, lo:hi].mean() for t in range(30)]
         assert abs(float(got[i]) - np.mean(d) / (np.std(d, ddof=1) / np.sqrt(30))) < 1e-10
     with pytest.raises(ValueError, match="edges"):

@@ -109,7 +109,7 @@ def test_with_small_components_the_oja_rules_have_not_reached_their_fixed_points
         end = drift.track(sv, ("oja_subspace", "oja_clamped"), lr=0.5)
         S_drift = drift.track(sv.first(500), ("oja_subspace",), lr=0.5).S[0].numpy()
         for b in range(3):
-            V, K = sv.targets[b, -1].numpy().T, sv.probes[b].numpy().T          # (16, 8) each: foods and keys as columns
+            V, K = sv.targets[b, -1].numpy().T, sv.probes[b].numpy().T          # (16, 8): foods, keys as columns
             fixed = {"oja_subspace": _outside(V) @ S_drift[b] + np.linalg.pinv(V.T) @ K.T,
                      "oja_clamped": (V / (V**2).sum(1, keepdims=True)) @ K.T}
             for i, r in enumerate(("oja_subspace", "oja_clamped")):
