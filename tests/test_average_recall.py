@@ -57,6 +57,48 @@ def test_mean_cosine_matches_theory_within_2_percent(d_k, ratio, trials):
     assert ((measured - theory).abs() / theory).max() < 0.02
 
 
+def test_gaussian_keys_carry_crosstalk_one_over_d_k_minus_2_and_unit_keys_sit_above_the_formula():
+    """With one-hot values the read-out of item j has cos = 1/√(1 + x_j), x_j = Σ_{i≠j}(k_i·k_j)²/‖k_j‖⁴. Closed forms:
+    E x_j = (n − 1)/d_k for unit keys and (n − 1)/(d_k − 2) for Gaussian keys (E[1/χ²_d] = 1/(d − 2)); and for unit
+    keys E cos ≥ 1/√(1 + E x) (Jensen: 1/√(1 + x) is convex), so the measured mean sits above the formula."""
+    d_k, n, trials = 16, 16, 400
+    ns = torch.tensor([n])
+    for kind, expected in (("sphere", (n - 1) / d_k), ("gaussian", (n - 1) / (d_k - 2))):
+        cos = ar.recall_sweep(d_k, ns, trials=trials, kind=kind,
+                              generator=torch.Generator().manual_seed(21)).cosine.double()[:, 0, :n]
+        x = cos.pow(-2) - 1                                            # (trials, n): each item's normalised crosstalk
+        per_trial = x.mean(-1)
+        assert abs(float(per_trial.mean()) - expected) < 4 * float(per_trial.std()) / trials**0.5, kind
+        gap, se = ar.fidelity_gap(ns, cos.mean(-1, keepdim=True), d_k)
+        assert (float(gap) > 4 * float(se)) if kind == "sphere" else (float(gap) < -4 * float(se)), (kind, gap, se)
+
+
+def test_fidelity_gap_is_the_relative_gap_and_its_standard_error():
+    ns = torch.tensor([1, 5, 9])
+    fid = torch.tensor([[1.0, 0.9, 0.8], [1.0, 0.7, 0.6], [1.0, 0.8, 0.7]], dtype=torch.float64)
+    gap, se = ar.fidelity_gap(ns, fid, 8)
+    for i, n in enumerate([1, 5, 9]):
+        f = 1 / math.sqrt(1 + (n - 1) / 8)
+        col = fid[:, i].tolist()
+        mean = sum(col) / 3
+        sd = math.sqrt(sum((c - mean) ** 2 for c in col) / 2)
+        assert abs(float(gap[i]) - (mean - f) / f) < 1e-12 and abs(float(se[i]) - sd / math.sqrt(3) / f) < 1e-12
+    with pytest.raises(ValueError, match="fidelity"):
+        ar.fidelity_gap(ns, fid[:1], 8)
+
+
+@pytest.mark.slow
+def test_unit_key_average_capacity_is_the_formula_within_one_pair_for_other_seeds():
+    """Notebook 04 §4 with other draws: capacity at mean cosine ≥ 0.8, read at every n, 100 trials."""
+    for seed in (101, 102, 103, 104, 105):
+        for d in (16, 32, 64, 128):
+            ns = torch.arange(1, int(1.3 * ar.average_capacity_theory(d, 0.8)) + 2)
+            caps = {kind: ar.capacity_from_fidelity(ns, ar.recall_sweep(d, ns, trials=100, kind=kind, generator=
+                    torch.Generator().manual_seed(seed)).cosine, 0.8) for kind in ("sphere", "gaussian")}
+            assert abs(caps["sphere"] - math.floor(1 + d * (1 / 0.8**2 - 1))) <= 1, (seed, d, caps)
+            assert caps["gaussian"] <= caps["sphere"], (seed, d, caps)
+
+
 def test_orthogonal_keys_recall_perfectly_up_to_d_k_and_not_beyond(gen):
     d = 24
     ns = torch.arange(1, 2 * d + 1)

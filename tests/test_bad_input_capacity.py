@@ -20,6 +20,7 @@ from hypothesis import strategies as st  # noqa: E402
 from pavlovlab import statistics as Stt  # noqa: E402
 from pavlovlab.capacity import average as Ar  # noqa: E402
 from pavlovlab.capacity import criteria as Cp  # noqa: E402
+from pavlovlab.forgetting import decay as Dc  # noqa: E402
 from pavlovlab.forgetting import unlearning as U  # noqa: E402
 from pavlovlab.memory import hebbian as Hb  # noqa: E402
 from pavlovlab.models import head_memory as Hm  # noqa: E402
@@ -105,6 +106,17 @@ def rows():
         ("readout_norm(model=None)", lambda: Pr.readout_norm(None, torch.zeros(1, 2, 3)), TypeError,
          "model: expected a pavlovlab.models.TinyTransformer"),
         ("recall_against_load(model='m')", lambda: Hm.recall_against_load("m", [8]), TypeError, "model: expected"),
+        ("write_norms(model='m')", lambda: Hm.write_norms("m", n_pairs=2), TypeError, "model: expected"),
+        ("compound_key_cosine(model=None)", lambda: Pr.compound_key_cosine(None, 16), TypeError, "model: expected"),
+        ("nearer_law(tuple)", lambda: Cp.nearer_law((0.5, 0.01)), TypeError, "scaling: expected a CapacityScaling"),
+        ("fidelity_gap(one trial)", lambda: Ar.fidelity_gap([1, 2], torch.ones(1, 2), 8), ValueError,
+         "fidelity: expected (trials >= 2"),
+        ("edit_reach(n_cues=0)", lambda: U.edit_reach(n_cues=0), ValueError, "n_cues"),
+        ("half_life_se(one trial)", lambda: Dc.half_life_se(torch.ones(1, 5)), ValueError,
+         "curves: expected at least 2"),
+        ("age_group_margin(edges not increasing)",
+         lambda: Dc.age_group_margin(torch.ones(3, 4), torch.ones(3, 4), (2, 1)),
+         ValueError, "edges: expected"),
         ("relative_effects without acquisition", lambda: Pr.relative_effects({"blocking": torch.ones(2, 3)},
                                                                              "blocking"), ValueError,
          "results: expected effects for 'acquisition'"),

@@ -8,6 +8,8 @@ import torch
 
 from pavlovlab import linear_attention
 from pavlovlab.models import head_memory as hm
+from pavlovlab.models.tasks import associative_recall, vocab_size
+from pavlovlab.models.training import train_recall_batched
 from pavlovlab.models.transformer import TinyTransformer
 
 
@@ -20,6 +22,46 @@ def test_head_state_reads_what_linear_attention_reads():
     # and a literal loop over time gives the same state
     S = sum(st["v"][..., t, :, None] * st["k"][..., t, None, :] for t in range(11))
     assert torch.allclose(st["S"], S, atol=1e-5)
+
+
+def test_write_norms_are_the_values_the_forward_pass_writes():
+    model = TinyTransformer(32, d_model=16, n_heads=2, d_head=8, attention="linear", seed=1).eval()
+    seen = []
+    model.blocks[0].qkv.register_forward_hook(lambda mod, args, out: seen.append(out))
+    w = hm.write_norms(model, n_pairs=5, n=12, seed=3)
+    batch = associative_recall(12, n_pairs=5, n_keys=16, n_values=16, n_queries=1,
+                               generator=torch.Generator().manual_seed(3))
+    seen.clear()
+    model(batch.tokens)                                     # the forward pass itself: its v, per token and head
+    v = seen[0].view(12, 11, 3, 2, 8)[:, :, 2].double()     # (N, T, H, d_head)
+    sq = (v ** 2).sum(-1)                                   # (N, T, H)
+    key = torch.stack([sq[:, t] for t in (0, 2, 4, 6, 8)]).mean((0, 1))
+    value = torch.stack([sq[:, t] for t in (1, 3, 5, 7, 9)]).mean((0, 1))
+    torch.testing.assert_close(w["key"], key, rtol=1e-5, atol=0)
+    torch.testing.assert_close(w["value"], value, rtol=1e-5, atol=0)
+    torch.testing.assert_close(w["load"], (5 + 6 * key / value) / 8, rtol=1e-5, atol=0)
+
+
+@pytest.mark.slow
+def test_notebook_04s_trained_verdicts_hold_for_other_seeds():
+    """Notebook 04 §8 at one thread with seeds 9–11 (the notebook uses 0–2): at S = 8 every softmax seed beats
+    every linear one, and every linear seed at S = 2 beats every linear seed at S = 8. (The effective load is not
+    checked: with these seeds the model that learned least, accuracy 0.29, writes more at its key tokens than at
+    its value tokens, a load of 5.2, above (2S + 1)/d_head.)"""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        seeds, final = (9, 10, 11), {}
+        for attention, S in (("linear", 2), ("linear", 8), ("softmax", 8)):
+            nets = [TinyTransformer(vocab_size(8, 8), d_model=32, n_layers=1, n_heads=1, d_head=4, attention=attention,
+                                    seed=s) for s in seeds]
+            runs = train_recall_batched(nets, seeds=seeds, task_kwargs=dict(n_pairs=S, n_keys=8, n_values=8), steps=300,
+                                        batch_size=64, lr=1e-2, target_accuracy=0.98, eval_size=256, progress=False)
+            final[attention, S] = torch.tensor([r["final_accuracy"] for r in runs])
+    finally:
+        torch.set_num_threads(threads)
+    assert final["softmax", 8].min() > final["linear", 8].max()
+    assert final["linear", 2].min() > final["linear", 8].max()
 
 
 def test_mean_squared_overlap_of_random_unit_keys_is_n_minus_one_over_dk():

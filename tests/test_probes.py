@@ -86,6 +86,34 @@ def test_model_logits_equal_forward_on_one_hot_tokens():
         assert torch.allclose(probes.model_logits(model, w), model(tokens), atol=1e-5)
 
 
+def test_compound_key_cosine_is_what_the_forward_pass_keys():
+    """The key the block computes in its own forward pass (captured at its projection) for [outcome, A + B] and
+    for [outcome, A], normalised, every ordered pair of the 4 cue tokens after each of the 3 outcome tokens."""
+    model = TinyTransformer(7, d_model=12, n_heads=2, d_head=5, attention="delta", seed=4).eval()
+    got = probes.compound_key_cosine(model, 4)
+    seen = []
+    model.blocks[0].qkv.register_forward_hook(lambda mod, args, out: seen.append(out))
+    expected = []
+    for a in range(4):
+        for b in range(4):
+            if a == b:
+                continue
+            for p in range(4, 7):
+                keys = []
+                for cue in ([a, b], [a]):
+                    w = torch.zeros(1, 2, 7)
+                    w[0, 0, p] = 1.0
+                    w[0, 1, cue] = 1.0
+                    seen.clear()
+                    probes.model_logits(model, w)
+                    k = seen[0][0, 1].view(3, 2, 5)[1]                     # (H, d_head) at the cue's position
+                    keys.append(torch.nn.functional.normalize(k, dim=-1))
+                expected.append((keys[0] * keys[1]).sum(-1))
+    torch.testing.assert_close(got, torch.stack(expected))
+    with pytest.raises(ValueError, match="model"):
+        probes.compound_key_cosine(TinyTransformer(7, attention="softmax", seed=0), 4)
+
+
 def test_model_effects_shapes_on_untrained_models():
     runs = {a: [{"model": TinyTransformer(32, d_model=16, n_heads=2, d_head=8, attention=a, seed=s)}
                 for s in (0, 1)] for a in ("linear", "softmax")}

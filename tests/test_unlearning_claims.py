@@ -61,6 +61,61 @@ def test_the_protected_edit_silences_the_cue_not_the_association():
         assert abs(float(m[:, 3].mean())) < 4 * se(m[:, 3])
 
 
+def test_edit_reach_measures_what_the_literal_edits_give():
+    # the same draws as the package, in the same order: memories, the probe cues, then the unseen cues
+    out = unlearning.edit_reach(12, 32, 24, overlap=0.7, n_trials=4, n_cues=50, dtype=torch.float64,
+                                generator=torch.Generator().manual_seed(3))
+    g = torch.Generator().manual_seed(3)
+    keys, values = unlearning.random_associations(12, 32, 24, batch_shape=(4,), overlap=0.7, dtype=torch.float64,
+                                                  generator=g)
+    look_alike = unlearning.probe_cues(keys, overlap=0.7, generator=g)[:, 3]
+    unseen = unlearning.random_keys(4, 50, d=32, kind="sphere", generator=g, dtype=torch.float64)
+    for b in range(4):
+        K, V, q, Q = keys[b].numpy(), values[b].numpy(), look_alike[b].numpy(), unseen[b].numpy()
+        edits = _edits(K, V)
+        for name, S in edits.items():
+            dS = S - edits["before"]
+            rms = np.sqrt(np.mean([np.sum((dS @ c) ** 2) for c in Q]))
+            assert abs(float(out[name].step[b]) - np.linalg.norm(dS)) < 1e-10, name
+            assert abs(float(out[name].unseen_change[b]) - rms) < 1e-10, name
+            assert abs(float(out[name].look_alike_food1[b]) - V[1] @ S @ q / (V[1] @ V[1])) < 1e-10, name
+
+
+@pytest.mark.slow
+def test_protection_costs_cues_outside_the_protected_set():
+    """The protected edit must remove bell 0's response along the part of k₀ orthogonal to the protected keys, a
+    shorter vector, so its step is larger; a uniform unseen cue sees E‖ΔS q‖² = ‖ΔS‖²_F / d_k; the unseen
+    look-alike (0.7 k₀ + …) evokes food 1 at about 0.7² before, and nothing after either delta edit."""
+    out = unlearning.edit_reach(16, 64, 64, overlap=0.7, n_trials=256, dtype=torch.float64,
+                                generator=torch.Generator().manual_seed(5))
+    se = lambda x: float(x.std() / len(x) ** 0.5)  # noqa: E731
+    assert bool((out["delta_protected"].step > out["delta"].step).all())
+    for name in ("hebbian", "delta", "delta_protected"):
+        r = out[name]
+        ratio = r.unseen_change / (r.step / 64 ** 0.5)
+        assert abs(float(ratio.mean()) - 1) < 4 * se(ratio) + 0.02, name   # sampling of 64 cues: a small bias
+    before = out["before"].look_alike_food1
+    assert abs(float(before.mean()) - 0.49) < 4 * se(before)
+    for name in ("delta", "delta_protected"):
+        after = out[name].look_alike_food1
+        assert abs(float(after.mean())) < 4 * se(after), name
+
+
+def test_after_the_exact_trace_no_food_0_is_left_only_what_bell_1_legitimately_evokes():
+    """Case B of notebook 07 (bell 0 paired once, bell 1 at cosine 0.7): after subtracting the exact trace,
+    v₀·S k₀ = Σ_{i≠0}(k_i·k₀)(v_i·v₀), which has mean 0, while the whole read-out S k₀ keeps 0.7 v₁."""
+    res = unlearning.unlearning_experiment(16, 64, 64, overlap=0.7, n_trials=64, dtype=torch.float64,
+                                           generator=torch.Generator().manual_seed(4))["hebbian"]
+    keys, values = unlearning.random_associations(16, 64, 64, batch_shape=(64,), overlap=0.7, dtype=torch.float64,
+                                                  generator=torch.Generator().manual_seed(4))
+    K, V = keys.numpy(), values.numpy()
+    literal = [sum((K[b, i] @ K[b, 0]) * (V[b, i] @ V[b, 0]) for i in range(1, 16)) for b in range(64)]
+    torch.testing.assert_close(res.strength_after[:, 0], torch.tensor(literal, dtype=torch.float64))
+    left = res.strength_after[:, 0] / res.strength_before[:, 0]
+    assert abs(float(left.mean())) < 4 * float(left.std() / 8)
+    assert float(res.residual.mean()) > 0.5                          # the read-out is not silent: it is food 1
+
+
 def test_bad_inputs_name_the_argument():
     keys, values = unlearning.random_associations(3, 8, 4, generator=torch.Generator().manual_seed(0))
     with pytest.raises(ValueError, match="keys"):

@@ -198,6 +198,23 @@ def local_slopes(scaling: CapacityScaling) -> tuple[torch.Tensor, torch.Tensor]:
     return m.log().diff() / gap, (rel[1:].square() + rel[:-1].square()).sqrt() / gap
 
 
+def nearer_law(scaling: CapacityScaling) -> tuple[str, float]:
+    """Which of the two candidate laws, ``√d_k`` or ``d_k``, the fitted log–log slope is nearer to, and by how much.
+
+    The decision line is the midpoint ``b = 3/4`` between the exponents ½ and 1: the verdict is ``"√d_k"``
+    for ``b < 3/4`` and ``"d_k"`` otherwise, and the margin is ``|b − 3/4| / se(b)`` in bootstrap standard
+    errors (sampling error only). It answers what the data support over the measured range; it does not test
+    that the exponent is exactly ½ or 1 (at finite ``d_k`` a worst-of-n criterion bends the slope a little
+    below its asymptotic value). Returns ``(law, margin)``; a NaN slope or standard error raises ValueError.
+    """
+    if not isinstance(scaling, CapacityScaling):
+        raise TypeError(f"scaling: expected a CapacityScaling, got {type(scaling).__name__}")
+    if not (math.isfinite(scaling.slope) and math.isfinite(scaling.slope_se) and scaling.slope_se > 0):
+        raise ValueError(f"scaling: expected a finite slope with a positive standard error, got slope "
+                         f"{scaling.slope!r} ± {scaling.slope_se!r}")
+    return ("√d_k" if scaling.slope < 0.75 else "d_k"), abs(scaling.slope - 0.75) / scaling.slope_se
+
+
 SCALINGS = {
     "d_k": lambda d: d,
     "d_k / log d_k": lambda d: d / math.log(d),
@@ -224,6 +241,7 @@ __all__ = [
     "RetrievalCapacity",
     "capacity_scaling",
     "local_slopes",
+    "nearer_law",
     "retrieval_capacity",
     "scaling_residuals",
     "worst_case_bound",

@@ -14,6 +14,7 @@ itself is :func:`pavlovlab.attention.scalar_gated_linear_attention`; this module
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 
@@ -179,6 +180,48 @@ def measured_half_life(strength: torch.Tensor, *, level: float = 0.5) -> torch.T
     return torch.where(found, lag, torch.full_like(lag, math.inf))
 
 
+def half_life_se(curves: torch.Tensor, *, level: float = 0.5, resamples: int = 400,
+                 generator: torch.Generator | None = None) -> torch.Tensor:
+    """Bootstrap standard error of :func:`measured_half_life` of the mean curve, from the spread of the trials.
+
+    curves: (..., trials, L) per-trial recall curves (e.g. :func:`recall_vs_lag`). Each resample draws the
+    trials with replacement (the same draws for every leading index), averages them, and finds where that
+    mean crosses ``level``; the standard deviation over ``resamples`` is the sampling error of the measured
+    half-life. A band of a few of these standard errors around ``ln 2/(−ln γ)`` fails by noise only rarely
+    (about 6 in 100,000 at four s.e., for a normal error). Returns (...) float64.
+    """
+    check_tensor("curves", curves, min_rank=2)
+    trials = curves.shape[-2]
+    if trials < 2:
+        raise ValueError(f"curves: expected at least 2 trials (dim -2) to resample, got shape {tuple(curves.shape)}")
+    resamples = check_int("resamples", resamples, low=2)
+    picks = torch.randint(0, trials, (resamples, trials), generator=generator).to(curves.device)
+    lags = torch.stack([measured_half_life(curves.index_select(-2, p).mean(-2), level=level) for p in picks], -1)
+    return lags.double().std(-1)
+
+
+def age_group_margin(recall: torch.Tensor, baseline: torch.Tensor, edges: Sequence[int]) -> torch.Tensor:
+    """How far one memory recalls above another in each age group, in standard errors of the paired difference.
+
+    recall, baseline: (trials, n_pairs) cosines by age from :func:`recall_by_age`, the same trials for both.
+    edges: ``a_0 < a_1 < … < a_G``, the age groups ``[a_g, a_{g+1})``. For each group the per-trial mean over
+    its ages is differenced, ``d = recall − baseline``, and the margin is ``mean(d) / (sd(d)/√trials)``
+    (positive: ``recall`` is higher). Returns (G,) float64; its minimum says whether ``recall`` is above
+    ``baseline`` in *every* group.
+    """
+    check_tensor("recall", recall, rank=2)
+    check_tensor("baseline", baseline, rank=2)
+    if recall.shape != baseline.shape or recall.shape[0] < 2:
+        raise ValueError(f"baseline: expected the shape of recall {tuple(recall.shape)} with at least 2 trials, "
+                         f"got {tuple(baseline.shape)}")
+    edges = [check_int(f"edges[{i}]", e, low=0) for i, e in enumerate(edges)]
+    if len(edges) < 2 or any(b <= a for a, b in itertools.pairwise(edges)) or edges[-1] > recall.shape[-1]:
+        raise ValueError(f"edges: expected at least two increasing ages up to n_pairs = {recall.shape[-1]}, "
+                         f"got {edges}")
+    diff = torch.stack([(recall[:, a:b] - baseline[:, a:b]).double().mean(-1) for a, b in itertools.pairwise(edges)])
+    return diff.mean(-1) / (diff.std(-1) / math.sqrt(diff.shape[-1]))
+
+
 def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int = 64,
                  generator: torch.Generator | None = None, device: torch.device | str | None = None,
                  dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -235,5 +278,5 @@ def recall_by_age(n_pairs: int, *, d_k: int = 64, d_v: int = 64, gammas: Sequenc
             for name, S in states.items()}
 
 
-__all__ = ["effective_window", "gated_recall", "half_life", "measured_half_life",
+__all__ = ["age_group_margin", "effective_window", "gated_recall", "half_life", "half_life_se", "measured_half_life",
            "recall_by_age", "recall_vs_lag", "retention", "retnet_decays"]

@@ -361,6 +361,57 @@ def generalisation_after_unlearning(n: int = 16, d_k: int = 64, d_v: int = 64, *
     return {name: cue_response(M, cues, v0) for name, M in memories.items()}
 
 
-__all__ = ["CUES", "METHODS", "UnlearningReport", "cue_response", "generalisation_after_unlearning",
+class EditReach(NamedTuple):
+    """How far an edit of association 0 reaches beyond the cues it was checked on (:func:`edit_reach`).
+
+    Each field is (n_trials,), one number per memory."""
+
+    step: torch.Tensor
+    """‖S_after − S_before‖_F: the size of the edit."""
+    unseen_change: torch.Tensor
+    """RMS over unseen random unit cues q of ‖(S_after − S_before) q‖ (closed form: ``step / √d_k``)."""
+    look_alike_food1: torch.Tensor
+    """food 1 evoked by the unseen look-alike of bell 0 after the edit, ``v₁·S q / ‖v₁‖²``."""
+
+
+def edit_reach(n: int = 16, d_k: int = 64, d_v: int = 64, *, overlap: float = 0.7, n_trials: int = 256,
+               n_cues: int = 64, generator: torch.Generator | None = None, device: torch.device | str | None = None,
+               dtype: torch.dtype = torch.float32) -> dict[str, EditReach]:
+    """What an edit of association 0 does to cues outside the stored and protected set.
+
+    The memories and edits of :func:`generalisation_after_unlearning` (keys 0 and 1 at cosine ``overlap``,
+    association 0 edited by the Hebbian trace, the delta update, and the delta update with the other n − 1
+    keys protected); then per memory: the edit's size, the RMS read-out change on ``n_cues`` unseen random
+    unit cues (a uniform unit cue sees ``E‖ΔS q‖² = ‖ΔS‖²_F / d_k``), and food 1 at the unseen look-alike of
+    bell 0 (:func:`probe_cues`; before the edit about ``overlap²``, since the look-alike shares k₀ with bell 1).
+    Returns {"before" or a method: EditReach}; "before" has a zero step and change.
+    """
+    check_int("n_trials", n_trials, low=1)
+    check_int("n_cues", n_cues, low=1)
+    check_int("n", n, low=2)
+    check_int("d_k", d_k, low=2)
+    if n - 1 >= d_k:
+        raise ValueError(f"n: protecting the other n − 1 keys needs n − 1 < d_k; got n = {n}, d_k = {d_k}")
+    overlap = check_real("overlap", overlap, low=-1.0, high=1.0)
+    if abs(overlap) == 1:
+        raise ValueError(f"overlap: expected a number strictly between -1 and 1, got {overlap}")
+    keys, values = random_associations(n, d_k, d_v, batch_shape=(n_trials,), overlap=overlap, generator=generator,
+                                       device=device, dtype=dtype)
+    look_alike = probe_cues(keys, overlap=overlap, generator=generator)[..., 3:4, :]
+    unseen = random_keys(n_trials, n_cues, d=d_k, kind="sphere", generator=generator, dtype=torch.float64).to(keys)
+    S = outer_product_memory(keys, values)
+    k0, v0, v1 = keys[..., 0, :], values[..., 0, :], values[..., 1, :]
+    memories = {"before": S, "hebbian": unlearn_hebbian(S, k0, v0), "delta": unlearn_delta(S, k0),
+                "delta_protected": unlearn_delta(S, k0, protect=keys[..., 1:, :])}
+    reach = {}
+    for name, M in memories.items():
+        delta = M - S
+        reach[name] = EditReach(delta.flatten(-2).norm(dim=-1), (unseen @ delta.mT).square().sum(-1).mean(-1).sqrt(),
+                                cue_response(M, look_alike, v1)[..., 0])
+    return reach
+
+
+__all__ = ["CUES", "METHODS", "EditReach", "UnlearningReport", "cue_response", "edit_reach",
+           "generalisation_after_unlearning",
            "probe_cues", "random_associations", "recall_strength",
            "unlearn_delta", "unlearn_hebbian", "unlearning_experiment", "unlearning_report"]

@@ -90,6 +90,28 @@ def trained_head_overlaps(model: TinyTransformer, *, n_pairs: int = 8, n: int = 
 
 
 @torch.no_grad()
+def write_norms(model: TinyTransformer, *, n_pairs: int, n: int = 256, seed: int = 7) -> dict[str, torch.Tensor]:
+    """How much each kind of token writes into each head's memory, on ``n`` held-out recall sequences.
+
+    A context of S pairs ``[k₁, v₁, …, k_S, v_S, query]`` makes every token write ``v_t k_tᵀ`` with a unit key,
+    so a write's size is ``‖v_t‖``. The value tokens' writes store the pairs; the key tokens' writes (and the
+    query's) only add crosstalk. Returns per head (H,), averaged over sequences and positions: ``key`` the mean
+    ``‖v_t‖²`` at the S key-token positions, ``value`` the same at the S value-token positions, and
+    ``load`` the effective number of writes per key dimension,
+    ``(S + (S + 1)·key/value) / d_head``: ``S/d_head`` when the key tokens write nothing, ``(2S + 1)/d_head``
+    when they write as much as the value tokens.
+    """
+    V = _check_model(model).config["vocab_size"]
+    g = torch.Generator().manual_seed(check_int("seed", seed, low=0))
+    P = check_int("n_pairs", n_pairs, low=1, high=V // 2)
+    batch = associative_recall(check_int("n", n, low=1), n_pairs=P, n_keys=V // 2, n_values=V - V // 2, n_queries=1,
+                               generator=g, device=next(model.parameters()).device)
+    sq = head_states(model, batch.tokens)["v"].double().cpu().square().sum(-1)     # (N, H, 2P + 1): ‖v_t‖²
+    key, value = sq[..., 0:2 * P:2].mean((0, 2)), sq[..., 1:2 * P:2].mean((0, 2))
+    return {"key": key, "value": value, "load": (P + (P + 1) * key / value) / model.config["d_head"]}
+
+
+@torch.no_grad()
 def recall_against_load(model: TinyTransformer, ns: Sequence[int], *, n: int = 256, seed: int = 11,
                         progress: bool = False) -> dict[str, torch.Tensor]:
     """A trained linear model's recall and its heads' memories as the number of stored pairs grows.
@@ -142,4 +164,5 @@ __all__ = [
     "mean_squared_overlap",
     "recall_against_load",
     "trained_head_overlaps",
+    "write_norms",
 ]

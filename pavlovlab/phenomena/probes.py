@@ -87,8 +87,9 @@ def model_response(model: TinyTransformer, weights: torch.Tensor, outcome: torch
 def readout_norm(model: TinyTransformer, weights: torch.Tensor, layer: int = 0) -> torch.Tensor:
     """The size of a block's attention read-out at the test query, before each head's LayerNorm, (N,).
 
-    In linear and delta blocks every head's read-out ``o_h = S_h q_h`` (d_head) passes a LayerNorm that
-    keeps its direction and discards its size; this returns ``‖(o_1, …, o_H)‖`` at the last position
+    In linear and delta blocks every head's read-out ``o_h = S_h q_h`` (d_head) passes a LayerNorm, which
+    ignores its size (``LN(c o) = LN(o)`` for c > 0; it also removes the mean and applies an affine map); this
+    returns ``‖(o_1, …, o_H)‖`` at the last position
     (the norm over all heads' read-outs together), computed by the model's own forward pass on
     ``weights`` (N, T, V) (see :func:`model_logits`). Softmax blocks have no such normalisation.
     """
@@ -113,6 +114,45 @@ def readout_norm(model: TinyTransformer, weights: torch.Tensor, layer: int = 0) 
     return seen[0].flatten(1).norm(dim=-1)                       # (N, H, d_head) -> (N,)
 
 
+@torch.no_grad()
+def compound_key_cosine(model: TinyTransformer, n_keys: int, layer: int = 0) -> torch.Tensor:
+    """How a trained block keys a compound AB: the cosine between its unit key and the key of the cue A alone.
+
+    A compound AB is one position whose input is the sum of A's and B's embeddings (:func:`model_logits`); the
+    block's LayerNorm, its token shift ``[x_t, x_{t−1}]`` and the key projection follow, and linear and delta
+    blocks normalise the key. For orthogonal unit cue keys and a key linear in the input the cosine would be
+    ``1/√2``; but LayerNorm removes the input's mean and applies an affine map, and the previous token enters
+    the key too, so a trained block can differ. Every ordered pair of distinct cue tokens ``a, b < n_keys`` is
+    placed after every outcome token (ids ``n_keys … V − 1``, the previous token in the designs' sequences).
+    Returns (pairs · outcomes, H) cosines ``k_AB · k_A``.
+    """
+    _check_model(model)
+    check_int("layer", layer, low=0)
+    if layer >= len(model.blocks):
+        raise ValueError(f"layer: expected < n_layers = {len(model.blocks)}, got {layer}")
+    if model.config["attention"] == "softmax":
+        raise ValueError("model: expected linear or delta attention (unit keys), got 'softmax'")
+    E = model.embed.weight
+    V = E.shape[0]
+    n_keys = check_int("n_keys", n_keys, low=2, high=V - 1)
+    a, b = torch.meshgrid(torch.arange(n_keys), torch.arange(n_keys), indexing="ij")
+    a, b = a[a != b], b[a != b]
+    prev = torch.arange(n_keys, V)
+    a, b, p = a.repeat_interleave(len(prev)), b.repeat_interleave(len(prev)), prev.repeat(len(a))
+
+    def key(cur: torch.Tensor) -> torch.Tensor:                        # cur (M, d_model), after the outcome p
+        h = torch.stack([E[p], cur], 1)                                # (M, 2, d_model)
+        for blk in model.blocks[:layer]:
+            h = blk(h)
+        blk = cast(Block, model.blocks[layer])
+        z = blk.ln1(h)
+        z2 = torch.cat([z, F.pad(z, (0, 0, 1, 0))[:, :-1]], dim=-1)[:, 1]
+        k = blk.qkv(z2).view(len(z2), 3, blk.n_heads, blk.d_head)[:, 1]
+        return F.normalize(k, dim=-1)                                  # (M, H, d_head)
+
+    return (key(E[a] + E[b]) * key(E[a])).sum(-1)
+
+
 def memory_response(weights: torch.Tensor, outcome: torch.Tensor, n_keys: int, *, rule: str = "delta",
                     lr: float = 0.5, d_key: int = 64, normalize: bool = False, compound: str = "unit",
                     generator: torch.Generator | None = None) -> torch.Tensor:
@@ -127,7 +167,7 @@ def memory_response(weights: torch.Tensor, outcome: torch.Tensor, n_keys: int, *
     Returns the read-out's component on ``outcome`` (the associative strength), shape (N,); with
     ``normalize=True``, that component divided by the read-out's norm (its cosine with ``o``): what is
     left when, as in the trained models, each head's read-out passes a normalisation (LayerNorm)
-    that keeps its direction and discards its size.
+    that ignores its size (it also removes the mean and applies an affine map, which this does not model).
     """
     check_tensor("weights", weights, rank=3)
     check_int("n_keys", n_keys, low=1)
@@ -327,6 +367,7 @@ def separation_verdicts(responses: Mapping[str, Mapping[str, torch.Tensor]],
 
 __all__ = [
     "circuit_effects",
+    "compound_key_cosine",
     "effects",
     "memory_response",
     "model_effects",
