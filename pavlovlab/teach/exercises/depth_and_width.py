@@ -76,7 +76,7 @@ def predicted_errors() -> dict[str, float]:
 def winner() -> str:
     """The architecture with the lower predicted error ("A" or "B")."""
     errs = predicted_errors()
-    return min(errs, key=errs.get)
+    return min(errs, key=errs.__getitem__)
 
 
 @BOOK.exercise(2, "predict the errors of two architectures", kind="implement", hints=[
