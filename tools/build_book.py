@@ -57,6 +57,20 @@ def public_packages(package: str = "pavlovlab") -> dict[str, list[str]]:
     return {name: mods for name, mods in packages.items() if name == package or not name.startswith("_")}
 
 
+def home_of(package: str, name: str, documented: set[str]) -> tuple[str | None, str]:
+    """Where ``package.name`` is documented: ``(module, qualified name)``. A function or class says its module
+    itself; a constant (a tuple, a dict) does not, so it is the documented module that exports the same object
+    (names it in its ``__all__``: a module that only imports it does not)."""
+    import importlib
+
+    obj = getattr(importlib.import_module(package), name)
+    home = getattr(obj, "__module__", None) if callable(obj) else None
+    if home is None:
+        home = next((m for m in sorted(documented) if name in getattr(importlib.import_module(m), "__all__", ())
+                     and vars(importlib.import_module(m)).get(name) is obj), None)
+    return home, getattr(obj, "__qualname__", name) if callable(obj) else name
+
+
 def _exports(package: str, documented: set[str]) -> tuple[list[str], list[str]]:
     """The names of ``package.__all__``, split into those documented by a public module of their own (linked
     from the package's page) and the rest (defined in the package or a private module: documented there)."""
@@ -65,7 +79,7 @@ def _exports(package: str, documented: set[str]) -> tuple[list[str], list[str]]:
     pkg = importlib.import_module(package)
     linked, here = [], []
     for name in getattr(pkg, "__all__", []):
-        home = getattr(getattr(pkg, name, None), "__module__", None)
+        home, _ = home_of(package, name, documented)
         (linked if home in documented and home != package else here).append(name)
     return linked, here
 
@@ -74,7 +88,6 @@ def api_pages() -> dict[str, str]:
     """``{file name: Markdown}``: ``api.md`` (the overview, with a contents list of the packages) and one page per
     package (``api/<package>.md``): the package's docstring, its exported names linked to where they are
     documented, then a section per public module with every member's docstring."""
-    import importlib
 
     packages = public_packages()
     documented = {mod for mods in packages.values() for mod in mods}
@@ -89,9 +102,7 @@ def api_pages() -> dict[str, str]:
         lines = [f"# `{package}`", "", "```{eval-rst}", f".. automodule:: {package}",
                  *([f"   :members: {', '.join(here)}"] if here else []), "```", ""]
         if linked:
-            pkg = importlib.import_module(package)
-            refs = [f"{{py:obj}}`{name} <{getattr(pkg, name).__module__}.{getattr(pkg, name).__qualname__}>`"
-                    for name in linked]
+            refs = [f"{{py:obj}}`{name} <{'.'.join(home_of(package, name, documented))}>`" for name in linked]
             lines += [f"`{package}` also exports: {', '.join(refs)}.", ""]
         for module in modules:
             lines += [f"## `{module}`", "", "```{eval-rst}", f".. automodule:: {module}", "   :members:", "```", ""]

@@ -54,6 +54,8 @@ FEATURE_MAPS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "elu1": lambda x: F.elu(x) + 1.0,
     "relu": F.relu,
 }
+"""The feature maps φ that ``linear_attention(feature_map=...)`` names: identity (the Hebbian circuit as it is),
+``elu(x) + 1`` and ``relu`` (positive maps, which the normaliser needs)."""
 LINEAR_MODES = ("parallel", "recurrent", "chunk")
 DELTA_MODES = ("recurrent", "chunk")
 GATED_MODES = ("parallel", "recurrent")

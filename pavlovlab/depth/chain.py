@@ -35,6 +35,8 @@ from .._checks import check_choice, check_device, check_float_dtype, check_int
 from ..sampling import random_keys
 
 COMBINE = ("average", "vote")
+"""How a layer's H heads are combined before the clean-up: their read-outs averaged, or each head decodes and
+the heads vote."""
 
 
 class StackResult(NamedTuple):

@@ -36,6 +36,7 @@ Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
 """A number or an array of numbers (broadcast together; a float comes back for scalar inputs)."""
 
 THEORY_RULES = ("average", "all_fail")
+"""The decoders the closed forms describe: averaged heads, or a hop that fails only when all H heads fail."""
 
 
 def _as_array(x: Numbers) -> np.ndarray:

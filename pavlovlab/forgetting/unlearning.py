@@ -39,6 +39,8 @@ from ..memory.hebbian import _pairs, outer_product_memory, recall_cosine
 from ..sampling import random_keys
 
 METHODS = ("hebbian", "delta", "delta_protected")
+"""The edits compared: subtract the exact Hebbian trace, a delta-rule step to zero, and the delta step that
+leaves a protected set of cues unchanged."""
 
 
 def random_associations(n: int, d_k: int, d_v: int, *, batch_shape: tuple[int, ...] = (), overlap: float = 0.0,
@@ -286,6 +288,7 @@ def unlearning_experiment(n: int = 16, d_k: int = 64, d_v: int = 64, *, repeats:
 
 
 CUES = ("bell 0", "bell 1 (stored look-alike)", "blend of bells 0 and 1", "unseen look-alike", "unseen bell")
+"""The cues :func:`probe_cues` builds and :func:`generalisation_after_unlearning` reads after bell 0 is unlearned."""
 
 
 def probe_cues(keys: torch.Tensor, *, overlap: float = 0.7, generator: torch.Generator | None = None) -> torch.Tensor:

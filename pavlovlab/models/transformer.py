@@ -29,6 +29,7 @@ from ..attention.forms import FEATURE_MAPS
 from ..attention.kernels import delta_chunk_kernel
 
 ATTENTIONS = ("linear", "delta", "softmax")
+"""The attention a :class:`Block` can run: causal linear attention (the Hebbian circuit), the delta rule, softmax."""
 
 
 def _shift(x: torch.Tensor) -> torch.Tensor:

@@ -208,9 +208,9 @@ def test_front_door_badges_and_rendered_api_docstrings(page, site):
     assert len(rows) == notebooks, f"course map rows with badges: {sorted(rows)}, {notebooks} notebooks"
     assert all(len(t) == 2 and abs(t[0] - t[1]) < 3 for t in rows.values()), "a row's two badges are not side by side"
 
-    page.goto(f"{site}/api/pavlovlab.html", wait_until="load")
+    page.goto(f"{site}/api/pavlovlab.attention.html", wait_until="load")
     page.screenshot(path=str(SHOTS / "front-door-api.png"), full_page=False)
-    section = page.locator('section[id="module-pavlovlab.attention"]')
+    section = page.locator('section[id="module-pavlovlab.attention.forms"]')
     intro = section.locator(":scope > p").first.inner_text()
     assert intro.startswith("Attention in every form"), intro[:80]
     assert section.locator(':scope > p a[href="#module-pavlovlab.attention.literal"]').count() == 1
