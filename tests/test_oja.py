@@ -70,3 +70,13 @@ def test_bad_inputs_name_the_argument(gen):
         oja.data_cloud(10, 3, scales=[1.0, 2.0])
     with pytest.raises(ValueError, match="k"):
         oja.principal_components(x, 6)
+
+
+def test_progress_bars_name_the_rule(capsys):
+    x = torch.randn(64, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    oja.oja_pca(x, progress=True)
+    oja.hebbian_unit(x, progress=True)
+    oja.oja_subspace(x, 2, progress=True)
+    err = capsys.readouterr().err
+    assert "Oja unit" in err and "Hebbian unit" in err and "Oja subspace (2 units)" in err
+    assert "<function" not in err

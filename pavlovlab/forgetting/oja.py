@@ -58,8 +58,6 @@ def data_cloud(n: int = 2000, d: int = 2, *, scales: Sequence[float] | None = No
     s = torch.tensor([2.0 * 0.5 ** i for i in range(d)] if scales is None else list(scales), dtype=torch.float64)
     if s.shape != (d,):
         raise ValueError(f"scales: expected {d} standard deviations (one per dim d), got {s.numel()}")
-    if not bool(torch.isfinite(s).all()) or bool((s < 0).any()):
-        raise ValueError(f"scales: expected finite non-negative numbers, got {s.tolist()}")
     axes = random_keys(*batch, d, d=d, kind="orthogonal", generator=generator, dtype=torch.float64)  # rows: Qᵀ
     x = torch.randn(*batch, n, d, generator=generator, dtype=torch.float64) * s @ axes
     x = x - x.mean(dim=-2, keepdim=True)
@@ -111,14 +109,15 @@ def _initial(name: str, w0: torch.Tensor | None, shape: tuple[int, ...], x: torc
 
 def _run(x: torch.Tensor, w: torch.Tensor, lr: float, epochs: int,
          rule: Callable[[torch.Tensor, torch.Tensor, float], torch.Tensor], record: bool,
-         progress: bool) -> list[torch.Tensor]:
-    """The weights after every step when ``record`` (the initial ones first), else the final weights alone."""
+         progress: bool, label: str) -> list[torch.Tensor]:
+    """The weights after every step when ``record`` (the initial ones first), else the final weights alone;
+    ``label`` names the progress bar."""
     n = x.shape[-2]
     traj = [w]
     steps = range(epochs * n)
     if progress:
         from tqdm.auto import tqdm
-        steps = tqdm(steps, desc=f"{rule} unit", leave=False)
+        steps = tqdm(steps, desc=label, unit="sample", leave=False)
     for s in steps:  # the recurrence: one sample at a time, in order
         xt = x[..., s % n, :]
         w = rule(w, xt, lr)
@@ -161,7 +160,7 @@ def oja_pca(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torch.Ten
     check_int("epochs", epochs, low=1)
     step = {"oja": _oja_step, "hebbian": _hebbian_step}[check_choice("rule", rule, ("oja", "hebbian"))]
     w = _initial("w0", w0, (*x.shape[:-2], x.shape[-1]), x, generator)
-    ws = _run(x, w, lr, epochs, step, return_trajectory, progress)
+    ws = _run(x, w, lr, epochs, step, return_trajectory, progress, "Oja unit" if rule == "oja" else "Hebbian unit")
     w = ws[-1]
     warn_nonfinite(f"oja_pca(rule={rule!r})", w, "the step size lr is too large for the data's variance (Oja needs "
                    "lr·λ₁ ≪ 1) or plain Hebb overflowed")
@@ -200,7 +199,7 @@ def oja_subspace(x: torch.Tensor, k: int = 2, *, lr: float = 0.01, epochs: int =
         yyW = y[..., :, None] * (y[..., None, :] @ W)           # y yᵀ W: (..., k, d), O(k d)
         return W + lr * (y[..., :, None] * xt[..., None, :] - yyW)
 
-    Ws = _run(x, W, lr, epochs, step, return_trajectory, progress)
+    Ws = _run(x, W, lr, epochs, step, return_trajectory, progress, f"Oja subspace ({k} units)")
     W = Ws[-1]
     warn_nonfinite("oja_subspace", W, "the step size lr is too large for the data's variance (lr·λ₁ ≪ 1 needed)")
     return (W, torch.stack(Ws, dim=-2)) if return_trajectory else W

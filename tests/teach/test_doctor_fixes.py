@@ -7,6 +7,7 @@ import os
 import re
 import sys
 import types
+from pathlib import Path
 
 from pavlovlab.teach import cli
 
@@ -27,7 +28,16 @@ def test_missing_and_old_packages_say_what_to_install(monkeypatch):
     for c in checks.values():
         _fails_with_a_fix(c)
     assert cli.CPU_TORCH in checks["torch"].detail and "numpy>=1.26" in checks["numpy"].detail
-    assert cli.CPU_TORCH == "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+
+
+def test_every_torch_pin_names_one_version():
+    """doctor's fix, the learner's, the tests' and Binder's pins: one torch version, written in four places."""
+    root = Path(__file__).resolve().parents[2]
+    fix = re.fullmatch(r"pip install torch==(\S+) --index-url https://download\.pytorch\.org/whl/cpu", cli.CPU_TORCH)
+    assert fix, cli.CPU_TORCH
+    pins = {name: cli.public_version(cli.parse_pins((root / name).read_text(encoding="utf-8"))["torch"])
+            for name in ("requirements.txt", "requirements-learner.txt", "binder/requirements.txt")}
+    assert set(pins.values()) == {fix.group(1)}, (fix.group(1), pins)
 
 
 def test_pinned_packages_say_to_install_the_pins(monkeypatch, tmp_path):
