@@ -132,6 +132,23 @@ class HopSample(NamedTuple):
     t_max: torch.Tensor
 
 
+def _draw_hop(heads: tuple[int, ...], n: int, d_k: int, d_v: int | None, T: int,
+              generator: torch.Generator | None, device: object, dtype: object
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One hop's draws, checked: ``T`` permutations π of the n items (T, n), unit keys K (T, *heads, n, d_k) and
+    values V (T, *heads, n, d_v), and the right value of each chain, ``V[π(x)]`` (T, *heads, n, d_v)."""
+    d_v = d_k if d_v is None else _int("d_v", d_v)
+    if n < 2:
+        raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
+    perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)              # π: (T, n)
+    K = random_keys(T, *heads, n, d=d_k, kind="sphere", generator=generator, device=device, dtype=dtype)
+    V = random_keys(T, *heads, n, d=d_v, kind="sphere", generator=generator, device=device, dtype=dtype)
+    index = perm.view(T, *(1 for _ in heads), n, 1).expand(T, *heads, n, d_v)
+    return perm, K, V, V.gather(-2, index)
+
+
 def one_hop(n: int, d_k: int, *, d_v: int | None = None, trials: int = 200, generator: torch.Generator | None = None,
             device: torch.device | str | None = None, dtype: torch.dtype = torch.float32) -> HopSample:
     """One hop of one head, looked at closely: the read-out's crosstalk norm and the codebook's closest pair.
@@ -144,15 +161,7 @@ def one_hop(n: int, d_k: int, *, d_v: int | None = None, trials: int = 200, gene
         :class:`HopSample` (failed, crosstalk_norm, t_max), each (trials, n).
     """
     n, d_k, T = _int("n", n), _int("d_k", d_k), _int("trials", trials)
-    d_v = d_k if d_v is None else _int("d_v", d_v)
-    if n < 2:
-        raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
-    dtype = check_float_dtype("dtype", dtype, allow_none=False)
-    device = check_device("device", device)
-    perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)              # π: (T, n)
-    K = random_keys(T, n, d=d_k, kind="sphere", generator=generator, device=device, dtype=dtype)
-    V = random_keys(T, n, d=d_v, kind="sphere", generator=generator, device=device, dtype=dtype)
-    right = V.gather(1, perm[..., None].expand(T, n, d_v))                                 # v_π(x) for chain x
+    perm, K, V, right = _draw_hop((), n, d_k, d_v, T, generator, device, dtype)            # right: v_π(x), chain x
     r = K @ (right.mT @ K).mT                                                              # S k_x: (T, chain, d_v)
     failed = (r @ V.mT).argmax(-1) != perm
     cosines = (right @ V.mT).scatter(-1, perm[..., None], -2.0)                            # the right value itself out
@@ -192,15 +201,7 @@ def heads_hop(n: int, d_k: int, H: int, *, d_v: int | None = None, trials: int =
         :class:`HeadsHopSample`; per-chain tensors (trials, n), per-head ones (trials, H, n).
     """
     n, d_k, H, T = (_int(name, value) for name, value in (("n", n), ("d_k", d_k), ("H", H), ("trials", trials)))
-    d_v = d_k if d_v is None else _int("d_v", d_v)
-    if n < 2:
-        raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
-    dtype = check_float_dtype("dtype", dtype, allow_none=False)
-    device = check_device("device", device)
-    perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)              # π: (T, n)
-    K = random_keys(T, H, n, d=d_k, kind="sphere", generator=generator, device=device, dtype=dtype)
-    V = random_keys(T, H, n, d=d_v, kind="sphere", generator=generator, device=device, dtype=dtype)
-    right = V.gather(2, perm[:, None, :, None].expand(T, H, n, d_v))                      # v^h_π(x): (T, H, chain, d_v)
+    perm, K, V, right = _draw_hop((H,), n, d_k, d_v, T, generator, device, dtype)  # right: v^h_π(x), (T, H, chain, d_v)
     r = K @ (right.mT @ K).mT                                                              # S_h k^h_x
     scores = r @ V.mT                                                                      # (T, H, chain, m)
     cosines = right @ V.mT                                                                 # v^h_j · v^h_m

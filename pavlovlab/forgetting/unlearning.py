@@ -334,6 +334,21 @@ def cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor) -> to
                           "very large S, cues or value overflow the dtype")
 
 
+def _check_edit_set_up(n_trials: int, n: int, d_k: int, overlap: float) -> float:
+    """The checks of an edit experiment's set-up (n memories of n pairs, bells 0 and 1 at cosine ``overlap``,
+    the other n − 1 keys protectable); returns ``overlap`` as a float."""
+    check_int("n_trials", n_trials, low=1)
+    check_int("n", n, low=2)
+    check_int("d_k", d_k, low=2)
+    if n - 1 >= d_k:
+        raise ValueError(f"n: protecting the other n − 1 keys needs n − 1 < d_k; got n = {n}, d_k = {d_k}")
+    overlap = check_real("overlap", overlap, low=-1.0, high=1.0)
+    if abs(overlap) == 1:
+        raise ValueError(f"overlap: expected a number strictly between -1 and 1 (with |overlap| = 1 bell 1 is "
+                         f"±bell 0, and editing bell 0 while protecting bell 1 is impossible), got {overlap}")
+    return overlap
+
+
 def generalisation_after_unlearning(n: int = 16, d_k: int = 64, d_v: int = 64, *, overlap: float = 0.7,
                                     n_trials: int = 256, generator: torch.Generator | None = None,
                                     device: torch.device | str | None = None,
@@ -345,15 +360,7 @@ def generalisation_after_unlearning(n: int = 16, d_k: int = 64, d_v: int = 64, *
     read along food 0, :func:`cue_response`. Returns {"before" or a method of :data:`METHODS`: (n_trials, 5)},
     columns in the order of :data:`CUES`.
     """
-    check_int("n_trials", n_trials, low=1)
-    check_int("n", n, low=2)
-    check_int("d_k", d_k, low=2)
-    if n - 1 >= d_k:
-        raise ValueError(f"n: protecting the other n − 1 keys needs n − 1 < d_k; got n = {n}, d_k = {d_k}")
-    overlap = check_real("overlap", overlap, low=-1.0, high=1.0)
-    if abs(overlap) == 1:
-        raise ValueError(f"overlap: expected a number strictly between -1 and 1 (with |overlap| = 1 bell 1 is "
-                         f"±bell 0, and editing bell 0 while protecting bell 1 is impossible), got {overlap}")
+    overlap = _check_edit_set_up(n_trials, n, d_k, overlap)
     keys, values = random_associations(n, d_k, d_v, batch_shape=(n_trials,), overlap=overlap, generator=generator,
                                        device=device, dtype=dtype)
     cues = probe_cues(keys, overlap=overlap, generator=generator)
@@ -389,15 +396,8 @@ def edit_reach(n: int = 16, d_k: int = 64, d_v: int = 64, *, overlap: float = 0.
     bell 0 (:func:`probe_cues`; before the edit about ``overlap²``, since the look-alike shares k₀ with bell 1).
     Returns {"before" or a method: EditReach}; "before" has a zero step and change.
     """
-    check_int("n_trials", n_trials, low=1)
     check_int("n_cues", n_cues, low=1)
-    check_int("n", n, low=2)
-    check_int("d_k", d_k, low=2)
-    if n - 1 >= d_k:
-        raise ValueError(f"n: protecting the other n − 1 keys needs n − 1 < d_k; got n = {n}, d_k = {d_k}")
-    overlap = check_real("overlap", overlap, low=-1.0, high=1.0)
-    if abs(overlap) == 1:
-        raise ValueError(f"overlap: expected a number strictly between -1 and 1, got {overlap}")
+    overlap = _check_edit_set_up(n_trials, n, d_k, overlap)
     keys, values = random_associations(n, d_k, d_v, batch_shape=(n_trials,), overlap=overlap, generator=generator,
                                        device=device, dtype=dtype)
     look_alike = probe_cues(keys, overlap=overlap, generator=generator)[..., 3:4, :]
