@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import json
 import platform
-import re
 import time
 import traceback
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,41 +94,6 @@ def _earlier_summary(path: Path) -> dict[str, Any]:
     return earlier
 
 
-TEMPORARY = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}\.tmp$")
-"""The name :func:`pavlovlab.teach.student.atomic_write` gives a file while it is being written."""
-STALE_AFTER_S = 60.0
-"""A temporary file untouched for this long belongs to a run that was killed (a write takes well under a
-second), not to one writing now: :func:`remove_stale_temporaries` removes it."""
-UNLOCKED_AFTER_S = 1.0
-"""A temporary file this old that no writer holds locked (``flock``) was left by a killed run (a writer locks
-its file a few microseconds after creating it)."""
-
-
-def remove_stale_temporaries(folder: Path, *, now: float | None = None,
-                             names: Collection[str] | None = None) -> list[Path]:
-    """Remove the hidden ``.NAME.xxxxxxxx.tmp`` files that a killed run left in ``folder`` (only files of that
-    pattern, for a NAME in ``names`` when given): untouched for ``STALE_AFTER_S`` seconds, or, where the
-    system has ``flock``, older than ``UNLOCKED_AFTER_S`` and not locked by the writer that
-    :func:`pavlovlab.teach.student.atomic_write` holds. Returns those removed."""
-    from .student import being_written
-    now = time.time() if now is None else now
-    removed = []
-    for path in sorted(folder.glob(".*.tmp")):
-        match = TEMPORARY.match(path.name)
-        if not match or (names is not None and match["name"] not in names):
-            continue
-        try:
-            age = now - path.stat().st_mtime if path.is_file() and not path.is_symlink() else None
-        except OSError:
-            continue
-        if age is None:
-            continue
-        if age > STALE_AFTER_S or (age > UNLOCKED_AFTER_S and being_written(path) is False):
-            path.unlink(missing_ok=True)
-            removed.append(path)
-    return removed
-
-
 def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None = None,
             progress: bool = True) -> dict[str, Any]:
     """Run the experiments (all, or those named in ``only``), save PNGs and ``summary.json`` in ``out``.
@@ -144,7 +108,7 @@ def run_all(out: str | Path, *, quick: bool = False, only: Sequence[str] | None 
     from tqdm.auto import tqdm
 
     from .plotting import use_style
-    from .student import atomic_write, refuse_unsafe_outdir
+    from .student import atomic_write, refuse_unsafe_outdir, remove_stale_temporaries
 
     out = refuse_unsafe_outdir(out, name="out")
     names = [e.name for e in EXPERIMENTS]

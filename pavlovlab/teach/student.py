@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,7 +165,7 @@ def atomic_write(target: str | Path, write: Callable[[Path], object]) -> Path:
 
     The temporary file is named ``.TARGET.xxxxxxxx.tmp`` and, where the system has ``flock``, held under an
     exclusive lock until the rename: a process killed mid-write leaves it unlocked, which is how
-    :func:`pavlovlab.teach.reproduce.remove_stale_temporaries` tells it from one being written now."""
+    :func:`remove_stale_temporaries` tells it from one being written now."""
     target = Path(target)
     try:
         fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -204,6 +205,40 @@ def being_written(path: Path) -> bool | None:
     finally:
         os.close(fd)
     return False
+
+
+TEMPORARY = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}\.tmp$")
+"""The name :func:`atomic_write` gives a file while it is being written."""
+STALE_AFTER_S = 60.0
+"""A temporary file untouched for this long belongs to a run that was killed (a write takes well under a
+second), not to one writing now: :func:`remove_stale_temporaries` removes it."""
+UNLOCKED_AFTER_S = 1.0
+"""A temporary file this old that no writer holds locked (``flock``) was left by a killed run (a writer locks
+its file a few microseconds after creating it)."""
+
+
+def remove_stale_temporaries(folder: Path, *, now: float | None = None,
+                             names: Collection[str] | None = None) -> list[Path]:
+    """Remove the hidden ``.NAME.xxxxxxxx.tmp`` files that a killed run left in ``folder`` (only files of that
+    pattern, for a NAME in ``names`` when given): untouched for ``STALE_AFTER_S`` seconds, or, where the
+    system has ``flock``, older than ``UNLOCKED_AFTER_S`` and not locked by the writer that
+    :func:`atomic_write` holds. Returns those removed."""
+    now = time.time() if now is None else now
+    removed = []
+    for path in sorted(folder.glob(".*.tmp")):
+        match = TEMPORARY.match(path.name)
+        if not match or (names is not None and match["name"] not in names):
+            continue
+        try:
+            age = now - path.stat().st_mtime if path.is_file() and not path.is_symlink() else None
+        except OSError:
+            continue
+        if age is None:
+            continue
+        if age > STALE_AFTER_S or (age > UNLOCKED_AFTER_S and being_written(path) is False):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
 
 
 def _umask() -> int:
@@ -275,7 +310,6 @@ def make_student_copies(course_dir: str | Path, out_dir: str | Path, *, force: b
                                  "is a file, not a folder", str(parent))
     out_dir.mkdir(parents=True, exist_ok=True)
     report = CopyReport()
-    from .reproduce import remove_stale_temporaries
     cleaned: set[Path] = set()
 
     def put(target: Path, write: Callable[[Path], object]) -> None:
