@@ -20,16 +20,17 @@ cell's metadata only.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 import nbformat
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from normalize_notebooks import normalize_text
+
+from pavlovlab.teach.student import atomic_write
 
 ALT_LINE = re.compile(r"^[ \t]*#[ \t]*alt:[ \t]*(\S.*?)[ \t]*(?:\n|$)", flags=re.M)
 """A figure's alt text as authors write it: one comment line ``# alt: <one sentence>``."""
@@ -62,14 +63,6 @@ def move_alt_lines(nb, name: str = "notebook") -> int:
     return moved
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.chmod(tmp, path.stat().st_mode)
-    os.replace(tmp, path)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="+", type=Path, help="notebooks (.ipynb)")
@@ -86,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     left = {path: n for path, (n, _) in results.items() if n}
     for path, (n, nb) in results.items():
         if n and not args.check:
-            _write_atomic(path, normalize_text(nbformat.writes(nb)))
+            text = normalize_text(nbformat.writes(nb))
+            atomic_write(path, lambda t, text=text: t.write_text(text, encoding="utf-8"))
         if n:
             print(f"{'alt lines left' if args.check else 'alt text moved into the metadata'}: {path} ({n})")
     if not left:
