@@ -5,7 +5,10 @@ the cores, and the tests are sent one file at a time, except files that share a 
 go to one worker together (:data:`SHARED_BUILDS`).
 """
 
+import importlib.util
 import os
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -94,3 +97,15 @@ def pytest_xdist_make_scheduler(config, log):
             return SHARED_BUILDS.get(path, path)
 
     return LoadFileSharingBuilds(config, log)
+
+
+@pytest.fixture(scope="session")
+def hub_benchmark():
+    """``benchmarks/hub.py`` as a module (not a package): the hub tests read its run plan and run its workshop."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "hub.py"
+    spec = importlib.util.spec_from_file_location("pavlovlab_bench_hub", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+

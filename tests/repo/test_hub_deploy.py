@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import importlib.util
 import json
 import os
 import pathlib
@@ -138,25 +137,17 @@ def test_measured_runs_cover_notebooks_03_and_05_at_4_8_12_learners():
     assert all(r["leftover_pids"] == [] for r in runs)
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("pavlovlab_bench_hub_plan", ROOT / "benchmarks" / "hub.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.parametrize("learners, notebooks, threads, runs", [
     ([2], ["03"], 1, [(2, "03", 1)]),                        # one configuration: nothing unasked beside it
     ([8], None, None, [(8, "03", None), (8, "05", None)]),   # --learners 8 --uncapped
     ([4, 12], ["05"], 2, [(4, "05", 2), (12, "05", 2)]),
 ])
-def test_hub_benchmark_runs_only_what_was_asked(learners, notebooks, threads, runs):
-    assert _bench().run_plan(learners, notebooks, threads) == runs
+def test_hub_benchmark_runs_only_what_was_asked(hub_benchmark, learners, notebooks, threads, runs):
+    assert hub_benchmark.run_plan(learners, notebooks, threads) == runs
 
 
-def test_hub_benchmark_default_plan_is_the_guides():
-    plan = _bench().run_plan(None, None, 1)
+def test_hub_benchmark_default_plan_is_the_guides(hub_benchmark):
+    plan = hub_benchmark.run_plan(None, None, 1)
     assert sorted(p for p in plan if p[2] == 1) == sorted((n, nb, 1) for nb in ("03", "05") for n in (4, 8, 12))
     assert [p for p in plan if p[2] is None] == [(8, "03", None)]
     assert plan.index((8, "03", None)) == plan.index((8, "03", 1)) + 1  # beside its capped twin: a similar load

@@ -16,11 +16,9 @@ Needs ``jupyterhub`` and ``nbgitpuller`` (pinned in requirements.txt) and the np
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import pathlib
 import re
-import sys
 import urllib.parse
 
 import nbformat
@@ -33,14 +31,6 @@ CELL_HANG_S = 300.0
 
 pytest.importorskip("jupyterhub", reason="jupyterhub is not installed (pip install -r deploy/requirements-hub.txt)")
 pytest.importorskip("nbgitpuller", reason="nbgitpuller is not installed (pip install -r deploy/requirements-hub.txt)")
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("pavlovlab_bench_hub", ROOT / "benchmarks" / "hub.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _deploy_link() -> dict[str, str]:
@@ -85,8 +75,8 @@ def _expected_cells() -> tuple[int, int]:
 
 
 @pytest.mark.slow
-def test_two_learners_pull_and_run_a_notebook_on_a_local_hub():
-    bench = _bench()
+def test_two_learners_pull_and_run_a_notebook_on_a_local_hub(hub_benchmark):
+    bench = hub_benchmark
     link = _deploy_link()
     proxy = bench.find_proxy(install=True)
     if proxy is None:
