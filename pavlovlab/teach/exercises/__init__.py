@@ -8,7 +8,7 @@ designed measurement, and print a friendly verdict, never a traceback. docs/auth
 
 from pathlib import Path
 
-from ._core import Book, Exercise, Session, books, check_function, check_measurement, check_value, verdict
+from ._core import Book, Exercise, Session, Verdict, books, check_function, check_measurement, check_value, verdict
 
 
 def session(notebook: str, folder: str | Path | None = None) -> Session:
@@ -22,5 +22,5 @@ def session(notebook: str, folder: str | Path | None = None) -> Session:
     return found[0].session(folder)
 
 
-__all__ = ["Book", "Exercise", "Session", "books", "check_function", "check_measurement", "check_value", "session",
-           "verdict"]
+__all__ = ["Book", "Exercise", "Session", "Verdict", "books", "check_function", "check_measurement", "check_value",
+           "session", "verdict"]

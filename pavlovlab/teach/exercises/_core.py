@@ -445,6 +445,21 @@ def _feed_code(h: Any, code: Any, depth: int) -> None:
             h.update(repr(c).encode())
 
 
+# -------------------------------------------------------------------------------------------- a verdict
+@dataclass(frozen=True)
+class Verdict:
+    """What a judge of a designed measurement decides about the learner's result.
+
+    ``message`` is what the learner reads after ✅/❌; ``detail`` holds the expected numbers, shown only once the
+    learner has asked for them; ``hint`` replaces the exercise's generic hint when the judge diagnosed the mistake.
+    """
+
+    ok: bool
+    message: str
+    detail: str = ""
+    hint: str = ""
+
+
 # -------------------------------------------------------------------------------------------- a turn
 @dataclass
 class Turn:
@@ -806,15 +821,15 @@ def _learner_result(get: Callable[[], Any] | Any, limit: float, turn: Turn, answ
         return False, turn.finish(False, raised(e, doing), answer=answer, hint=hint)
 
 
-def check_measurement(get: Callable[[], Any] | Any, judge: Callable[[Any], tuple], *, turn: Turn | None = None,
-                      name: str = "Your answer", hint: str = "",
+def check_measurement(get: Callable[[], Any] | Any, judge: Callable[[Any], Verdict | tuple], *,
+                      turn: Turn | None = None, name: str = "Your answer", hint: str = "",
                       expects: str = "", answer: Any = None, limit: float | None = None) -> bool:
-    """Judge a measurement the learner designed: ``judge(result)`` returns ``(ok, message)`` or ``(ok, message,
-    detail)`` (``detail``: the numbers a first attempt does not see) from the result, never the code.
+    """Judge a measurement the learner designed: ``judge(result)`` returns a :class:`Verdict` from the result,
+    never the code.
 
     ``get`` (called within ``limit`` seconds) produces the result; ``expects`` says what form it should
     have, for results the judge cannot read; ``answer`` is what identifies the learner's attempt (default:
-    ``get``). A judge's own ``hint`` may replace the generic one: ``(ok, message, detail, hint)``.
+    ``get``). A verdict's own ``hint`` replaces the generic ``hint``.
     """
     turn = turn if turn is not None else Turn.loose(name)
     answer = get if answer is None else answer
@@ -827,14 +842,14 @@ def check_measurement(get: Callable[[], Any] | Any, judge: Callable[[Any], tuple
     try:
         out = judge(got)
     except Unreadable as e:
-        out = (False, str(e))
+        out = Verdict(False, str(e))
     except Exception:
-        out = (False, f"could not read your result ({type(got).__name__})"
-                      + (f": it should be {expects}" if expects else ""))
-    ok, message = out[0], out[1]
-    detail = out[2] if len(out) > 2 else ""
-    hint = out[3] if len(out) > 3 and out[3] else hint
-    return turn.finish(ok, message, answer=(answer, got if not callable(got) else None), detail=detail, hint=hint)
+        out = Verdict(False, f"could not read your result ({type(got).__name__})"
+                             + (f": it should be {expects}" if expects else ""))
+    if isinstance(out, tuple):  # the judges' older form, (ok, message[, detail[, hint]]), while they move over
+        out = Verdict(*out)
+    return turn.finish(out.ok, out.message, answer=(answer, got if not callable(got) else None), detail=out.detail,
+                       hint=out.hint or hint)
 
 
 def measure_each(fn: Callable[..., Any], params: Sequence[Any], what: str, **kwargs: Any) -> dict[Any, float]:
