@@ -40,7 +40,8 @@ def blocking_both_rules(block: Design, control: Design, *, alpha: float = 0.3) -
     axes[0].legend(loc="center right", bbox_to_anchor=(1.0, 0.72))
     light = hebbian_conditioning(block.cs, block.us, alpha=alpha)[:, 1]
     end = len(light) - 1
-    axes[1].annotate("light: the same line in both groups", (end, light[end].item() / 2), (2, 0.85 * light[end].item()),
+    on = (3 * end) // 4                                          # a trial late in the compound phase
+    axes[1].annotate("light: the same line in both groups", (on, light[on].item()), (2, 0.85 * light[end].item()),
                      arrowprops={"arrowstyle": "->"})
     fig.tight_layout()
     return fig
