@@ -179,3 +179,20 @@ def test_blocking_sweep_catches_the_closed_form_returned_as_a_measurement(capsys
     saliences = torch.tensor(E.STRESS_SALIENCES, dtype=torch.float64)
     ratio = good_curve(n_pre, alpha=saliences) / blocking_theory(n_pre, n_compound=30, alpha=E.BLOCKING_ALPHA)
     assert bool(((ratio - 1).abs() > 0.5).all())                       # the second setting is far from the formula
+
+
+def test_a_first_wrong_curve_shows_none_of_the_expected_numbers(capsys, fresh_sessions):
+    """Neither the closed form's values at the learner's lengths nor the simulated ones at the fainter light
+    appear in a first ❌, in any of the roundings a message could use."""
+    n_pre = torch.arange(0, 31, 3)
+    saliences = torch.tensor(E.STRESS_SALIENCES, dtype=torch.float64)
+    expected = torch.cat([blocking_theory(n_pre, n_compound=30, alpha=0.2), good_curve(n_pre, alpha=saliences)])
+    shown = {f"{x:{fmt}}" for x in expected.tolist() for fmt in (".2g", ".3g", ".4g", ".6g", ".2f", ".3f")}
+    wrong = [lambda n_pre, n_compound=30, alpha=0.2: good_curve(n_pre, alpha=0.3),
+             lambda n_pre, n_compound=30, alpha=0.2: good_curve(n_pre),
+             lambda n_pre, n_compound=30, alpha=0.2: [0.8 ** int(n) * (1 - 0.6 ** 30) / 2 for n in n_pre]]
+    for fn in wrong:
+        fresh_sessions()
+        assert E.check_blocking_sweep(fn, n_pre) is False
+        out = capsys.readouterr().out
+        assert "❌" in out and not [s for s in shown if s in out and s not in ("0.2", "0.05")], out
