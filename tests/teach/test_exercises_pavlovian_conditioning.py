@@ -196,3 +196,13 @@ def test_a_first_wrong_curve_shows_none_of_the_expected_numbers(capsys, fresh_se
         assert E.check_blocking_sweep(fn, n_pre) is False
         out = capsys.readouterr().out
         assert "❌" in out and not [s for s in shown if s in out and s not in ("0.2", "0.05")], out
+
+
+def test_the_fainter_light_follows_the_two_salience_closed_form():
+    """What 01's folded derivation says of the checker's second setting: with saliences a (bell) and b (light)
+    the light ends at (1 − a)^n · b / (a + b) · (1 − (1 − a − b)^m), derived by hand, not (1 − a)^n (1 − (1 − 2a)^m) / 2."""
+    a, b = E.STRESS_SALIENCES
+    n = torch.arange(0, 31, 3).double()
+    by_hand = (1 - a) ** n * b / (a + b) * (1 - (1 - a - b) ** 30)
+    simulated = good_curve(n.long(), alpha=torch.tensor([a, b], dtype=torch.float64)).double()
+    torch.testing.assert_close(simulated, by_hand, rtol=1e-5, atol=1e-7)
