@@ -200,7 +200,8 @@ def test_a_first_wrong_curve_shows_none_of_the_expected_numbers(capsys, fresh_se
 
 def test_the_fainter_light_follows_the_two_salience_closed_form():
     """What 01's folded derivation says of the checker's second setting: with saliences a (bell) and b (light)
-    the light ends at (1 − a)^n · b / (a + b) · (1 − (1 − a − b)^m), derived by hand, not (1 − a)^n (1 − (1 − 2a)^m) / 2."""
+    the light ends at (1 − a)^n · b / (a + b) · (1 − (1 − a − b)^m), derived by hand, not at
+    (1 − a)^n (1 − (1 − 2a)^m) / 2."""
     a, b = E.STRESS_SALIENCES
     n = torch.arange(0, 31, 3).double()
     by_hand = (1 - a) ** n * b / (a + b) * (1 - (1 - a - b) ** 30)
