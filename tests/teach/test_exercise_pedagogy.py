@@ -84,9 +84,10 @@ def blocked_strength(n_pretrain, n_compound, alpha):
     return rescorla_wagner(cs, torch.ones(n_compound), alpha=alpha)[-1, 1].item()
 '''),
     ('pavlovian_conditioning', 3, "the typical mistake", '''
-alpha, n_compound = 0.2, 30
+def blocking_curve(n_pre, n_compound=30, alpha=0.2):
+    return torch.tensor([blocked_strength(int(n), n_compound, alpha) for n in n_pre])
+
 n_pre = torch.tensor([30])                                # one length: no curve, no trend
-v_light = torch.tensor([blocked_strength(30, n_compound, alpha)])
 '''),
     ('hebbian_memory', 1, "the typical mistake", '''
 def my_memory(keys, values):
@@ -264,6 +265,17 @@ def match(bell, test):
     bell.mul_(test)
     return bell.sum()
 ''', "right", ""),
+    ("start_here", 1, "a loop over the features in Python floats, right", '''
+def match(bell, test):
+    total = 0.0
+    for b, t in zip(bell.tolist(), test.tolist()):
+        total += b * t
+    return total
+''', "right", ""),
+    ("start_here", 1, "the products, not added up, diagnosed", '''
+def match(bell, test):
+    return bell * test
+''', "wrong", "one number per feature"),
     # 01
     ("pavlovian_conditioning", 1, "the missing x_i, diagnosed", '''
 def rw_update(V, x, lam, alpha=0.3, beta=1.0):
@@ -275,11 +287,62 @@ def rw_update(V, x, lam, alpha=0.3, beta=1.0):
     V += alpha * beta * (lam - (x * V).sum()) * x
     return V
 ''', "right", ""),
-    ("pavlovian_conditioning", 3, "v_light of shape (1, 11)", '''
-alpha, n_compound = 0.2, 30
+    ("pavlovian_conditioning", 1, "a loop over the CSs in float64, right", '''
+def rw_update(V, x, lam, alpha=0.3, beta=1.0):
+    V, x = V.double(), x.double()
+    prediction = sum(x[j] * V[j] for j in range(len(V)))
+    return torch.stack([V[i] + alpha * beta * (lam - prediction) * x[i] for i in range(len(V))])
+''', "right", ""),
+    ("pavlovian_conditioning", 1, "the prediction counts the absent light, diagnosed", '''
+def rw_update(V, x, lam, alpha=0.3, beta=1.0):
+    return V + alpha * beta * (lam - V.sum()) * x
+''', "wrong", "also one that is absent"),
+    ("pavlovian_conditioning", 2, "the trials one by one with rw_update's rule, float64, right", '''
+def blocked_strength(n_pretrain, n_compound, alpha):
+    V = torch.zeros(2, dtype=torch.float64)
+    for t in range(n_pretrain + n_compound):
+        x = torch.tensor([1.0, 1.0 if t >= n_pretrain else 0.0], dtype=torch.float64)
+        V = V + alpha * (1.0 - (x * V).sum()) * x
+    return V[1]
+''', "right", ""),
+    ("pavlovian_conditioning", 2, "the bell's column, diagnosed", '''
+def blocked_strength(n_pretrain, n_compound, alpha):
+    cs = torch.cat([torch.tensor([[1.0, 0.0]]).repeat(n_pretrain, 1), torch.tensor([[1.0, 1.0]]).repeat(n_compound, 1)])
+    return rescorla_wagner(cs, torch.ones(len(cs)), alpha=alpha)[-1, 0].item()
+''', "wrong", "the bell's strength"),
+    ("pavlovian_conditioning", 3, "a literal float64 loop over a list of lengths, right", '''
+def blocking_curve(n_pre, n_compound=30, alpha=0.2):
+    out = []
+    for n in n_pre:
+        V = torch.zeros(2, dtype=torch.float64)
+        for t in range(n + n_compound):
+            x = torch.tensor([1.0, float(t >= n)], dtype=torch.float64)
+            V += alpha * (1.0 - (x * V).sum()) * x
+        out.append(V[1].item())
+    return out
+
+n_pre = [0, 2, 5, 10, 20, 40]
+''', "right", ""),
+    ("pavlovian_conditioning", 3, "a curve of shape (1, 11)", '''
+def blocking_curve(n_pre, n_compound=30, alpha=0.2):
+    return torch.tensor([[blocked_strength(int(n), n_compound, alpha) for n in n_pre]])
+
 n_pre = torch.arange(0, 31, 3)
-v_light = torch.tensor([[blocked_strength(int(n), n_compound, alpha) for n in n_pre]])
-''', "wrong", "the same shape"),
+''', "wrong", "the same shape as n_pre"),
+    ("pavlovian_conditioning", 3, "the package's closed form returned as the measurement", '''
+from pavlovlab.conditioning.learning import blocking_theory
+
+def blocking_curve(n_pre, n_compound=30, alpha=0.2):
+    return blocking_theory(torch.as_tensor(n_pre), n_compound=n_compound, alpha=alpha)
+
+n_pre = torch.arange(0, 31, 3)
+''', "wrong", "another setting"),
+    ("pavlovian_conditioning", 3, "the closed form by hand, length by length", '''
+def blocking_curve(n_pre, n_compound=30, alpha=0.2):
+    return [0.8 ** int(n) * (1 - 0.6 ** 30) / 2 for n in n_pre]
+
+n_pre = torch.arange(0, 31, 3)
+''', "wrong", "where the closed form with one α is off"),
     # 02
     ("hebbian_memory", 1, "a list", '''
 def my_memory(keys, values):

@@ -23,6 +23,10 @@ def test_match_checker(capsys, fresh_sessions):
 
     assert ex.check_match(stub) is False
     assert "not yet implemented" in capsys.readouterr().out
+    fresh_sessions()
+    assert ex.check_match(lambda bell, test: bell * test) is False          # products, not added up: diagnosed
+    out = capsys.readouterr().out
+    assert "one number per feature" in out and "(expected" not in out
     for bad in (None, lambda b, t: "text", lambda b, t: torch.zeros(3)):
         assert ex.check_match(bad) is False
     assert "Traceback" not in capsys.readouterr().out

@@ -2,7 +2,8 @@
 
 1. (implement) one Rescorla–Wagner update;
 2. (implement) simulate blocking: the light's strength after pretraining and a compound phase;
-3. (design the measurement) how blocking grows with the pretraining length, against its closed form.
+3. (design the measurement) how blocking grows with the pretraining length, against its closed form, and again
+   at a setting where that closed form is off (a light fainter than the bell).
 
 In the notebook ``ex = exercises.session("01")``; ``ex.hint(n)`` gives the next hint tier, ``ex.solution(n)`` the
 reference solution.
@@ -11,16 +12,17 @@ Each checker prints one verdict and never raises.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from pavlovlab.conditioning.learning import blocking_theory, rescorla_wagner
+from pavlovlab.conditioning.learning import blocking_theory, hebbian_conditioning, rescorla_wagner
 from pavlovlab.conditioning.trials import blocking
 
-from ._core import Book, Turn, check_function, check_measurement, pending
+from ._core import Book, Turn, Unreadable, Verdict, check_function, check_measurement, finite_number, pending
 
 BOOK = Book("01_pavlovian_conditioning", __name__)
 session = BOOK.session
@@ -46,11 +48,14 @@ def check_rw_update(fn: Callable[..., torch.Tensor], *, turn: Turn, seed: int = 
     """Exercise 1: ``fn(V, x, lam, alpha=..., beta=...)`` must return the strengths after one trial.
 
     Random cases: 1 to 4 CSs, present (0/1) or with intensities, US present or absent, random α, β; the
-    first case has a CS that already predicts part of the food, so a rule without surprise fails at once.
+    first case has a CS that already predicts part of the food, so a rule without surprise fails at once; the
+    second an absent CS with a strength of its own, so a prediction that counts it (or a change that ignores
+    ``x_i``) fails there.
     """
     g = torch.Generator().manual_seed(seed)
-    cases = [((torch.tensor([0.8, 0.0]), torch.tensor([1.0, 1.0]), 1.0), {"alpha": 0.3, "beta": 1.0})]
-    notes = ["the bell already predicts most of the food"]
+    cases = [((torch.tensor([0.8, 0.0]), torch.tensor([1.0, 1.0]), 1.0), {"alpha": 0.3, "beta": 1.0}),
+             ((torch.tensor([0.8, 0.5]), torch.tensor([1.0, 0.0]), 1.0), {"alpha": 0.3, "beta": 1.0})]
+    notes = ["the bell already predicts most of the food", "the light has a strength but is absent on this trial"]
     for i in range(8):
         n = 1 + i % 4
         V = torch.randn(n, generator=g) * 0.5
@@ -67,11 +72,19 @@ def check_rw_update(fn: Callable[..., torch.Tensor], *, turn: Turn, seed: int = 
         (lambda V, x, lam, alpha=0.3, beta=1.0: V + alpha * beta * (lam - (x * V).sum()),
          "a CS that is absent on this trial (x_i = 0) changed too, and CSs of different intensity changed "
          "alike: does each V_i's change carry its own x_i?"),
+        (lambda V, x, lam, alpha=0.3, beta=1.0: V + alpha * beta * (lam - V.sum()) * x,
+         "your prediction counts every CS the dog knows, also one that is absent on this trial: which CSs can "
+         "the dog use to predict the food on this trial?"),
+        (lambda V, x, lam, alpha=0.3, beta=1.0: V + alpha * beta * ((x * V).sum() - lam) * x,
+         "your strengths move away from the food: when the food is bigger than predicted, should the strengths "
+         "go up or down?"),
+        (lambda V, x, lam, alpha=0.3, beta=1.0: alpha * beta * (lam - (x * V).sum()) * x,
+         "you returned the change of each strength on this trial: the task asks for the strengths after it."),
     ]
     return check_function(
         fn, reference_rw_update, cases, turn=turn, case_hints=notes, rtol=1e-6, atol=1e-9, mistakes=mistakes,
-        hint="when the CSs present already predict the food, is the dog still surprised? How much should "
-             "their strengths change then, and does your update look at what they predict?")
+        hint="work the failing case out by hand, step by step: what do the CSs present predict together, how far "
+             "is the food from that, and how much does each strength change?")
 
 
 # ---------------------------------------------------------------------- Exercise 2: simulate blocking
@@ -79,6 +92,30 @@ def reference_blocked_strength(n_pretrain: int, n_compound: int, alpha: float) -
     """The package's answer: the light's V after ``n_pretrain`` A+ then ``n_compound`` AB+ trials (λ = 1)."""
     cs, us, _ = blocking(n_pretrain, n_compound=n_compound, dtype=torch.float64)
     return rescorla_wagner(cs, us, alpha=alpha)[-1, 1].item()
+
+
+def _strengths_after(n_pretrain: int, n_compound: int, alpha: float | torch.Tensor, *,
+                     rule: Callable[..., torch.Tensor] = rescorla_wagner) -> torch.Tensor:
+    """The strengths ``(trials + 1, 2)`` of bell and light in the blocking design under ``rule`` (float64);
+    ``alpha`` one salience or one per CS (bell, light)."""
+    cs, us, _ = blocking(n_pretrain, n_compound=n_compound, dtype=torch.float64)
+    return rule(cs, us, alpha=alpha)
+
+
+BLOCKING_MISTAKES = [
+    (lambda n, m, a: _strengths_after(0, m, a)[-1, 1].item(),   # also phase 1 without food, or phases swapped
+     "your light learns as much as with no pretraining at all: does your table start with the bell → food "
+     "trials (food on them too), and only then come the compound trials?"),
+    (lambda n, m, a: _strengths_after(n, m, a)[-1, 0].item(),
+     "that is the bell's strength: which column of the result belongs to the light?"),
+    (lambda n, m, a: _strengths_after(n, m, a)[-2, 1].item(),
+     "that is the light's strength one trial before the end: the result has one more row than there are trials "
+     "(the strengths before the first trial come first)."),
+    (lambda n, m, a: _strengths_after(n, m, a, rule=hebbian_conditioning)[-1, 1].item(),
+     "your light learns the same whatever the bell already predicts: does your simulation learn from the "
+     "surprise, the way Rescorla–Wagner does?"),
+]
+"""Exercise 2's recognised mistakes: (the wrong answer from a case's inputs, the question it gets)."""
 
 
 @BOOK.exercise(2, "simulate blocking", kind="implement", hints=[
@@ -113,70 +150,176 @@ def check_blocked_strength(fn: Callable[[int, int, float], float], *, turn: Turn
 
     return check_function(
         as_number if callable(fn) else fn, reference_blocked_strength, cases,
-        rtol=1e-4, atol=1e-5, turn=turn, case_hints=notes,
+        rtol=1e-4, atol=1e-5, turn=turn, case_hints=notes, mistakes=BLOCKING_MISTAKES,
         hint="does your experiment contain both phases, in order, with food on every trial? And do you read "
              "the light (not the bell) after the last trial?")
 
 
 # ------------------------------------------------------------ Exercise 3: measure blocking's growth
-def _judge_blocking_sweep(alpha: float, n_compound: int) -> Callable[[Any], tuple]:
-    def judge(result: Any) -> tuple:
-        n_pre, v_light = result
+BLOCKING_ALPHA = 0.2
+"""Exercise 3's salience, the same for bell and light."""
+
+BLOCKING_COMPOUND = 30
+"""Exercise 3's compound phase: bell + light → food trials after the pretraining."""
+
+STRESS_SALIENCES = (0.2, 0.05)
+"""A second setting the checker runs the learner's measurement at: a faint light (salience 0.05) next to the bell
+(0.2). The closed form with one α, ``(1 − α)^n (1 − (1 − 2α)^m) / 2``, is off there by a factor of about 2.5 at
+every length; a simulation follows the model (:func:`pavlovlab.conditioning.learning.rescorla_wagner` takes one
+salience per CS)."""
+
+
+def _lengths(n_pre: Any) -> torch.Tensor:
+    """The learner's pretraining lengths as a 1-D float64 tensor of whole numbers ≥ 0, or :class:`Unreadable`."""
+    try:
         n = torch.as_tensor(n_pre).detach().double().cpu()
-        v = torch.as_tensor(v_light).detach().double().cpu()
-        if n.dim() != 1 or v.shape != n.shape:
-            return False, (f"n_pre should be one row of lengths and v_light the same shape, one strength per "
-                           f"length: got shapes {tuple(n.shape)} and {tuple(v.shape)}")
-        if n.numel() != v.numel():
-            return False, f"n_pre has {n.numel()} lengths but v_light {v.numel()} strengths: one per length"
-        if not bool(torch.isfinite(v).all()):
-            return False, "v_light contains NaN or inf"
-        if torch.unique(n).numel() < 5:
-            return False, (f"{torch.unique(n).numel()} distinct pretraining length(s): a curve needs at least 5 "
-                           "points, from none to long")
-        if n.min() > 0 or n.max() < 15:
-            return False, ("your lengths do not span the curve: include 0 (the control group, no blocking) and "
-                           "long pretraining (15 trials or more, where the bell predicts the food well)")
-        order = torch.argsort(n)
-        theory = blocking_theory(n[order], n_compound=n_compound, alpha=alpha)
-        got = v[order]
-        off = (got - theory).abs() > 1e-4 + 1e-3 * theory.abs()
-        if bool(off.any()):
-            i = int(off.nonzero()[0])
-            return (False, f"at {int(n[order][i])} pretraining trials your V_light does not follow the model: does "
-                    "each point run both phases, with alpha and n_compound as given, and read the light?",
-                    f"expected {theory[i].item():.4g}, got {got[i].item():.4g}")
-        keep = got > 1e-12
-        slope = float(torch.linalg.lstsq(torch.stack([n[order][keep], torch.ones(int(keep.sum()),
-                      dtype=torch.float64)], 1), got[keep].log()[:, None]).solution[0, 0])
-        return True, (f"{n.numel()} lengths from {int(n.min())} to {int(n.max())}: V_light falls from "
-                      f"{got[0].item():.3f} to {got[-1].item():.2g}; log V_light falls by {-slope:.3f} per "
-                      f"pretraining trial (the closed form says −log(1 − α) = {-math.log(1 - alpha):.3f}).")
-    return judge
+    except (TypeError, ValueError, RuntimeError):
+        raise Unreadable(f"n_pre should be a 1-D tensor (or list) of pretraining lengths, got "
+                         f"{type(n_pre).__name__}") from None
+    if n.dim() != 1:
+        raise Unreadable(f"n_pre should be one row of pretraining lengths (1-D), got shape {tuple(n.shape)}")
+    if not bool(torch.isfinite(n).all()) or bool((n < 0).any()) or bool((n != n.round()).any()):
+        raise Unreadable("n_pre should hold whole numbers of trials, 0 or more")
+    return n
+
+
+def _strengths(got: Any, n: torch.Tensor, where: str) -> torch.Tensor:
+    """The learner's strengths, one per length, as float64, or :class:`Unreadable` saying what is wrong."""
+    if isinstance(got, (list, tuple)):
+        got = [finite_number(x, f"{where}each strength blocking_curve returned") for x in got]
+    try:
+        v = torch.as_tensor(got).detach().double().cpu()
+    except (TypeError, ValueError, RuntimeError):
+        raise Unreadable(f"{where}blocking_curve should return one strength per length (a 1-D tensor), got "
+                         f"{type(got).__name__}") from None
+    if v.shape != n.shape:
+        raise Unreadable(f"{where}blocking_curve returned shape {tuple(v.shape)} for {n.numel()} lengths: one "
+                         "strength per length, the same shape as n_pre")
+    if not bool(torch.isfinite(v).all()):
+        raise Unreadable(f"{where}blocking_curve returned NaN or inf")
+    return v
+
+
+def _fresh(n_pre: Any) -> Any:
+    """A copy of the learner's lengths for each run (a measurement that changes its input in place changes no other
+    run)."""
+    if isinstance(n_pre, torch.Tensor):
+        return n_pre.detach().clone()
+    return list(n_pre) if isinstance(n_pre, list) else n_pre
+
+
+def _within(got: torch.Tensor, want: torch.Tensor) -> torch.Tensor:
+    """Where ``got`` is off ``want`` by more than 0.1 % + 1e-4 (a float32 simulation is well inside)."""
+    return (got - want).abs() > 1e-4 + 1e-3 * want.abs()
+
+
+def judge_blocking_curve(result: tuple[Any, Any, Any]) -> Verdict:
+    """Judge ``(n_pre, curve at the exercise's setting, curve at STRESS_SALIENCES or the error it raised)``.
+
+    The first curve must span blocking (≥ 5 lengths, from 0 to ≥ 15 trials) and sit within 0.1 % (+1e-4) of the
+    closed form :func:`pavlovlab.conditioning.learning.blocking_theory` (derived by hand, exact for one α); the
+    second within the same band of the package's simulation at unequal saliences, where that closed form is off.
+    """
+    n_pre, main, stress = result
+    n = _lengths(n_pre)
+    v = _strengths(main, n, "")
+    distinct = torch.unique(n).numel()
+    if distinct < 5:
+        return Verdict(False, f"{distinct} distinct pretraining length(s): a curve needs at least 5 points, from "
+                              "none to long", hint="blocking is a curve: how does the light's strength change as "
+                                                   "the pretraining grows, step by step?")
+    if n.min() > 0 or n.max() < 15:
+        return Verdict(False, "your lengths do not span the curve: include 0 (the control group, no blocking) and "
+                              "long pretraining (15 trials or more, where the bell predicts the food well)",
+                       hint="what does the light learn with no pretraining, and with very long pretraining? "
+                            "Your lengths should show both ends and the way between.")
+    theory = blocking_theory(n, n_compound=BLOCKING_COMPOUND, alpha=BLOCKING_ALPHA)
+    off = _within(v, theory)
+    if bool(off.any()):
+        i = int(off.nonzero()[0])
+        detail = f"expected {theory[i].item():.4g}, got {v[i].item():.4g}"
+        if bool(((v - v[0]).abs() <= 1e-9).all()):
+            return Verdict(False, "your light ends with the same strength whatever the pretraining length", detail,
+                           hint="does each point run its own experiment, with a pretraining of that length "
+                                "before the compound phase?")
+        return Verdict(False, f"at {int(n[i])} pretraining trials your light's strength is not where the model "
+                              "puts it", detail,
+                       hint=f"does each point run both phases ({BLOCKING_COMPOUND} compound trials after the "
+                            f"pretraining), with α = {BLOCKING_ALPHA} for both CSs, and read the light after the "
+                            "last trial?")
+    setting = (f"at another setting (a faint light, salience {STRESS_SALIENCES[1]} next to the bell's "
+               f"{STRESS_SALIENCES[0]}, where the closed form with one α is off)")
+    formula = ("does blocking_curve run the experiment with the saliences it is given (alpha passed on to the "
+               "simulation as it is), rather than compute a formula?")
+    if isinstance(stress, Exception):
+        return Verdict(False, f"{setting} your blocking_curve raised {type(stress).__name__}: "
+                              f"{str(stress).strip() or '(no message)'}", hint=formula)
+    s = _strengths(stress, n, f"{setting} ")
+    saliences = torch.tensor(STRESS_SALIENCES, dtype=torch.float64)
+    truth = torch.tensor([_strengths_after(int(k), BLOCKING_COMPOUND, saliences)[-1, 1].item() for k in n],
+                         dtype=torch.float64)
+    off = _within(s, truth)
+    if bool(off.any()):
+        i = int(off.nonzero()[0])
+        return Verdict(False, f"{setting} your curve at {int(n[i])} pretraining trials is not what a simulation "
+                              "of the experiment finds", f"yours {s[i].item():.4g}, simulated {truth[i].item():.4g}",
+                       hint=formula)
+    order = torch.argsort(n)
+    n, v = n[order], v[order]
+    keep = v > 1e-12
+    slope = float(torch.linalg.lstsq(torch.stack([n[keep], torch.ones(int(keep.sum()), dtype=torch.float64)], 1),
+                                     v[keep].log()[:, None]).solution[0, 0])
+    return Verdict(True, f"{n.numel()} lengths from {int(n[0])} to {int(n[-1])}: V_light falls from "
+                         f"{v[0].item():.3f} to {v[-1].item():.2g}; log V_light falls by {-slope:.3f} per pretraining "
+                         f"trial (the closed form says −log(1 − α) = {-math.log(1 - BLOCKING_ALPHA):.3f}); and with "
+                         f"a fainter light ({STRESS_SALIENCES[1]}) your simulation follows the model, where the "
+                         "closed form with one α does not.")
 
 
 @BOOK.exercise(3, "measure how blocking grows with pretraining", kind="design", hints=[
         "Blocking is a curve, not a number: the light's final strength as a function of how long the bell was "
         "trained alone. Which pretraining lengths show that whole curve, from no blocking at all to nearly "
-        "complete blocking? Keep the compound phase and α fixed while you vary the length.",
+        "complete blocking? Each point is one run of the whole experiment; keep the compound phase and α as "
+        "blocking_curve is given them.",
         "Take a dozen lengths from 0 (the control: no blocking) to about 30 trials (where the bell predicts "
-        "the food almost perfectly), and call your blocked_strength from Exercise 2 once per length, with "
-        "n_compound and alpha as given.",
-        "n_pre = torch.arange(0, 31, 3); v_light = torch.tensor([blocked_strength(int(n), n_compound, alpha) "
-        "for n in n_pre])",
+        "the food almost perfectly). In blocking_curve, call your blocked_strength from Exercise 2 once per "
+        "length, passing n_compound and alpha on unchanged, and collect the results in one tensor.",
+        "return torch.tensor([blocked_strength(int(n), n_compound, alpha) for n in n_pre]); "
+        "n_pre = torch.arange(0, 31, 3)",
     ])
-def check_blocking_sweep(n_pre: Any, v_light: Any, alpha: float = 0.2, n_compound: int = 30, *, turn: Turn) -> bool:
+def check_blocking_sweep(fn: Any, n_pre: Any, *, turn: Turn) -> bool:
     """Exercise 3: the learner's measurement of blocking against the pretraining length.
 
-    ``n_pre`` (P,) pretraining lengths of the learner's choice, ``v_light`` (P,) the light's final
-    strengths. Judged on the result: at least 5 lengths, from 0 to ≥ 15 trials, each point within 0.1 %
-    (+1e-4) of the closed form ``λ (1 − α)^n (1 − (1 − 2α)^m) / 2`` (:func:`pavlovlab.conditioning.blocking_theory`,
-    derived independently of any simulation).
+    ``fn(n_pre, n_compound=30, alpha=0.2)`` returns the light's final strength (P,) for each of the learner's
+    pretraining lengths ``n_pre`` (P,). The checker runs it at the exercise's setting and, with the same
+    lengths, at :data:`STRESS_SALIENCES` (``alpha`` a tensor of one salience per CS), and judges the results
+    with :func:`judge_blocking_curve`, never the code.
     """
-    return check_measurement(lambda: pending(n_pre, v_light), _judge_blocking_sweep(alpha, n_compound), turn=turn,
+    def run() -> tuple[Any, Any, Any]:
+        lengths = pending(n_pre)[0]
+        if not callable(fn):
+            raise Unreadable(f"expected your function blocking_curve, got {type(fn).__name__}")
+        try:
+            inspect.signature(fn).bind(lengths, n_compound=BLOCKING_COMPOUND, alpha=BLOCKING_ALPHA)
+        except (TypeError, ValueError):
+            raise Unreadable("blocking_curve should take the lengths n_pre, then n_compound and alpha, as in the "
+                             "stub (the check runs it with its own settings)") from None
+        main = fn(_fresh(lengths), n_compound=BLOCKING_COMPOUND, alpha=BLOCKING_ALPHA)
+        try:
+            stress = fn(_fresh(lengths), n_compound=BLOCKING_COMPOUND,
+                        alpha=torch.tensor(STRESS_SALIENCES, dtype=torch.float64))
+        except NotImplementedError:
+            raise
+        except Exception as e:  # judged as a failure at the second setting, in a sentence
+            stress = e
+        return lengths, main, stress
+
+    return check_measurement(run, judge_blocking_curve, answer=(fn, n_pre), turn=turn,
+                             expects="one strength per pretraining length",
                              hint="what does the light learn with no pretraining, and with very long pretraining? "
                                   "Your lengths should show both ends and the way between.")
 
 
-__all__ = ["BOOK", "check_blocked_strength", "check_blocking_sweep", "check_rw_update",
-           "reference_blocked_strength", "reference_rw_update", "session"]
+__all__ = ["BLOCKING_ALPHA", "BLOCKING_COMPOUND", "BOOK", "STRESS_SALIENCES", "check_blocked_strength",
+           "check_blocking_sweep", "check_rw_update", "judge_blocking_curve", "reference_blocked_strength",
+           "reference_rw_update", "session"]

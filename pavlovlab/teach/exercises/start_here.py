@@ -41,9 +41,11 @@ def check_match(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], *, tur
         fn, match_reference, cases, turn=turn, rtol=1e-6, atol=1e-9,
         case_hints=["one feature", "three features", "eight features", "seventeen features"],
         mistakes=[(lambda b, t: (b * t).mean(-1), "an average divides by the number of features: should a longer "
-                   "pattern that agrees everywhere match more, or the same?")],
-        hint="try match(bell, bell) for a bell with more and more features that all agree: should the "
-             "match grow with the number of agreeing features, or stay the same?")
+                   "pattern that agrees everywhere match more, or the same?"),
+                  (lambda b, t: b * t, "your match is one number per feature: how strongly do the two patterns "
+                   "agree as a whole, in one number?")],
+        hint="work the failing case out by hand: how much do the two patterns agree on each feature, and what is "
+             "their agreement in total? Where does your function's result differ?")
 
 
 __all__ = ["BOOK", "check_match", "match_reference", "session"]
