@@ -400,7 +400,8 @@ def predict_errors():
 from pavlovlab.depth.chain import chain_error
 def predict_errors():
     g = torch.Generator().manual_seed(3)
-    return chain_error(1, 2, 24, 16, trials=200, generator=g).error, chain_error(3, 1, 24, 32, trials=200, generator=g).error
+    err_A = chain_error(1, 2, 24, 16, trials=200, generator=g).error
+    return err_A, chain_error(3, 1, 24, 32, trials=200, generator=g).error
 ''', "right", ""),
     ("depth_and_width", 2, "one hop of B only, diagnosed", '''
 def predict_errors():
