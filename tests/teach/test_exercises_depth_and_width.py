@@ -166,3 +166,37 @@ def test_exercise_2s_expected_errors_compose_the_hop_error_independently():
         assert 0 < p_hop < 1
         assert abs(got[name] - (1 - (1 - p_hop) ** a["L"])) < 1e-12
     assert got["A"] != got["B"]
+
+
+def test_the_closing_verdicts_say_which_section_to_run():
+    """Notebook 05's closing verdict cell, run with sections skipped (a kernel restarted after the set-up cell):
+    one line per claim, naming the sections still to run, and no NameError; every section it names records its
+    evidence somewhere in the notebook."""
+    import contextlib
+    import io
+    import json
+    import re
+    from pathlib import Path
+
+    notebook = Path(__file__).resolve().parents[2] / "course" / "05_depth_and_width.ipynb"
+    cells = json.loads(notebook.read_text())["cells"]
+    sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    verdicts = next(s for s in sources if s.startswith("# NBVAL_CHECK_OUTPUT\nclaims = "))
+    recorded = {k for s in sources for k in re.findall(r'evidence\["(\w+)"\] =', s)}
+    scope: dict = {"evidence": {}}
+    exec(verdicts.split("for claim")[0], scope)
+    assert {s for sections in scope["claims"].values() for s in sections} == recorded
+    everything = {k: f"evidence of section {k}" for k in recorded}
+    for skipped in [set(), {"5"}, {"3", "4"}, recorded]:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(verdicts, {"evidence": {k: v for k, v in everything.items() if k not in skipped}})
+        lines = out.getvalue().splitlines()
+        assert len(lines) == len(scope["claims"])
+        for claim, sections in scope["claims"].items():
+            line = next(ln for ln in lines if ln.startswith(claim))
+            missing = [s for s in sections if s in skipped]
+            if missing:
+                assert f"run section {' and '.join(missing)} first" in line, line
+            else:
+                assert all(f"evidence of section {s}" in line for s in sections), line
