@@ -149,8 +149,11 @@ def judge_predicted_errors(result: Any) -> Verdict:
         return Verdict(False, "both of your numbers are in the right range, but they do not rank the two "
                               "architectures as the theory does: which of the two makes fewer errors, and by how "
                               "much?", detail)
+    p = {k: hop_error_theory(N_PAIRS, a["d_k"], H=a["H"]) for k, a in ARCHITECTURES.items()}
     return Verdict(True, f"each within a factor of {PREDICTION_FACTOR:g} of the theory's (A {want['A']:.3f}, "
-                         f"B {want['B']:.3f}), and the right winner.")
+                         f"B {want['B']:.3f}), and the right winner.\n   {winner()} makes fewer errors: one hop of A "
+                         f"fails with probability {p['A']:.3f}, of B {p['B']:.3f}; three lightly loaded hops beat one "
+                         "overloaded one.")
 
 
 @BOOK.exercise(2, "predict the errors of two architectures", kind="implement", hints=[
@@ -167,16 +170,11 @@ def judge_predicted_errors(result: Any) -> Verdict:
 def check_predicted_errors(fn: Callable[[], Any] | Any, *, turn: Turn) -> bool:
     """Check the learner's ``fn() -> (err_A, err_B)``, the predicted end-to-end errors of the two architectures
     of :data:`ARCHITECTURES`, with :func:`judge_predicted_errors`: each within a factor of
-    :data:`PREDICTION_FACTOR` of the theory, and the right winner. The ✅ says which one wins and why."""
-    ok = check_measurement(fn, judge_predicted_errors, turn=turn,
-                           expects="two numbers, (err_A, err_B)",
-                           hint="for each architecture: what is the chance that one hop fails, and how many hops "
-                                "does a chain make?")
-    if ok:
-        p = {k: hop_error_theory(N_PAIRS, a["d_k"], H=a["H"]) for k, a in ARCHITECTURES.items()}
-        print(f"   {winner()} makes fewer errors: one hop of A fails with probability {p['A']:.3f}, of B "
-              f"{p['B']:.3f}; three lightly loaded hops beat one overloaded one.")
-    return ok
+    :data:`PREDICTION_FACTOR` of the theory, and the right winner. The ✅ says which one wins and why (one message,
+    printed at once)."""
+    return check_measurement(fn, judge_predicted_errors, turn=turn, expects="two numbers, (err_A, err_B)",
+                             hint="for each architecture: what is the chance that one hop fails, and how many hops "
+                                  "does a chain make?")
 
 
 # ------------------------------------------------------------- Exercise 3: design the depth measurement
