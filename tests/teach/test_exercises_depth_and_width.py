@@ -44,15 +44,27 @@ def test_predicted_error(capsys, fresh_sessions):
     assert not ex.check_predicted_error(lambda L, H, p: float("nan"))
 
 
-def test_each_recognised_mistake_gets_its_own_hint(capsys, fresh_sessions):
-    """Every mistake of Exercise 1 is told apart from the others on the failing case (a hint that fits it), and an
-    unrecognised wrong answer gets the plain question."""
+def test_each_recognised_mistake_gets_its_own_hint(capsys, fresh_sessions, monkeypatch):
+    """Every mistake of Exercise 1 is told apart from the others on the failing case (a hint that fits it), its ❌
+    holds none of the expected values the check computed, and an unrecognised wrong answer gets the plain
+    question."""
+    expected: list[float] = []
+    reference = stacking.predicted_error_reference
+
+    def recording(L, H, p):
+        expected.append(reference(L, H, p))
+        return expected[-1]
+
+    monkeypatch.setattr(stacking, "predicted_error_reference", recording)
     said = []
     for mistake, hint in ex.PREDICTION_MISTAKES:
         fresh_sessions()
+        expected.clear()
         assert not ex.check_predicted_error(mistake)
         out = capsys.readouterr().out
         assert hint in out, out
+        shown_inputs = {"0.3"}                        # case 1's answer is its input p = 0.3, printed with the case
+        assert expected and not any(x in out for x in _numbers(*expected) - shown_inputs), out
         said.append(hint)
     assert len(set(said)) == len(said)
     fresh_sessions()
