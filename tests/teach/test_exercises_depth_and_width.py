@@ -147,10 +147,14 @@ def test_depth_measurement_judge():
     assert p[2] == 1 - (1 - p[0]) ** 3 and 0.08 < p[0] < 0.14
     twice = ex.judge_depth_curve([p[0], 2 * p[1], 3 * p[2]])                      # accumulated twice
     assert not twice.ok and "counted once" in twice.message and "running total" in twice.hint
-    high = ex.judge_depth_curve([0.5, 0.6, 0.7])
+    high = ex.judge_depth_curve([0.36, 0.5, 0.6])                                # keys not of unit length
     assert not high.ok and "more than one hop" in high.message and "kind='sphere'" in high.hint
+    keys = ex.judge_depth_curve([0.93, 0.94, 0.94])                              # cleaned up against the keys
+    assert not keys.ok and "not its keys" in keys.hint
+    low = ex.judge_depth_curve([0.01, 0.02, 0.03])
+    assert not low.ok and "less than one hop" in low.message and "fresh memory" in low.hint
     assert not ex.judge_depth_curve([1, 2]).ok
-    for v in (no_relay, twice, high):                                             # the theory only in detail
+    for v in (no_relay, twice, high, keys, low):                                  # the theory only in detail
         assert not any(x in v.message for x in _numbers(*p)), v.message
         assert v.detail
 

@@ -194,6 +194,17 @@ def _depth_band(p: float, chains: int) -> float:
     return 5 * 2 * math.sqrt(p * (1 - p) / chains)
 
 
+def _first_layer_hint(error: float, p: float) -> str:
+    """What most likely went wrong when the error after one layer is ``error`` instead of the theory's ``p``."""
+    if error > 0.5:
+        return ("most chains go wrong at the first layer: is the read-out compared with this layer's stored values "
+                "(not its keys), and scored against the partner of the item asked?")
+    if error > p:
+        return "are the keys and values unit vectors (kind='sphere'), as in section 1?"
+    return ("is every chain scored against where it should be, and does each layer draw a fresh memory of n random "
+            "associations in d dimensions?")
+
+
 def judge_depth_curve(result: Any, chains: int = MIN_CHAINS) -> Verdict:
     """Judge a measured ``[error after 1 hop, after 2, after 3]`` at Exercise 3's setting over ``chains``
     chains.
@@ -219,11 +230,7 @@ def judge_depth_curve(result: Any, chains: int = MIN_CHAINS) -> Verdict:
         return Verdict(False, (f"after one layer your error is {errs[0]:.3f}, {'more' if high else 'less'} than one "
                                "hop of this memory makes: is one hop built and read as in section 1?"),
                        f"theory {p:.3f} ± {band:.3f} over {chains} chains",
-                       hint=("are the keys and values unit vectors (kind='sphere'), and is the read-out cleaned up to "
-                             "the nearest of this layer's stored values, compared with the partner of the item "
-                             "asked?") if high else
-                            ("is every chain scored against where it should be, and does each layer draw a fresh "
-                             "memory of n random associations in d dimensions?"))
+                       hint=_first_layer_hint(errs[0], p))
     if min(errs) <= 0:
         return Verdict(False, "a zero error rate cannot be fitted on log axes: use more chains",
                        hint="the check runs depth_curve with its own trials: does your function use the trials it "
