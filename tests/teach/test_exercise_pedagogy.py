@@ -433,10 +433,82 @@ my_d_ks = [16, 32, 64, 128]
 my_capacities = [measure_capacity(d_k) for d_k in my_d_ks]
 ''', "wrong", "above what criterion (a) gives"),
     # 05
+    ("depth_and_width", 1, "a loop over heads and hops, right", '''
+def predicted_error(L, H, p):
+    hop_fails = 1.0
+    for _ in range(H):
+        hop_fails *= p
+    survives = 1.0
+    for _ in range(L):
+        survives *= 1 - hop_fails
+    return 1 - survives
+''', "right", ""),
+    ("depth_and_width", 1, "the small-error approximation, diagnosed", '''
+def predicted_error(L, H, p):
+    return min(1.0, L * p ** H)
+''', "wrong", "small-error approximation"),
+    ("depth_and_width", 1, "the chance of getting through, diagnosed", '''
+def predicted_error(L, H, p):
+    return (1 - p ** H) ** L
+''', "wrong", "gets through every hop"),
     ("depth_and_width", 2, "the right letter, guessed", '''
 def predict_errors():
     return "B"
 ''', "wrong", "not yet"),
+    ("depth_and_width", 2, "a reasoned estimate with the right winner, right", '''
+def predict_errors():
+    return 0.05, 0.012      # one overloaded hop against three light ones
+''', "right", ""),
+    ("depth_and_width", 2, "a simulation instead of the theory, right", '''
+from pavlovlab.depth.chain import chain_error
+def predict_errors():
+    g = torch.Generator().manual_seed(3)
+    err_A = chain_error(1, 2, 24, 16, trials=200, generator=g).error
+    return err_A, chain_error(3, 1, 24, 32, trials=200, generator=g).error
+''', "right", ""),
+    ("depth_and_width", 2, "one hop of B only, diagnosed", '''
+def predict_errors():
+    return stacking_theory.stack_error_theory(1, 2, 24, 16), stacking_theory.hop_error_theory(24, 32)
+''', "wrong", "B's chain makes 3 hops"),
+    ("depth_and_width", 2, "A and B swapped, diagnosed", '''
+def predict_errors():
+    err_A = stacking_theory.stack_error_theory(1, 2, 24, 16)
+    err_B = stacking_theory.stack_error_theory(3, 1, 24, 32)
+    return err_B, err_A
+''', "wrong", "fits the other architecture"),
+    ("depth_and_width", 3, "float64, einsum and a tensor result, right", '''
+def depth_curve(n=16, d=16, L=3, trials=200, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    rows = torch.arange(trials)[:, None]
+    item = torch.arange(n).repeat(trials, 1)
+    truth, errors = item.clone(), []
+    for _ in range(L):
+        keys = torch.nn.functional.normalize(torch.randn(trials, n, d, generator=g, dtype=torch.float64), dim=-1)
+        vals = torch.nn.functional.normalize(torch.randn(trials, n, d, generator=g, dtype=torch.float64), dim=-1)
+        perm = torch.stack([torch.randperm(n, generator=g) for _ in range(trials)])
+        S = torch.einsum("tiv,tik->tvk", vals[rows, perm], keys)
+        r = torch.einsum("tvk,tck->tcv", S, keys[rows, item])
+        item = torch.einsum("tcv,tmv->tcm", r, vals).argmax(-1)
+        truth = perm[rows, truth]
+        errors.append((item != truth).double().mean())
+    return torch.stack(errors)
+''', "right", ""),
+    ("depth_and_width", 3, "a running total of the errors, diagnosed", '''
+def depth_curve(n=16, d=16, L=3, trials=200, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    item = torch.arange(n).repeat(trials, 1)
+    truth, errors, total = item.clone(), [], 0.0
+    for _ in range(L):
+        keys = random_keys(trials, n, d=d, kind="sphere", generator=g)
+        vals = random_keys(trials, n, d=d, kind="sphere", generator=g)
+        perm = torch.rand(trials, n, generator=g).argsort(-1)
+        S = vals.gather(1, perm[..., None].expand(-1, -1, d)).mT @ keys
+        item = ((keys.gather(1, item[..., None].expand(-1, -1, d)) @ S.mT) @ vals.mT).argmax(-1)
+        truth = perm.gather(1, truth)
+        total += (item != truth).float().mean().item()
+        errors.append(total)
+    return errors
+''', "wrong", "counted once"),
     ("depth_and_width", 3, "the theory returned as the measurement", '''
 depth_curve = lambda: (e for e in ex.depth_theory())
 ''', "wrong", "n, d, L, trials and seed"),

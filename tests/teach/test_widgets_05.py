@@ -19,12 +19,13 @@ def widget():
     cells = [c for c in json.loads(NOTEBOOK.read_text())["cells"]
              if c["cell_type"] == "code" and "launch" not in c.get("metadata", {}).get("tags", [])]   # not Colab's
     setup = "".join(cells[0]["source"])
-    draw = next("".join(c["source"]) for c in cells if "interactive_plot(draw" in "".join(c["source"]))
+    sources = ["".join(c["source"]) for c in cells]
+    call = next(src for src in sources if "interactive_plot(figures.depth_and_width" in src)
     scope: dict = {}
     exec(setup, scope)
-    exec(draw.replace("interactive_plot(draw,", "box = interactive_plot(draw,"), scope)
+    exec("box = " + call, scope)
     plt.close("all")
-    scope["box"].draw = scope["draw"]
+    scope["box"].draw = scope["figures"].depth_and_width
     return scope["box"]
 
 
@@ -69,3 +70,25 @@ def test_one_big_head_is_never_beaten_in_the_right_panel(widget):
         labels, heights = _bars()
         assert labels[0] == f"1×{32 * H}" and heights[0] == heights.min(), (H, load, heights)
         plt.close("all")
+
+
+def test_the_legend_names_only_curves_that_can_be_seen():
+    """At a low load the curves of many heads lie below the panel's floor at every depth: the legend names them in
+    one entry (at the default view, "H = 4–6: below 10^-9"), and every "H = h" entry of its own is a curve that
+    reaches the panel."""
+    from pavlovlab.teach.figures import depth_and_width as figures
+    default = figures.depth_and_width(L=2, H=2, load=0.75)
+    assert [t.get_text() for t in default.axes[0].get_legend().get_texts()][-1] == "H = 4–6: below $10^{-9}$"
+    plt.close(default)
+    for H, load in itertools.product((1, 2, 6), (0.25, 0.75, 2.0)):
+        fig = figures.depth_and_width(L=2, H=H, load=load)
+        ax = fig.axes[0]
+        lines = {line.get_label(): line for line in ax.get_lines()}
+        texts = [t.get_text() for t in ax.get_legend().get_texts()]
+        for text in texts:
+            if text.startswith("H = ") and "below" not in text:
+                assert np.asarray(lines[text].get_ydata()).max() >= figures.WIDGET_YMIN, (H, load, text)
+        drawn = [line for line in ax.get_lines() if line.get_label().startswith("_") and len(line.get_ydata()) > 1]
+        hidden = [line for line in drawn if np.asarray(line.get_ydata()).max() < figures.WIDGET_YMIN]
+        assert bool(hidden) == any("below" in t for t in texts), (H, load, texts)
+        plt.close(fig)

@@ -24,7 +24,7 @@ import torch
 from ...depth.chain import chain_error
 from ...depth.theory import hop_error_theory, stack_error_theory
 from ...statistics import fit_slope
-from ._core import Book, Case, Turn, Unreadable, check_function, check_measurement, check_value, finite_number
+from ._core import Book, Case, Mistake, Turn, Unreadable, Verdict, check_function, check_measurement, finite_number
 
 BOOK = Book("05_depth_and_width", __name__)
 session = BOOK.session
@@ -38,6 +38,24 @@ def predicted_error_reference(L: int, H: int, p: float) -> float:
     return 1.0 - (1.0 - p ** H) ** L
 
 
+PREDICTION_MISTAKES: list[Mistake] = [
+    (lambda L, H, p: L * p ** H,
+     "your answer is the small-error approximation: at L = 12, p = 0.6 it is above 1, which no probability can be. "
+     "Which chance is easier to write exactly: that the chain fails, or that it gets through every hop?"),
+    (lambda L, H, p: (1 - p ** H) ** L,
+     "your answer is the chance that the chain gets through every hop: the task asks for its error."),
+    (lambda L, H, p: 1 - (1 - p ** L) ** H,
+     "L and H have swapped roles in your answer: which must ALL fail for a hop to fail, the heads or the hops?"),
+    (lambda L, H, p: p ** H,
+     "your answer is the error of one hop: how many hops does the chain make, and how many of them must go "
+     "right?"),
+    (lambda L, H, p: 1 - (1 - p) ** L,
+     "your answer does not change with H: a hop fails only when every one of its H heads fails."),
+]
+"""Exercise 1's recognised mistakes: each learner's result is compared with these, and the first that it equals
+on the failing case gives the hint (else the generic hint)."""
+
+
 @BOOK.exercise(1, "predicted error of a stack", kind="implement", hints=[
     "Two events: a hop fails when all of its H heads fail (independent heads multiply), and the chain "
            "fails when at least one of its L hops fails. Which is easier to write: the chance that the chain "
@@ -46,18 +64,18 @@ def predicted_error_reference(L: int, H: int, p: float) -> float:
            "and the survival chances multiply.",
            "hop_fails = p ** H; then return one minus the survival chance (1 - hop_fails) raised to the power L."])
 def check_predicted_error(fn: Callable[[int, int, float], float], *, turn: Turn, seed: int = 0) -> bool:
-    """Check ``fn(L, H, p) -> 1 − (1 − p^H)^L`` on random depths, widths and per-head errors."""
+    """Check ``fn(L, H, p) -> 1 − (1 − p^H)^L`` on random depths, widths and per-head errors; a result that
+    equals one of :data:`PREDICTION_MISTAKES` gets that mistake's hint."""
     g = torch.Generator().manual_seed(seed)
     Ls = torch.randint(1, 13, (6,), generator=g).tolist()
     Hs = torch.randint(1, 5, (6,), generator=g).tolist()
     ps = (0.05 + 0.6 * torch.rand(6, generator=g, dtype=torch.float64)).tolist()
     cases: list[Case] = [((L, H, p), {}) for L, H, p in zip([1, *Ls], [1, *Hs], [0.3, *ps], strict=True)]
-    special = ["one hop, one head: the answer is p itself"] + [""] * 6
+    special = ["one hop, one head: the chain fails exactly when its one head fails"] + [""] * 6
     return check_function(fn, predicted_error_reference, cases,
-                          hint="what is the probability that ONE hop goes wrong when it needs every head to be "
-                               "wrong? And a chain is right only when every hop is right: is your answer exact, or "
-                               "only its small-error approximation (try L = 12, p = 0.6)?",
-                          rtol=1e-6, atol=1e-9, turn=turn, case_hints=special)
+                          hint="is your answer the chance that at least one hop fails, where a hop fails only "
+                               "when every one of its heads fails?",
+                          rtol=1e-6, atol=1e-9, turn=turn, case_hints=special, mistakes=PREDICTION_MISTAKES)
 
 
 # --------------------------------------------------------------------------- Exercise 2: which one wins
@@ -79,29 +97,84 @@ def winner() -> str:
     return min(errs, key=errs.__getitem__)
 
 
+PREDICTION_FACTOR = 2.0
+"""How close Exercise 2's predictions must be: each error within this factor of the theory's (either way), so that
+a reasoned estimate, Exercise 1's picture of independent heads or a simulation passes, while an estimate that
+forgets a hop or a head (a factor of 3 or more off) does not."""
+
+
+def _within(x: float, target: float, factor: float = PREDICTION_FACTOR) -> bool:
+    return target / factor <= x <= target * factor
+
+
+def judge_predicted_errors(result: Any) -> Verdict:
+    """Judge Exercise 2's ``(err_A, err_B)``: two probabilities, the lower one the theory's winner, each within
+    :data:`PREDICTION_FACTOR` of :func:`predicted_errors`. The ❌ says which architecture is off and, where it
+    can tell, why (one hop of B only, one head of A only, A and B swapped), then whether they rank A and B as
+    the theory does; the expected numbers go in ``detail``."""
+    if isinstance(result, (str, bytes)) or not hasattr(result, "__len__") or len(result) != 2:
+        raise Unreadable("predict_errors() should return two numbers, (err_A, err_B): the predicted end-to-end "
+                         "error of A, then of B")
+    got = {"A": finite_number(result[0], "err_A"), "B": finite_number(result[1], "err_B")}
+    want = predicted_errors()
+    detail = f"the theory predicts A {want['A']:.3g}, B {want['B']:.3g}; each must be within a factor of " \
+             f"{PREDICTION_FACTOR:g}"
+    if not all(0.0 <= e <= 1.0 for e in got.values()):
+        return Verdict(False, "an end-to-end error is a probability, between 0 and 1: is each of your two "
+                              "numbers the chance that a chain ends on the wrong item?", detail,
+                       hint="write each error as a fraction of the chains (0.05, not 5 %)." if max(got.values()) > 1
+                       else "")
+    if all(_within(got[k], want[other]) for k, other in (("A", "B"), ("B", "A"))):
+        return Verdict(False, "each of your numbers fits the other architecture: which one does predict_errors() "
+                              "return first?", detail, hint="return them as (err_A, err_B): A first.")
+    for name in ("A", "B"):
+        if _within(got[name], want[name]):
+            continue
+        a = ARCHITECTURES[name]
+        one_hop = float(stack_error_theory(1, a["H"], N_PAIRS, a["d_k"]))
+        one_head = float(stack_error_theory(a["L"], 1, N_PAIRS, a["d_k"]))
+        if a["L"] > 1 and _within(got[name], one_hop, 1.3):
+            hint = f"{name}'s chain makes {a['L']} hops, and it ends right only if every one of them is right."
+        elif a["H"] > 1 and _within(got[name], one_head, 1.3):
+            hint = f"{name}'s layer has {a['H']} heads whose scores are averaged before the clean-up: did your " \
+                   "estimate use both?"
+        else:
+            hint = (f"for {name}: how many layers L, heads H, pairs per head n and head dimension d_k? Does your call "
+                    "pass them in the order (L, H, n, d_k)?")
+        side = "too large" if got[name] > want[name] else "too small"
+        return Verdict(False, f"your error for {name} is {side} by more than a factor of {PREDICTION_FACTOR:g}: "
+                              f"what is the chance that one hop of {name} fails, and how many hops does it make?",
+                       detail, hint=hint)
+    if min(got, key=got.__getitem__) != winner() or got["A"] == got["B"]:
+        return Verdict(False, "both of your numbers are in the right range, but they do not rank the two "
+                              "architectures as the theory does: which of the two makes fewer errors, and by how "
+                              "much?", detail)
+    p = {k: hop_error_theory(N_PAIRS, a["d_k"], H=a["H"]) for k, a in ARCHITECTURES.items()}
+    return Verdict(True, f"each within a factor of {PREDICTION_FACTOR:g} of the theory's (A {want['A']:.3f}, "
+                         f"B {want['B']:.3f}), and the right winner.\n   {winner()} makes fewer errors: one hop of A "
+                         f"fails with probability {p['A']:.3f}, of B {p['B']:.3f}; three lightly loaded hops beat one "
+                         "overloaded one.")
+
+
 @BOOK.exercise(2, "predict the errors of two architectures", kind="implement", hints=[
     "Compare the architectures at the level of one hop first: which one's heads are more heavily loaded "
     "(n / d_k), and is a second head worth more than a halved load? Then a chain of L hops multiplies the "
     "chances of getting through.",
     "The package predicts one architecture's end-to-end error from (L, H, n, d_k): call it once with A's "
-    "numbers and once with B's, each in the order the function asks for them.",
+    "numbers and once with B's, each in the order the function asks for them. (Section 2's table gives one hop "
+    "of one head at n = 24 too.)",
     "err_A = stacking_theory.stack_error_theory(1, 2, 24, 16); "
     "err_B = stacking_theory.stack_error_theory(3, 1, 24, 32); "
     "return err_A, err_B.",
 ])
 def check_predicted_errors(fn: Callable[[], Any] | Any, *, turn: Turn) -> bool:
-    """Check the learner's ``fn() -> (err_A, err_B)``: the predicted end-to-end errors of the two architectures
-    of :data:`ARCHITECTURES` (within 0.1 %), so that the prediction needs each architecture's numbers, not a
-    guess between two letters. The ✅ says which one wins."""
-    errs = predicted_errors()
-    ok = check_value(fn, (errs["A"], errs["B"]), turn=turn, rtol=1e-3, atol=1e-6,
-                     hint="for each architecture: how many layers L, heads H, pairs per head n and head "
-                          "dimension d_k? Does your call pass them in the order (L, H, n, d_k)?")
-    if ok:
-        p = {k: hop_error_theory(N_PAIRS, a["d_k"], H=a["H"]) for k, a in ARCHITECTURES.items()}
-        print(f"   {winner()} makes fewer errors: one hop of A fails with probability {p['A']:.3f}, of B "
-              f"{p['B']:.3f}; three lightly loaded hops beat one overloaded one.")
-    return ok
+    """Check the learner's ``fn() -> (err_A, err_B)``, the predicted end-to-end errors of the two architectures
+    of :data:`ARCHITECTURES`, with :func:`judge_predicted_errors`: each within a factor of
+    :data:`PREDICTION_FACTOR` of the theory, and the right winner. The ✅ says which one wins and why (one message,
+    printed at once)."""
+    return check_measurement(fn, judge_predicted_errors, turn=turn, expects="two numbers, (err_A, err_B)",
+                             hint="for each architecture: what is the chance that one hop fails, and how many hops "
+                                  "does a chain make?")
 
 
 # ------------------------------------------------------------- Exercise 3: design the depth measurement
@@ -121,36 +194,62 @@ def _depth_band(p: float, chains: int) -> float:
     return 5 * 2 * math.sqrt(p * (1 - p) / chains)
 
 
-def judge_depth_curve(result: Any, chains: int = MIN_CHAINS) -> tuple:
+def _first_layer_hint(error: float, p: float) -> str:
+    """What most likely went wrong when the error after one layer is ``error`` instead of the theory's ``p``."""
+    if error > 0.5:
+        return ("most chains go wrong at the first layer: is the read-out compared with this layer's stored values "
+                "(not its keys), and scored against the partner of the item asked?")
+    if error > p:
+        return "are the keys and values unit vectors (kind='sphere'), as in section 1?"
+    return ("is every chain scored against where it should be, and does each layer draw a fresh memory of n random "
+            "associations in d dimensions?")
+
+
+def judge_depth_curve(result: Any, chains: int = MIN_CHAINS) -> Verdict:
     """Judge a measured ``[error after 1 hop, after 2, after 3]`` at Exercise 3's setting over ``chains``
     chains.
 
     Passes when the first error is within :func:`_depth_band` of the theory p and the log–log slope of error
     against L is within ± 0.25 of the theory's slope (≈ 0.9; its standard error at 3000 chains is about
     0.07). A curve that does not grow (each layer queried with the true item) has slope ≈ 0 and fails; so
-    does one whose error restarts at every layer or accumulates twice.
+    does one whose error restarts at every layer or accumulates twice. The ❌ holds the learner's own numbers
+    only; the theory's go in ``detail``.
     """
     errs = [finite_number(e, "each error rate") for e in list(result)]
     if len(errs) != DEPTH_L:
-        return False, f"expected {DEPTH_L} error rates (after 1, 2 and 3 layers), got {len(errs)}"
+        return Verdict(False, f"expected {DEPTH_L} error rates (after 1, 2 and 3 layers), got {len(errs)}",
+                       hint="append one error rate after each layer, and return the list after the loop.")
     if not all(0.0 <= e <= 1.0 for e in errs):
-        return False, "error rates must lie between 0 and 1: did you return counts instead of fractions?"
+        return Verdict(False, "error rates must lie between 0 and 1: did you return counts instead of fractions?",
+                       hint="divide the number of wrong chains by the number of chains (or take the mean of a "
+                            "boolean tensor).")
     theory = depth_theory()
-    p = float(theory[0])
-    if abs(errs[0] - p) > _depth_band(p, chains):
-        return False, (f"after one layer your error is {errs[0]:.3f}: is one hop of your memory built and read "
-                       "as in section 1 (unit keys and values, clean-up by the nearest stored value)?"), \
-            f"theory {p:.3f} ± {_depth_band(p, chains):.3f} over {chains} chains"
+    p, band = float(theory[0]), _depth_band(float(theory[0]), chains)
+    if abs(errs[0] - p) > band:
+        high = errs[0] > p
+        return Verdict(False, (f"after one layer your error is {errs[0]:.3f}, {'more' if high else 'less'} than one "
+                               "hop of this memory makes: is one hop built and read as in section 1?"),
+                       f"theory {p:.3f} ± {band:.3f} over {chains} chains",
+                       hint=_first_layer_hint(errs[0], p))
     if min(errs) <= 0:
-        return False, "a zero error rate cannot be fitted on log axes: use more chains"
+        return Verdict(False, "a zero error rate cannot be fitted on log axes: use more chains",
+                       hint="the check runs depth_curve with its own trials: does your function use the trials it "
+                            "is given?")
     slope, slope_th = (fit_slope(np.arange(1, DEPTH_L + 1), errs, drop_nonpositive=True),
-                         fit_slope(np.arange(1, DEPTH_L + 1), theory, drop_nonpositive=True))
+                       fit_slope(np.arange(1, DEPTH_L + 1), theory, drop_nonpositive=True))
     if abs(slope - slope_th) > 0.25:
-        return False, (f"your error grows with depth like L^{slope:.2f}: does each layer's query come from the "
-                       "previous layer's cleaned-up answer, and is the error counted against where the chain "
-                       "should be after all the hops so far?")
-    return True, (f"errors {', '.join(f'{e:.3f}' for e in errs)} after 1, 2, 3 layers; log–log slope {slope:.2f} "
-                  f"(theory {slope_th:.2f} ± 0.25): about linear in depth while the errors are small.")
+        flat = slope < slope_th
+        return Verdict(False, (f"your error grows with depth like L^{slope:.2f}: "
+                               + ("does a wrong answer at one layer stay wrong at the next?" if flat else
+                                  "is each layer's error counted once?")),
+                       f"theory's slope {slope_th:.2f} ± 0.25",
+                       hint=("a chain is a relay: layer 2 is asked about the item layer 1 answered, right or wrong, "
+                             "and the truth moves on by one hop at every layer.") if flat else
+                            ("the error after L layers is the share of chains whose current item is wrong after "
+                             "that layer: not a running total over the layers."))
+    return Verdict(True, f"errors {', '.join(f'{e:.3f}' for e in errs)} after 1, 2, 3 layers; log–log slope "
+                         f"{slope:.2f} (theory {slope_th:.2f} ± 0.25): about linear in depth while the errors are "
+                         "small.")
 
 
 DEPTH_RUN = dict(n=DEPTH_N, d=DEPTH_D, L=DEPTH_L, trials=250)
@@ -171,21 +270,25 @@ def stress_truth(seed: int = 7) -> tuple[float, ...]:
     return tuple(float(e) for e in r.error_by_depth)
 
 
-def judge_stress(result: Any) -> tuple:
+def judge_stress(result: Any) -> Verdict:
     """Judge the learner's errors at :data:`STRESS_RUN` against the package's measurement there."""
     errs = [finite_number(e, "each error rate") for e in list(result)]
     if len(errs) != DEPTH_L:
-        return False, f"at n = 8, d = 4 your depth_curve returned {len(errs)} error rates instead of {DEPTH_L}"
+        return Verdict(False, f"at n = 8, d = 4 your depth_curve returned {len(errs)} error rates instead of "
+                              f"{DEPTH_L}", hint="does the number of layers come from the argument L?")
     truth = stress_truth()
     chains = STRESS_RUN["n"] * STRESS_RUN["trials"]
     for depth, (e, t) in enumerate(zip(errs, truth, strict=True), start=1):
         band = _depth_band(t, chains) + _depth_band(t, 8 * 4000)
         if abs(e - t) > band:
-            return (False, f"at another setting (n = 8 pairs in d = 4 dimensions, where the formula 1 − (1 − p)^L "
-                    f"is off) your curve after {depth} layer(s) is not what a simulation finds: does depth_curve "
-                    "simulate the chain with the n, d, L, trials and seed it is given, rather than compute the "
-                    "formula?", f"yours {e:.3f}, simulated {t:.3f} ± {band:.3f}")
-    return True, ""
+            return Verdict(False, f"at another setting (n = 8 pairs in d = 4 dimensions, where the formula "
+                                  f"1 − (1 − p)^L is off) your curve after {depth} layer(s) is not what a simulation "
+                                  "finds: does depth_curve simulate the chain with the n, d, L, trials and seed it "
+                                  "is given, rather than compute the formula?",
+                           f"yours {e:.3f}, simulated {t:.3f} ± {band:.3f}",
+                           hint="use the arguments n, d, L, trials and seed inside the function, not the values of "
+                                "the task: the check calls it at two settings.")
+    return Verdict(True, "your curve follows the simulation there too.")
 
 
 @BOOK.exercise(3, "error against depth, measured", kind="design", hints=[
@@ -213,15 +316,19 @@ def check_depth_curve(fn: Callable[..., Any], *, turn: Turn, seed: int = 0) -> b
                              "(the check runs it with its own settings)") from None
         return fn(**DEPTH_RUN, seed=seed), fn(**STRESS_RUN, seed=seed + 1)
 
-    def judge(result: tuple[Any, Any]) -> tuple:
+    def judge(result: tuple[Any, Any]) -> Verdict:
         main, stress = result
         out = judge_depth_curve(main, chains=DEPTH_RUN["n"] * DEPTH_RUN["trials"])
-        return judge_stress(stress) if out[0] else out
+        if not out.ok:
+            return out
+        elsewhere = judge_stress(stress)
+        return Verdict(True, f"{out.message} At n = 8 in d = 4 it follows the simulation too.") if elsewhere.ok \
+            else elsewhere
 
     return check_measurement(run, judge, answer=fn, turn=turn,
                              expects="a list of 3 error rates, after 1, 2 and 3 layers",
-                             hint="a chain is a relay: layer 2 is asked about the item layer 1 answered, right or "
-                                  "wrong, and the truth moves on by one hop at every layer.")
+                             hint="what does your function return, and is it the share of chains that are wrong "
+                                  "after each layer?")
 
 
 __all__ = [
@@ -233,12 +340,15 @@ __all__ = [
     "DEPTH_RUN",
     "MIN_CHAINS",
     "N_PAIRS",
+    "PREDICTION_FACTOR",
+    "PREDICTION_MISTAKES",
     "STRESS_RUN",
     "check_depth_curve",
     "check_predicted_error",
     "check_predicted_errors",
     "depth_theory",
     "judge_depth_curve",
+    "judge_predicted_errors",
     "judge_stress",
     "predicted_error_reference",
     "predicted_errors",
