@@ -96,3 +96,61 @@ def test_recall_figure_plots_each_head_against_the_curve_of_notebook_04():
     assert list(ax0.lines[0].get_ydata()) == pytest.approx([1.0, 0.9])
     heads = [line for line in ax1.lines if line.get_marker() == "o"]
     assert len(heads) == 2 and min(heads[0].get_ydata()) > 0        # the size of a fidelity, whatever its sign
+
+
+def test_head_orthogonality_judges_the_paired_difference():
+    n = 50
+    noise = torch.randn(n, 2, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    base = 0.4 + 0.01 * noise
+    ev = torch.ones(n, 2, 3, dtype=torch.float64)
+    heads = [{"overlap": base - torch.tensor([0.2, -0.3]), "random": base, "theory": torch.tensor(0.4),
+              "eigvals": ev, "eigvals_random": ev}]
+    out = figures.head_orthogonality(heads)
+    assert [h["verdict"] for h in out] == ["more orthogonal than chance", "less orthogonal than chance"]
+    assert out[0]["crosstalk"] == pytest.approx(float(base[:, 0].mean()) - 0.2)
+    same = [{**heads[0], "overlap": base}]
+    assert {h["verdict"] for h in figures.head_orthogonality(same)} == {"as random keys"}
+
+
+def test_best_head_fidelity_follows_each_models_best_head():
+    loads = [{"n": torch.tensor([4, 8]), "accuracy": torch.tensor([1.0, 0.8]),
+              "fidelity": torch.tensor([[0.2, -0.9], [0.1, -0.7]]), "fidelity_theory": torch.tensor([[0.5, 0.9],
+                                                                                                    [0.5, 0.6]])},
+             {"n": torch.tensor([4, 8]), "accuracy": torch.tensor([0.9, 0.6]),
+              "fidelity": torch.tensor([[0.8, 0.1], [0.6, 0.1]]), "fidelity_theory": torch.tensor([[0.8, 0.2],
+                                                                                                  [0.7, 0.2]])}]
+    out = figures.best_head_fidelity(loads)
+    assert [x["n"] for x in out] == [4, 8]
+    assert out[1]["recall"] == pytest.approx(0.7) and out[1]["lowest"] == pytest.approx(0.6)
+    assert out[0]["fidelity"] == pytest.approx((0.9 + 0.8) / 2) and out[1]["curve"] == pytest.approx((0.6 + 0.7) / 2)
+
+
+def _row(attention, design, observed, mean=0.5):
+    e = statistics.Effect(mean, mean - 0.1, mean + 0.1, (mean,), 10)
+    return {"attention": attention, "design": design, "observed": observed, "effect": e, "relative": e}
+
+
+def test_observed_by_attention_groups_designs_by_what_was_seen():
+    rows = [_row("linear", "acquisition", "effect"), _row("linear", "extinction", "none"),
+            _row("linear", "blocking", "none"), _row("delta", "extinction", "effect")]
+    assert figures.observed_by_attention(rows) == [" linear: effect: acquisition | none: extinction, blocking",
+                                                   "  delta: effect: extinction"]
+
+
+def test_claim_evidence_counts_verdicts_and_names_the_closest_call():
+    e = lambda m, lo, hi: statistics.Effect(m, lo, hi, (m,), 10)                       # noqa: E731
+    separation = [dict(design="extinction", readout="response", delta=e(0.6, 0.4, 0.8), linear=e(0.0, -0.02, 0.02),
+                       holds=True, threshold=0.1),
+                  dict(design="blocking", readout="norm", delta=e(0.2, 0.11, 0.3), linear=e(0.0, -0.05, 0.05),
+                       holds=True, threshold=0.1),
+                  dict(design="overexpectation", readout="norm", delta=e(0.1, 0.0, 0.2), linear=e(0.0, -0.05, 0.05),
+                       holds=None, threshold=0.1)]
+    model_rows = [_row(a, d, "effect") for a in ("delta", "linear")
+                  for d in ("extinction", "blocking", "overexpectation")]
+    lines = figures.claim_evidence(separation, model_rows, _heads(), [
+        {"n": torch.tensor([4, 8]), "accuracy": torch.tensor([1.0, 0.9]), "fidelity": torch.tensor([[0.9], [0.8]]),
+         "fidelity_theory": torch.tensor([[0.9], [0.75]])}])
+    assert lines[0].startswith("1.") and "2 of 3 separating predictions hold, 0 fail, 1 are inconclusive" in lines[0]
+    assert any("closest call: DeltaNet's lower end in blocking, +0.11, against 0.1" in x for x in lines)
+    assert any(x.startswith("2.") and x.endswith(": holds") for x in lines)
+    assert "within 0.05 of notebook 04's curve" in lines[-1] and "recall 0.90 at 8 pairs" in lines[-1]

@@ -4,7 +4,9 @@ Every ``draw_*`` function takes what the notebook measured (its shapes are given
 figure in the course's style and returns it (``;`` after the call in a notebook keeps it from showing twice).
 :func:`circuit_effects` is the one measurement of the notebook that shows a progress bar from here: the package's
 :func:`pavlovlab.phenomena.probes.circuit_effects` has none, and twelve runs of it can take a while on a busy
-machine.
+machine. The last functions turn the trained models' measurements into the sentences the notebook prints, so
+that no number of a training run is written into its prose (:func:`head_orthogonality`,
+:func:`best_head_fidelity`, :func:`observed_by_attention`, :func:`claim_evidence`).
 """
 
 from __future__ import annotations
@@ -149,5 +151,108 @@ def draw_recall_against_load(loads: Sequence[Mapping[str, torch.Tensor]]) -> plt
     return fig
 
 
-__all__ = ["RULES", "circuit_effects", "draw_blocking_sweep", "draw_circuit_effects", "draw_key_crosstalk",
-           "draw_model_effects", "draw_recall_against_load"]
+# ------------------------------------------------------------------ sentences generated from the run
+def head_orthogonality(heads: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each trained head's key crosstalk against random unit keys drawn for the same sequences (``heads`` as for
+    :func:`draw_key_crosstalk`): per head ``seed``, ``head``, ``crosstalk`` and ``random`` (means over sequences),
+    ``theory`` ((n − 1)/d_k), ``largest`` and ``largest_random`` (the largest eigenvalue of the keys' Gram matrix,
+    mean over sequences, of the trained and of the random keys) and ``verdict``: "more orthogonal than chance" when
+    the 95 % interval of the paired difference (trained − random, over sequences) lies below 0, "less orthogonal
+    than chance" above 0, else "as random keys"."""
+    out = []
+    for s, h in enumerate(heads):
+        for j in range(h["overlap"].shape[1]):
+            c, r = h["overlap"][:, j], h["random"][:, j]
+            diff, hw = float((c - r).mean()), float(1.96 * (c - r).std() / len(c) ** 0.5)
+            verdict = ("more orthogonal than chance" if diff + hw < 0 else "less orthogonal than chance"
+                       if diff - hw > 0 else "as random keys")
+            out.append(dict(seed=s, head=j, crosstalk=float(c.mean()), random=float(r.mean()),
+                            theory=float(h["theory"]), verdict=verdict, largest=float(h["eigvals"][:, j, -1].mean()),
+                            largest_random=float(h["eigvals_random"][:, j, -1].mean())))
+    return out
+
+
+def best_head_fidelity(loads: Sequence[Mapping[str, torch.Tensor]]) -> list[dict[str, Any]]:
+    """Per load n (``loads`` as for :func:`draw_recall_against_load`): the models' recall accuracy (``recall``:
+    mean, ``lowest``, ``highest`` over models) and, for each model's best head (the one with the largest mean
+    |fidelity| over loads), the mean over models of its |fidelity| (``fidelity``) and of notebook 04's curve at
+    its crosstalk (``curve``)."""
+    acc = torch.stack([L["accuracy"] for L in loads]).double()                             # (models, loads)
+    fid = torch.stack([L["fidelity"] for L in loads]).double().abs()                       # (models, loads, heads)
+    curve = torch.stack([L["fidelity_theory"] for L in loads]).double()
+    best = fid.mean(1).argmax(-1)
+    rows = torch.arange(len(loads))
+    f, t = fid[rows, :, best], curve[rows, :, best]                                        # (models, loads)
+    return [dict(n=int(n), recall=float(acc[:, i].mean()), lowest=float(acc[:, i].min()),
+                 highest=float(acc[:, i].max()), fidelity=float(f[:, i].mean()), curve=float(t[:, i].mean()))
+            for i, n in enumerate(loads[0]["n"].tolist())]
+
+
+def observed_by_attention(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per attention: its designs grouped by what was observed ("effect", "small", "none", ...), from
+    the rows of :func:`pavlovlab.phenomena.probes.verdicts`."""
+    lines = []
+    for attention in dict.fromkeys(r["attention"] for r in rows):
+        groups: dict[str, list[str]] = {}
+        for r in rows:
+            if r["attention"] == attention:
+                groups.setdefault(r["observed"], []).append(r["design"])
+        lines.append(f"{attention:>7}: " + " | ".join(f"{word}: {', '.join(ds)}" for word, ds in groups.items()))
+    return lines
+
+
+def _iv(e: statistics.Effect, scale: float = 1.0, digits: int = 2, unit: str = "") -> str:
+    return (f"{scale * e.mean:+.{digits}f}{unit} [{scale * e.lo:+.{digits}f}, {scale * e.hi:+.{digits}f}]")
+
+
+WORD = {True: "holds", False: "FAILS", None: "inconclusive"}
+"""The verdict words of :func:`pavlovlab.phenomena.probes.separation_verdicts`' ``holds``."""
+
+
+def claim_evidence(separation: Sequence[Mapping[str, Any]], model_rows: Sequence[Mapping[str, Any]],
+                   heads: Sequence[Mapping[str, Any]], loads: Sequence[Mapping[str, torch.Tensor]]) -> list[str]:
+    """The evidence of the notebook's summary, per claim of the paper, as lines to print: ``separation`` from
+    :func:`pavlovlab.phenomena.probes.separation_verdicts`, ``model_rows`` from
+    :func:`pavlovlab.phenomena.probes.verdicts` on the trained models, ``heads`` and ``loads`` as for
+    :func:`head_orthogonality` and :func:`best_head_fidelity`. The closest call is the interval end nearest
+    its decision line (DeltaNet's lower end against the threshold, linear attention's ends against ±threshold)."""
+    holds = [r["holds"] for r in separation]
+    lines = [f"1. Conditioning phenomena as predictions: {holds.count(True)} of {len(holds)} separating predictions "
+             f"hold, {holds.count(False)} fail, {holds.count(None)} are inconclusive."]
+    calls = []
+    for r in separation:
+        where = "in the answer" if r["readout"] == "response" else "read-out size lost"
+        lines.append(f"   {r['design']} ({where}): DeltaNet {_iv(r['delta'])} against linear {_iv(r['linear'])}: "
+                     f"{WORD[r['holds']]}")
+        tau, dl, li = r["threshold"], r["delta"], r["linear"]
+        calls += [(abs(dl.lo - tau), f"DeltaNet's lower end in {r['design']}, {dl.lo:+.2f}, against {tau:g}"),
+                  (abs(tau - li.hi), f"linear attention's upper end in {r['design']}, {li.hi:+.2f}, against {tau:g}"),
+                  (abs(li.lo + tau), f"linear attention's lower end in {r['design']}, {li.lo:+.2f}, against {-tau:g}")]
+    lines.append(f"   the closest call: {min(calls)[1]}")
+    row = {(r["attention"], r["design"]): r for r in model_rows}
+    for d in ("blocking", "overexpectation"):
+        r = row[("delta", d)]
+        lines.append(f"   in DeltaNet's answer, {d}: {_iv(r['relative'], 100, 0, ' %')} of acquisition "
+                     f"(observed {r['observed']})")
+    ext = {a: row[(a, "extinction")] for a in ("delta", "linear")}
+    ext_holds = next(r["holds"] for r in separation if r["design"] == "extinction")
+    lines.append(f"2. Unlearning in context (extinction): DeltaNet {_iv(ext['delta']['effect'], digits=1)} nats = "
+                 f"{_iv(ext['delta']['relative'], 100, 0, ' %')} of acquisition, linear "
+                 f"{_iv(ext['linear']['effect'], digits=1)} nats: {WORD[ext_holds]}")
+    o = head_orthogonality(heads)
+    below = sum(h["verdict"] == "more orthogonal than chance" for h in o)
+    above = sum(h["verdict"] == "less orthogonal than chance" for h in o)
+    f = best_head_fidelity(loads)
+    gap = max(abs(x["fidelity"] - x["curve"]) for x in f)
+    at = {x["n"]: x["recall"] for x in f}
+    lines += [f"3. Interference in trained heads: crosstalk below random keys in {below} of {len(o)} heads, above "
+              f"in {above}, lowest {min(h['crosstalk'] for h in o):.2f} (orthonormal keys: 0);",
+              f"   the best head's fidelity within {gap:.2f} of notebook 04's curve from n = {f[0]['n']} to "
+              f"{f[-1]['n']}; recall {at.get(8, f[0]['recall']):.2f} at 8 pairs, {f[-1]['recall']:.2f} at "
+              f"{f[-1]['n']}."]
+    return lines
+
+
+__all__ = ["RULES", "WORD", "best_head_fidelity", "circuit_effects", "claim_evidence", "draw_blocking_sweep",
+           "draw_circuit_effects", "draw_key_crosstalk", "draw_model_effects", "draw_recall_against_load",
+           "head_orthogonality", "observed_by_attention"]
