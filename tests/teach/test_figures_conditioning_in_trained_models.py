@@ -154,3 +154,13 @@ def test_claim_evidence_counts_verdicts_and_names_the_closest_call():
     assert any("closest call: DeltaNet's lower end in blocking, +0.11, against 0.1" in x for x in lines)
     assert any(x.startswith("2.") and x.endswith(": holds") for x in lines)
     assert "within 0.05 of notebook 04's curve" in lines[-1] and "recall 0.90 at 8 pairs" in lines[-1]
+
+
+def test_trained_effects_are_the_package_probes_one_design_at_a_time():
+    from pavlovlab.models import training
+    runs = training.train_models(("linear",), seeds=(0,), steps=2, progress=False)
+    for measure in ("response", "norm"):
+        ours = figures.trained_effects(runs, n=6, measure=measure, progress=False)
+        theirs = probes.model_effects(runs, n=6, measure=measure)
+        for d in designs.DESIGNS:
+            torch.testing.assert_close(ours["linear"][d], theirs["linear"][d])

@@ -2,11 +2,11 @@
 
 Every ``draw_*`` function takes what the notebook measured (its shapes are given per function), draws one
 figure in the course's style and returns it (``;`` after the call in a notebook keeps it from showing twice).
-:func:`circuit_effects` is the one measurement of the notebook that shows a progress bar from here: the package's
-:func:`pavlovlab.phenomena.probes.circuit_effects` has none, and twelve runs of it can take a while on a busy
-machine. The last functions turn the trained models' measurements into the sentences the notebook prints, so
-that no number of a training run is written into its prose (:func:`head_orthogonality`,
-:func:`best_head_fidelity`, :func:`observed_by_attention`, :func:`claim_evidence`).
+:func:`circuit_effects` and :func:`trained_effects` run the package's probes under a progress bar (the probes
+have none, and on a busy machine the runs take a while). The last functions turn the trained models'
+measurements into the sentences the notebook prints, so that no number of a training run is written into its
+prose (:func:`head_orthogonality`, :func:`best_head_fidelity`, :func:`observed_by_attention`,
+:func:`claim_evidence`).
 """
 
 from __future__ import annotations
@@ -38,6 +38,18 @@ def circuit_effects(n: int = 300, lr: float = 0.5, *, progress: bool = True) -> 
     out: dict[str, dict[str, torch.Tensor]] = {rule: {} for rule in RULES}
     for rule, d in tqdm(runs, disable=not progress, desc="probing the hand-built memories", leave=False):
         out[rule][d] = probes.circuit_effects(d, rule=rule, n=n, lr=lr)[None]
+    return out
+
+
+def trained_effects(runs: Mapping[str, Sequence[Mapping[str, Any]]], *, n: int = 300, measure: str = "response",
+                    progress: bool = True) -> dict[str, dict[str, torch.Tensor]]:
+    """:func:`pavlovlab.phenomena.probes.model_effects` of every design on every trained model, one attention and
+    design at a time under a progress bar: ``{attention: {design: (seeds, n)}}``, the same numbers as one call
+    (every model sees the same sequences per design, drawn from the probe's own seed)."""
+    out: dict[str, dict[str, torch.Tensor]] = {a: {} for a in runs}
+    todo = [(a, d) for a in runs for d in designs.DESIGNS]
+    for a, d in tqdm(todo, disable=not progress, desc=f"probing the trained models ({measure})", leave=False):
+        out[a][d] = probes.model_effects({a: runs[a]}, (d,), n=n, measure=measure)[a][d]
     return out
 
 
@@ -255,4 +267,4 @@ def claim_evidence(separation: Sequence[Mapping[str, Any]], model_rows: Sequence
 
 __all__ = ["RULES", "WORD", "best_head_fidelity", "circuit_effects", "claim_evidence", "draw_blocking_sweep",
            "draw_circuit_effects", "draw_key_crosstalk", "draw_model_effects", "draw_recall_against_load",
-           "head_orthogonality", "observed_by_attention"]
+           "head_orthogonality", "observed_by_attention", "trained_effects"]
