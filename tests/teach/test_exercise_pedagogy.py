@@ -571,6 +571,61 @@ def my_unlearn(S, k):
 def blocking_sweep(rule="delta"):
     return [(lr, designs.rw_effect("blocking", lr=lr), 0.01) for lr in [0.1, 0.2, 0.4, 0.6, 0.8]]
 ''', "wrong", "return a prediction"),
+    ("conditioning_in_trained_models", 1, "numpy rates, its own mean and 1.96 sd/√n in float64, right", '''
+def blocking_sweep(rule="delta"):
+    rows = []
+    for lr in np.linspace(0.1, 1.0, 4):
+        x = probes.circuit_effects("blocking", rule=rule, lr=float(lr), n=400, seed=5).double()
+        rows.append([float(lr), x.mean(), 1.96 * x.std() / math.sqrt(len(x))])
+    return rows
+''', "right", ""),
+    ("conditioning_in_trained_models", 1, "20 sequences per rate", '''
+def blocking_sweep(rule="delta"):
+    results = []
+    for lr in [0.1, 0.2, 0.4, 0.8]:
+        e = statistics.summarize(probes.circuit_effects("blocking", rule=rule, lr=lr, n=20)[None])
+        results.append((lr, e.mean, e.hi - e.mean))
+    return results
+''', "wrong", "how many did you use"),
+    ("conditioning_in_trained_models", 1, "the textbook's additive compound", '''
+def blocking_sweep(rule="delta"):
+    results = []
+    for lr in [0.1, 0.2, 0.4, 0.6, 0.8]:
+        e = statistics.summarize(probes.circuit_effects("blocking", rule=rule, lr=lr, n=200, compound="sum")[None])
+        results.append((lr, e.mean, e.hi - e.mean))
+    return results
+''', "wrong", "additive compound"),
+    ("conditioning_in_trained_models", 1, "the closed form at small rates only", '''
+def blocking_sweep(rule="delta"):
+    return [(lr, designs.rw_effect("blocking", lr=lr), 0.04) for lr in [0.02, 0.04, 0.06, 0.08]]
+''', "wrong", "where is blocking large"),
+    ("conditioning_in_trained_models", 2, "a literal loop over pairs, right", '''
+def my_crosstalk(keys):
+    n = keys.shape[-2]
+    total = torch.zeros(keys.shape[:-2], dtype=keys.dtype)
+    for j in range(n):
+        for i in range(n):
+            if i != j:
+                total = total + (keys[..., i, :] * keys[..., j, :]).sum(-1) ** 2
+    return total / n
+''', "right", ""),
+    ("conditioning_in_trained_models", 2, "einsum with a mask, right", '''
+def my_crosstalk(keys):
+    G = torch.einsum("...id,...jd->...ij", keys, keys)
+    off = ~torch.eye(keys.shape[-2], dtype=torch.bool)
+    return (G.pow(2) * off).sum((-2, -1)) / keys.shape[-2]
+''', "right", ""),
+    ("conditioning_in_trained_models", 2, "averaged over pairs, not per key", '''
+def my_crosstalk(keys):
+    G = keys @ keys.mT
+    n = keys.shape[-2]
+    return (G.pow(2).sum((-2, -1)) - G.diagonal(dim1=-2, dim2=-1).pow(2).sum(-1)) / (n * (n - 1))
+''', "wrong", "average over pairs of keys"),
+    ("conditioning_in_trained_models", 2, "signed overlaps, not squared", '''
+def my_crosstalk(keys):
+    G = keys @ keys.mT
+    return (G.sum((-2, -1)) - G.diagonal(dim1=-2, dim2=-1).sum(-1)) / keys.shape[-2]
+''', "wrong", "whatever its sign"),
 ]
 
 SLOW = {("hebbian_memory", 3), ("linear_attention", 3), ("capacity_limits", 4), ("depth_and_width", 3),

@@ -18,12 +18,68 @@ from ... import statistics
 from ...models import head_memory
 from ...phenomena import probes
 from ...phenomena import sequences as designs
-from ._core import Book, Case, Turn, Unreadable, check_function, check_measurement, finite_number
+from ._core import Book, Case, Turn, Unreadable, Verdict, check_function, check_measurement, finite_number
 
 BOOK = Book("08_conditioning_in_trained_models", __name__)
 session = BOOK.session
 
 # --------------------------------------------------------------------------- Exercise 2: crosstalk
+
+
+def _gram(keys: torch.Tensor) -> torch.Tensor:
+    return keys @ keys.mT
+
+
+def _per_pair(keys: torch.Tensor) -> torch.Tensor:
+    """A recognised mistake: the mean over ordered pairs (i ≠ j), not the mean over keys of each key's sum."""
+    n = keys.shape[-2]
+    return head_memory.mean_squared_overlap(keys) / (n - 1)
+
+
+def _self_counted(keys: torch.Tensor) -> torch.Tensor:
+    """A recognised mistake: each key's overlap with itself counted as crosstalk."""
+    return _gram(keys).pow(2).sum((-2, -1)) / keys.shape[-2]
+
+
+def _not_averaged(keys: torch.Tensor) -> torch.Tensor:
+    """A recognised mistake: the total over all keys, not the average per key."""
+    return head_memory.mean_squared_overlap(keys) * keys.shape[-2]
+
+
+def _not_squared(keys: torch.Tensor) -> torch.Tensor:
+    """A recognised mistake: the signed overlaps added up, not their squares."""
+    g = _gram(keys)
+    return (g.sum((-2, -1)) - g.diagonal(dim1=-2, dim2=-1).sum(-1)) / keys.shape[-2]
+
+
+def _absolute(keys: torch.Tensor) -> torch.Tensor:
+    """A recognised mistake: the sizes of the overlaps added up, not their squares."""
+    g = _gram(keys).abs()
+    return (g.sum((-2, -1)) - g.diagonal(dim1=-2, dim2=-1).sum(-1)) / keys.shape[-2]
+
+
+def _coordinates(keys: torch.Tensor) -> torch.Tensor:
+    """A recognised mistake: the Gram matrix of the coordinates, kᵀk (d_k × d_k), not of the keys."""
+    g = keys.mT @ keys
+    return (g.pow(2).sum((-2, -1)) - g.diagonal(dim1=-2, dim2=-1).pow(2).sum(-1)) / keys.shape[-2]
+
+
+CROSSTALK_MISTAKES = [
+    (_per_pair, "your number is the average over pairs of keys. The task adds up, for each key, what all the "
+                "other keys bring along when you read with it, and then averages over the keys: how many "
+                "other keys does each key meet?"),
+    (_self_counted, "every key of length 1 adds exactly 1 too much: is a key's overlap with itself crosstalk, "
+                    "or the signal you want to read?"),
+    (_not_averaged, "your number grows with the number of keys even when each key meets the same crosstalk: "
+                    "the task asks for the average per key."),
+    (_not_squared, "overlaps can be negative and cancel when you add them up: the interference a key suffers "
+                   "grows with the size of each overlap, whatever its sign."),
+    (_absolute, "your overlaps enter by their size, but not the way interference does: reading with k_j, key i "
+                "brings its value along with weight k_i·k_j, so what measures the energy of that stray term?"),
+    (_coordinates, "your Gram matrix compares coordinates (d_k × d_k), not keys: which product of keys with "
+                   "keys gives an n × n table of overlaps?"),
+]
+"""The mistakes exercise 2's checker recognises, each with the hint it gives when the learner's result is it."""
 
 
 @BOOK.exercise(2, "the crosstalk of a set of keys", kind="implement", hints=[
@@ -35,7 +91,8 @@ session = BOOK.session
            "Sum G.pow(2) over the last two dims, subtract the squared diagonal "
            "(G.diagonal(dim1=-2, dim2=-1)), divide by n = keys.shape[-2]."])
 def check_crosstalk(fn: Callable[[torch.Tensor], torch.Tensor], *, turn: Turn) -> bool:
-    """Check ``fn(keys) -> (1/n) Σ_j Σ_{i≠j} (k_i·k_j)²`` on random and hand-made key sets."""
+    """Check ``fn(keys) -> (1/n) Σ_j Σ_{i≠j} (k_i·k_j)²`` on random and hand-made key sets; a result equal to one
+    of :data:`CROSSTALK_MISTAKES` on the failing case gets that mistake's hint."""
     g = torch.Generator().manual_seed(0)
     cases: list[Case] = []
     eye = torch.eye(4, dtype=torch.float64)
@@ -46,9 +103,13 @@ def check_crosstalk(fn: Callable[[torch.Tensor], torch.Tensor], *, turn: Turn) -
         cases.append(((k / k.norm(dim=-1, keepdim=True),), {}))
     return check_function(fn, head_memory.mean_squared_overlap, cases, turn=turn,
                           case_hints=["orthonormal keys: nothing interferes",
-                                      "a key stored twice: does a key interfere with itself?", "", "", ""],
-                          hint="Look at orthonormal keys: nothing should interfere there. Which overlaps did "
-                               "you count that are not other keys?", rtol=1e-6, atol=1e-9)
+                                      "one key stored twice: each copy is another key to the other, with overlap 1",
+                                      "random unit keys", "random unit keys, a batch",
+                                      "random unit keys, two batch dims"],
+                          mistakes=CROSSTALK_MISTAKES,
+                          hint="the line above says which case failed and how. Take a small set of keys like it, "
+                               "work out each key's crosstalk by hand with a loop over the other keys, and compare "
+                               "with what your function returns.", rtol=1e-6, atol=1e-9)
 
 
 # --------------------------------------------------------------------------- Exercise 1: the blocking probe vs RW
@@ -67,6 +128,13 @@ def _rows(results: Any) -> list[tuple[float, float, float]]:
 CONTROL_SEQUENCES = 800
 """Sequences per rate of the checker's own measurement of the Hebbian memory (the second system)."""
 
+LARGEST_RATE = 0.5
+"""The sweep must reach this learning rate: below it blocking is small in both memories, so a sweep of small
+rates cannot tell the delta memory from the Hebbian one, nor a measurement from the prediction."""
+
+WIDEST = 0.04
+"""The largest half-width of a 95 % interval the comparison with the theory accepts."""
+
 
 @functools.lru_cache(maxsize=64)
 def hebbian_blocking(lr: float) -> tuple[float, float]:
@@ -78,39 +146,92 @@ def hebbian_blocking(lr: float) -> tuple[float, float]:
     return float(e.mean), float(e.hi - e.mean)
 
 
-def _judge_hebbian(rows: list[tuple[float, float, float]]) -> tuple:
+def _near(rows: list[tuple[float, float, float]], target: Callable[[float], float], slack: float) -> bool:
+    """Whether every row's mean lies within two of its half-widths (+ ``slack``) of ``target(rate)``."""
+    return all(abs(m - target(lr)) <= 2 * hw + slack for lr, m, hw in rows)
+
+
+def _judge_hebbian(rows: list[tuple[float, float, float]]) -> Verdict | None:
     for lr, m, hw in rows:
         truth, truth_hw = hebbian_blocking(lr)
         if abs(m - truth) > 2 * hw + 2 * truth_hw + 0.01:
-            return (False, f"run with rule='hebbian', your blocking_sweep does not give what the probe measures on "
-                    f"the Hebbian memory at rate {lr:g}: does it measure the memory it is given (the rule argument) "
-                    "with probes.circuit_effects, or return a prediction?",
-                    f"yours {m:.3f} ± {hw:.3f}, the package's measurement {truth:.3f} ± {truth_hw:.3f}")
-    return True, ""
+            return Verdict(False, "the check also ran your blocking_sweep(rule='hebbian'), on a memory without a "
+                           f"prediction error, where Rescorla–Wagner's prediction is off. There your sweep reports "
+                           f"a blocking effect that this memory does not show (at rate {lr:g}). Does it measure the "
+                           "memory it is given (the rule argument), or return a prediction?",
+                           detail=f"yours {m:.3f} ± {hw:.3f}, the package's measurement {truth:.3f} ± "
+                                  f"{truth_hw:.3f}",
+                           hint="A check of a probe has to measure: with rule='hebbian' the sweep must run "
+                                "probes.circuit_effects on the Hebbian memory, which writes every pairing whatever "
+                                "it already predicts.")
+    return None
 
 
-def _judge_blocking(results: Any) -> tuple:
+def _rw_blocking(lr: float, m: int) -> float:
+    return designs.rw_effect("blocking", m=m, lr=lr)
+
+
+def _off_theory(rows: list[tuple[float, float, float]]) -> Verdict:
+    """The ❌ for a delta sweep that misses Rescorla–Wagner's prediction, diagnosed where the numbers allow."""
+    lr, m, hw = max(rows, key=lambda r: abs(r[1] - designs.rw_effect("blocking", m=2, lr=r[0])) - 2 * r[2])
+    rw = designs.rw_effect("blocking", m=2, lr=lr)
+    detail = f"at rate {lr:g}: yours {m:.3f} ± {hw:.3f}, Rescorla–Wagner {rw:.3f}"
+    if _near(rows, lambda b: hebbian_blocking(b)[0], 0.02):
+        return Verdict(False, "your blocking effects stay near zero at every rate, as a memory that cannot block "
+                       "does. Which memory rule is Rescorla–Wagner's learner, and is it the one you probed?",
+                       detail, "Think of the two memories of notebook 06: which one writes a prediction error? "
+                               "Probe that one.")
+    if _near(rows, lambda b: designs.rw_effect("blocking", m=2, lr=b, compound="sum"), 0.02):
+        return Verdict(False, "your effects follow Rescorla–Wagner for the textbook's additive compound, not for "
+                       "the unit-norm compound keys the models use and the prediction is made for.", detail,
+                       "How does the probe encode a compound (its compound argument), and which encoding does "
+                       "the task's prediction assume?")
+    if any(_near(rows, functools.partial(_rw_blocking, m=k), 0.02) for k in (1, 3, 4, 5)):
+        return Verdict(False, "your effects follow Rescorla–Wagner for another number of trials per block than "
+                       "the prediction's two.", detail,
+                       "Keep the probe's default design (m, the trials per block): the prediction is made for it.")
+    side = "above" if m > rw else "below"
+    return Verdict(False, f"at rate {lr:g} your measured blocking effect lies {side} Rescorla–Wagner's prediction "
+                   "by more than its interval allows. Is every point a measurement of the same design the "
+                   "prediction is for (rule, compound, trials), at the rate you report?", detail,
+                   "Print your rows next to probes.rw_effect('blocking', lr=rate) for each rate: which rows "
+                   "disagree, and what is different about how you measured them?")
+
+
+def _judge_blocking(results: Any) -> Verdict:
     delta, hebbian = results
     rows = _rows(delta)
     rates = sorted({lr for lr, _, _ in rows})
     if len(rates) < 4 or any(not 0 < lr <= 1 for lr in rates):
-        return False, ("measure at least four different learning rates between 0 and 1 (more points show the "
-                       "shape of the curve).")
-    if max(rates) < 4 * min(rates):
-        return False, "spread the learning rates more widely: the largest at least four times the smallest."
-    if any(hw <= 0 or hw > 0.04 for _, _, hw in rows):
-        return False, ("some intervals are too wide (or empty) to compare with the theory: how many sequences "
-                       "does each point average?")
-    worst = max(abs(m - designs.rw_effect("blocking", m=2, lr=lr)) - 2 * hw for lr, m, hw in rows)
-    if worst > 0.02:
-        return False, ("your measured blocking effects do not follow Rescorla–Wagner's prediction at every "
-                       "rate. Which memory rule is the Rescorla–Wagner learner, and is it the one you probed?")
+        return Verdict(False, "measure at least four different learning rates between 0 and 1 (more points show "
+                       "the shape of the curve).", hint="How many distinct rates does your list hold, and are they "
+                                                        "all in (0, 1]?")
+    if max(rates) < 4 * min(rates) or max(rates) < LARGEST_RATE:
+        return Verdict(False, "spread the learning rates more widely: from small rates up to large ones (at least "
+                       f"{LARGEST_RATE:g}), the largest at least four times the smallest.",
+                       hint="At small rates both memories block almost nothing, so those points cannot tell a "
+                            "right probe from a wrong one: where is blocking large?")
+    wide = [lr for lr, _, hw in rows if not 0 < hw <= WIDEST]
+    if wide and all(hw > m > 0 for _, m, hw in rows):
+        return Verdict(False, "every third number is larger than its mean: is it the half-width of the interval "
+                       "(hi − mean), or its upper end?", hint="statistics.summarize gives the interval's ends lo "
+                                                             "and hi; the half-width is how far hi lies from the mean.")
+    if wide:
+        empty = any(hw <= 0 for lr, _, hw in rows)
+        return Verdict(False, ("some intervals are empty (half-width 0 or less): is the third number the half-width "
+                               "of a 95 % interval, hi − mean?") if empty else
+                       f"the intervals at rate{'s' if len(wide) > 1 else ''} {', '.join(f'{b:g}' for b in wide)} are "
+                       f"too wide to compare with the theory (half-width above {WIDEST:g}).",
+                       hint="An interval narrows as 1/√N with the number N of sequences that each point averages: "
+                            "how many did you use?")
+    if any(abs(m - designs.rw_effect("blocking", m=2, lr=lr)) > 2 * hw + 0.02 for lr, m, hw in rows):
+        return _off_theory(rows)
     checked = _judge_hebbian(_rows(hebbian))
-    if not checked[0]:
+    if checked is not None:
         return checked
-    return True, (f"{len(rows)} rates, every point within its interval (+0.02) of Rescorla–Wagner's "
-                  "prediction: the probe gives the known answer on the hand-built delta memory (and, run on the "
-                  "Hebbian memory, what that memory does instead).")
+    return Verdict(True, f"{len(rows)} rates, every point within its interval (+0.02) of Rescorla–Wagner's "
+                   "prediction: the probe gives the known answer on the hand-built delta memory (and, run on the "
+                   "Hebbian memory, what that memory does instead).")
 
 
 @BOOK.exercise(1, "check the blocking probe against Rescorla–Wagner", kind="design", hints=[
@@ -119,14 +240,16 @@ def _judge_blocking(results: Any) -> tuple:
            "learning rate. Choose the rates, and enough sequences per rate that the intervals are narrow.",
            "probes.circuit_effects('blocking', rule=..., lr=..., n=...) returns one effect per sequence; "
            "statistics.summarize(x[None]) turns them into a mean with a 95 % interval (lo, hi).",
-           "Loop over lr in [0.1, 0.2, 0.4, 0.6, 0.8] with rule='delta' and n=200, append "
+           "Loop over lr in [0.1, 0.2, 0.4, 0.6, 0.8] with rule=rule and n=200, append "
            "(lr, e.mean, e.hi - e.mean) to a list and return it."])
 def check_blocking_sweep(fn: Callable[..., Any], *, turn: Turn) -> bool:
     """Judge the learner's ``blocking_sweep(rule="delta") -> [(lr, mean effect, half-width), ...]``, a sweep of
-    the blocking probe on a hand-built memory: with the delta rule, ≥ 4 rates in (0, 1] spanning a factor ≥ 4,
-    half-widths ≤ 0.04, and every mean within 2 half-widths + 0.02 of Rescorla–Wagner's prediction
-    (:func:`pavlovlab.phenomena.sequences.rw_effect`); run with ``rule="hebbian"``, every mean within 2 half-widths
-    (its own and the package's) + 0.01 of the package's measurement (:func:`hebbian_blocking`)."""
+    the blocking probe on a hand-built memory: with the delta rule, ≥ 4 rates in (0, 1] spanning a factor ≥ 4 and
+    reaching :data:`LARGEST_RATE`, half-widths in (0, :data:`WIDEST`], and every mean within 2 half-widths + 0.02
+    of Rescorla–Wagner's prediction (:func:`pavlovlab.phenomena.sequences.rw_effect`); run with
+    ``rule="hebbian"`` (where that prediction is off), every mean within 2 half-widths (its own and the package's)
+    + 0.01 of the package's measurement (:func:`hebbian_blocking`). A miss is diagnosed where the numbers allow
+    (the Hebbian memory probed, the additive compound, another number of trials per block)."""
     def run() -> tuple[Any, Any]:
         if not callable(fn):
             raise Unreadable(f"expected your function blocking_sweep, got {type(fn).__name__}")
@@ -137,7 +260,7 @@ def check_blocking_sweep(fn: Callable[..., Any], *, turn: Turn) -> bool:
                              "the stub") from None
         return fn(), fn(rule="hebbian")
     return check_measurement(run, _judge_blocking, answer=fn,
-                             hint="Think of the two memories of notebook 06: which one writes a prediction "
-                                  "error? Probe that one, with narrow intervals.", turn=turn)
+                             hint="Which memory writes a prediction error, and does your sweep measure the memory "
+                                  "its rule argument names?", turn=turn)
 
-__all__ = ["BOOK", "check_blocking_sweep", "check_crosstalk", "hebbian_blocking", "session"]
+__all__ = ["BOOK", "CROSSTALK_MISTAKES", "check_blocking_sweep", "check_crosstalk", "hebbian_blocking", "session"]
