@@ -74,11 +74,13 @@ class Block(nn.Module):
         N, T, _ = x.shape
         h = self.ln1(x)
         h2 = torch.cat([h, _shift(h)], dim=-1)
-        q, k, v = self.qkv(h2).view(N, T, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)  # (N, H, T, d)
+        qkv = self.qkv(h2).view(N, T, 3, self.n_heads, self.d_head)
         if self.attention == "softmax":
+            q, k, v = qkv.permute(2, 0, 3, 1, 4)                               # (N, H, T, d)
             o = literal.softmax_parallel(q, k, v, True, None)                  # = softmax_attention(q, k, v)
         else:
-            q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)   # unit keys: bounded writes
+            q, k = F.normalize(qkv[:, :, :2], dim=-1).permute(2, 0, 3, 1, 4)  # unit keys: bounded writes
+            v = qkv[:, :, 2].transpose(1, 2)
             if self.attention == "linear":
                 o, _ = literal.linear_parallel(self._phi(q), self._phi(k), v)  # = linear_attention(mode="parallel")
             else:
