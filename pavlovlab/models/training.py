@@ -184,8 +184,9 @@ def train_recall_batched(models: Sequence[TinyTransformer], *, seeds: Sequence[i
     over its own parameters, its own AdamW moments and the same learning-rate schedule, and stops on its own
     when it reaches ``target_accuracy`` (its parameters and history are kept from that evaluation). The E
     models' parameters are stacked along a leading model dimension ``(E, ...)`` and their forward passes are
-    one :meth:`TinyTransformer.forward` under ``torch.func.vmap`` (one batched product per layer instead of E),
-    which is faster than E runs for the notebooks' tiny models. At the end each model holds its trained weights.
+    one :meth:`TinyTransformer.forward` under ``torch.func.vmap`` (one batched product per layer instead of E):
+    for the notebooks' tiny models, faster than E separate runs or as fast. At the end each model holds its
+    trained weights.
 
     Returns one history per model, as :func:`train_recall` returns (``seconds`` is the wall time of the joint
     run until that model stopped).
