@@ -12,7 +12,8 @@ processes' turns). The held-out evaluations the notebooks run are included. Two 
 
 ``--against REF`` also times the package as it is at the git revision REF (exported with ``git archive``
 into a temporary folder) in child processes, alternating with this tree's, so that both see the same
-load: the table then gives REF's steps per second, this tree's and their ratio (medians of ``--repeats``);
+load: the tables then give REF's steps per second and this tree's (medians of ``--repeats``), and per path
+the ratio this tree / REF of the runs that followed each other (median and range over the repeats);
 a tree without ``train_recall_batched`` is timed one model at a time.
 
 ``--profile NAME`` prints the shares of one step's phases (drawing the batch, forward, backward, clipping
@@ -239,13 +240,22 @@ def main() -> None:
     print(f"Training steps per CPU second and model at one thread ({args.steps} steps, median of {args.repeats}; "
           f"load average {min(loads):.1f}–{max(loads):.1f} on {os.cpu_count()} CPUs)")
     columns = list(times)
-    print(f"{'':<18}" + "".join(f"{label:>16}" for label, _ in columns) + ("           ratio" if args.against else ""))
-    print(f"{'configuration':<18}" + "".join(f"{path:>16}" for _, path in columns)
-          + ("   last / first" if args.against else ""))
+    print(f"{'':<18}" + "".join(f"{label:>16}" for label, _ in columns))
+    print(f"{'configuration':<18}" + "".join(f"{path:>16}" for _, path in columns))
     for name in args.only:
-        med = [statistics.median(times[column][name]) for column in columns]
-        ratio = f"{med[-1] / med[0]:15.2f}×" if args.against else ""
-        print(f"{name:<18}" + "".join(f"{m:16.1f}" for m in med) + ratio)
+        print(f"{name:<18}" + "".join(f"{statistics.median(times[column][name]):16.1f}" for column in columns))
+    if args.against:
+        paths = [path for label, path in columns if label == args.against and ("this tree", path) in times]
+        print(f"\nthis tree / {args.against}, per path: the median and range of the ratios of the runs that followed "
+              "each other")
+        print(f"{'configuration':<18}" + "".join(f"{path:>28}" for path in paths))
+        for name in args.only:
+            cells = []
+            for path in paths:
+                ratios = [b / a for a, b in zip(times[args.against, path][name], times["this tree", path][name],
+                                                strict=True)]
+                cells.append(f"{statistics.median(ratios):.2f}× ({min(ratios):.2f}–{max(ratios):.2f})")
+            print(f"{name:<18}" + "".join(f"{c:>28}" for c in cells))
     torch.set_num_threads(1)
     for name in args.profile:
         profile(name)

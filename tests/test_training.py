@@ -1,6 +1,8 @@
 """Training the tiny Transformers: evaluation on answers only, learning recall, other tasks, and seeds trained
 together with the numbers of separate runs."""
 
+import warnings
+
 import pytest
 import torch
 
@@ -140,3 +142,31 @@ def test_train_models_returns_each_seed_trained(one_thread):
             moved = [not torch.equal(p, q) for p, q in zip(r["model"].parameters(), start.parameters(), strict=True)]
             assert all(moved) and not r["model"].training
     assert train_models(("linear",), seeds=(), steps=1, progress=False) == {"linear": []}
+
+
+@pytest.mark.parametrize("attention", ["linear", "delta", "softmax"])
+def test_ensemble_runs_each_models_own_forward(attention):
+    """The ensemble (torch.func.vmap of TinyTransformer.forward over stacked parameters) gives each model's own
+    logits, loss and gradient, on sequences longer than the delta block's chunk of 64 tokens, and no operation
+    falls back to a per-model loop (torch warns when vmap has no batching rule for one)."""
+    from pavlovlab.models.training import _ensemble, _loss
+
+    nets = [TinyTransformer(vocab_size(32, 32), d_model=16, n_layers=2, n_heads=2, d_head=8, attention=attention,
+                            seed=s).double() for s in (0, 1, 2)]
+    batches = [associative_recall(3, n_pairs=32, n_keys=32, n_values=32, generator=torch.Generator().manual_seed(s))
+               for s in (0, 1, 2)]
+    assert batches[0].tokens.shape[1] > 64
+    tokens, targets = torch.stack([b.tokens for b in batches]), torch.stack([b.targets for b in batches])
+    params, _ = torch.func.stack_module_state(nets)
+    logits, losses = _ensemble(nets[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got, got_losses = logits(params, tokens), losses(params, tokens, targets)
+        got_losses.sum().backward()
+    for e, (net, batch) in enumerate(zip(nets, batches, strict=True)):
+        torch.testing.assert_close(got[e], net(batch.tokens), rtol=1e-12, atol=1e-12)
+        loss = _loss(net(batch.tokens), batch.targets)
+        torch.testing.assert_close(got_losses[e], loss, rtol=1e-12, atol=0.0)
+        loss.backward()
+        for name, p in net.named_parameters():
+            torch.testing.assert_close(params[name].grad[e], p.grad, rtol=1e-10, atol=1e-12, msg=name)

@@ -127,7 +127,7 @@ def delta_chunk_kernel(q: Tensor, k: Tensor, v: Tensor, beta: Tensor, S0: Tensor
         system = (kc @ kc.mT).mul_(bc)   # diag(β) K Kᵀ: the solve reads its strictly lower part (I + that)
         UW = torch.linalg.solve_triangular(system, torch.cat([vc, kc], dim=-1).mul_(bc), upper=False,
                                            unitriangular=True)       # [U, W]: (..., n, C, d_v + d_k)
-        AUW = (qc @ kc.mT).tril_() @ UW                              # [A U, A W]: (..., n, C, d_v + d_k)
+        AUW = (qc @ kc.mT).tril() @ UW                               # [A U, A W]: (..., n, C, d_v + d_k)
         HG = UW.mT @ kc                                              # [Uᵀ K; Wᵀ K]: (..., n, d_v + d_k, d_k)
         P = HG[..., d_v:, :].neg_()                                  # −Wᵀ K, then + I: (..., n, d_k, d_k)
         P.diagonal(dim1=-2, dim2=-1).add_(1.0)

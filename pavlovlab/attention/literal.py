@@ -65,9 +65,11 @@ def linear_parallel(q: Tensor, k: Tensor, v: Tensor, gamma: float | Tensor | Non
         o = (Q Kᵀ ⊙ D) V + γ^(t+1) Q S_0ᵀ
         S_T = γ^T S_0 + Σ_s γ^(T−1−s) v_s k_sᵀ
     """
-    S0 = _start(S0, q, v)
     T = q.shape[-2]
     scores = q @ k.mT                                                   # (..., T, T): q_t·k_s
+    if gamma is None and S0 is None:                                    # from S_0 = 0: no read of the start
+        return scores.tril() @ v, v.mT @ k
+    S0 = _start(S0, q, v)
     if gamma is None:
         return scores.tril() @ v + q @ S0.mT, S0 + v.mT @ k
     t = torch.arange(T, device=q.device, dtype=q.dtype)

@@ -16,8 +16,7 @@ cost a noticeable share of it. The numbers are those of the public functions.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import torch
 import torch.nn as nn
@@ -74,11 +73,13 @@ class Block(nn.Module):
         N, T, _ = x.shape
         h = self.ln1(x)
         h2 = torch.cat([h, _shift(h)], dim=-1)
-        q, k, v = self.qkv(h2).view(N, T, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)  # (N, H, T, d)
+        qkv = self.qkv(h2).view(N, T, 3, self.n_heads, self.d_head)
         if self.attention == "softmax":
+            q, k, v = qkv.permute(2, 0, 3, 1, 4)                               # (N, H, T, d)
             o = literal.softmax_parallel(q, k, v, True, None)                  # = softmax_attention(q, k, v)
         else:
-            q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)   # unit keys: bounded writes
+            q, k = F.normalize(qkv[:, :, :2], dim=-1).permute(2, 0, 3, 1, 4)  # unit keys: bounded writes
+            v = qkv[:, :, 2].transpose(1, 2)
             if self.attention == "linear":
                 o, _ = literal.linear_parallel(self._phi(q), self._phi(k), v)  # = linear_attention(mode="parallel")
             else:
@@ -110,7 +111,9 @@ class TinyTransformer(nn.Module):
     L2-normalised (unit keys keep the Hebbian sums bounded and the delta rule stable) and each head's
     read-out passes a LayerNorm; softmax blocks use the usual ``1/√d_head`` scale.
 
-    ``forward(tokens (N, T) long) -> logits (N, T, vocab_size)``.
+    ``forward(tokens (N, T) long) -> logits (N, T, vocab_size)``; it checks the token ids, unless a caller whose
+    ids are valid by construction passes ``check_ids=False`` (the ensemble trainer, whose ``torch.func.vmap``
+    cannot run a check that reads the ids).
     """
 
     def __init__(self, vocab_size: int, *, d_model: int = 64, n_layers: int = 1, n_heads: int = 4, d_head: int = 16,
@@ -134,13 +137,13 @@ class TinyTransformer(nn.Module):
             self.ln_f = nn.LayerNorm(d_model)
             self.readout = nn.Linear(d_model, vocab_size)
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, *, check_ids: bool = True) -> torch.Tensor:
         if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.long or tokens.dim() != 2:
             raise TypeError(f"tokens: expected a (N, T) long tensor, got "
                             f"{getattr(tokens, 'dtype', type(tokens).__name__)} "
                             f"of shape {tuple(getattr(tokens, 'shape', ()))}")
         vocab = self.config["vocab_size"]
-        if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):
+        if check_ids and tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):
             raise ValueError(f"tokens: expected ids in [0, vocab_size = {vocab}), got ids from {int(tokens.min())} "
                              f"to {int(tokens.max())}")
         if tokens.shape[1] == 0:  # an empty sequence: empty logits (N, 0, vocab_size), as the attention forms do
@@ -166,83 +169,6 @@ def count_parameters(model: nn.Module) -> int:
     if not isinstance(model, nn.Module):
         raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
-
-
-# Seeds trained together (pavlovlab.models.training.train_recall_batched): the E models of one configuration run one
-# forward and backward pass. Every parameter is stacked along a leading model dimension (E, ...), the linear
-# layers become batched products over that dimension, and the parameter-free attention forms see the model
-# dimension as part of the batch (E·N sequences). Models never mix: each model's loss depends only on its own
-# slice, so the gradient of the summed losses is, slice by slice, each model's own gradient.
-
-_TRANSPOSED = ("qkv.weight", "beta.weight", "out.weight", "mlp.1.weight", "mlp.3.weight", "readout.weight")
-
-
-def _stack(models: Sequence[TinyTransformer]) -> dict[str, torch.Tensor]:
-    """The models' parameters stacked as leaves ``{name: (E, ...)}``; the weights of linear layers are stored
-    transposed, ``(E, in, out)``, so that ``x @ W`` is one batched product with contiguous gradients."""
-    stacked = {}
-    for name, first in models[0].named_parameters():
-        w = torch.stack([dict(m.named_parameters())[name].detach() for m in models])
-        stacked[name] = (w.mT if name.endswith(_TRANSPOSED) else w).contiguous().requires_grad_(first.requires_grad)
-    return stacked
-
-
-def _unstack(model: TinyTransformer, stacked: Mapping[str, torch.Tensor], i: int) -> None:
-    """Copy slice ``i`` of the stacked parameters into ``model``."""
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            w = stacked[name][i]
-            p.copy_(w.mT if name.endswith(_TRANSPOSED) else w)
-
-
-def _norm(x: torch.Tensor, p: Mapping[str, torch.Tensor], name: str) -> torch.Tensor:
-    """LayerNorm with each model's own affine map: x (E, M, D), weight and bias (E, D)."""
-    return torch.addcmul(p[name + ".bias"][:, None], F.layer_norm(x, x.shape[-1:]), p[name + ".weight"][:, None])
-
-
-def _linear(x: torch.Tensor, p: Mapping[str, torch.Tensor], name: str) -> torch.Tensor:
-    """Each model's ``x W + b``: x (E, M, in), W (E, in, out) (stored transposed), b (E, out) if present."""
-    bias = p.get(name + ".bias")
-    w = p[name + ".weight"]
-    return torch.bmm(x, w) if bias is None else torch.baddbmm(bias[:, None], x, w)
-
-
-def _stacked_block(block: Block, p: Mapping[str, torch.Tensor], pre: str, x: torch.Tensor, N: int,
-                   T: int) -> torch.Tensor:
-    """:meth:`Block.forward` of E models at once: x (E, N·T, d_model) -> (E, N·T, d_model)."""
-    E, _, D = x.shape
-    H, d = block.n_heads, block.d_head
-    h = _norm(x, p, pre + "ln1").view(E * N, T, D)
-    h2 = torch.cat([h, _shift(h)], dim=-1).view(E, N * T, 2 * D)
-    qkv = _linear(h2, p, pre + "qkv").view(E * N, T, 3, H, d)
-    if block.attention == "softmax":
-        q, k, v = qkv.permute(2, 0, 3, 1, 4)                                    # (E·N, H, T, d)
-        o = literal.softmax_parallel(q, k, v, True, None)
-    else:
-        q, k = F.normalize(qkv[:, :, :2], dim=-1).permute(2, 0, 3, 1, 4)      # unit keys, before the permute
-        v = qkv[:, :, 2].transpose(1, 2)
-        if block.attention == "linear":                                 # linear_parallel from S_0 = 0, without
-            o = (block._phi(q) @ block._phi(k).mT).tril_() @ v              # its zero read Q S_0ᵀ and end state
-        else:
-            beta = torch.sigmoid(_linear(h2, p, pre + "beta")).view(E * N, T, H).transpose(1, 2)
-            o, _ = delta_chunk_kernel(q, k, v, beta, q.new_zeros(E * N, H, d, d), chunk_size=64)
-        o = _norm(o.reshape(E, -1, d), p, pre + "out_norm").view(E * N, H, T, d)
-    x = x + _linear(o.transpose(1, 2).reshape(E, N * T, H * d), p, pre + "out")
-    if block.mlp is None:
-        return x
-    return x + _linear(F.gelu(_linear(_norm(x, p, pre + "mlp.0"), p, pre + "mlp.1")), p, pre + "mlp.3")
-
-
-def _stacked_logits(model: TinyTransformer, p: Mapping[str, torch.Tensor], tokens: torch.Tensor) -> torch.Tensor:
-    """:meth:`TinyTransformer.forward` of E models of ``model``'s configuration with stacked parameters ``p``:
-    tokens (E, N, T) long -> logits (E, N·T, vocab_size); model e reads sequences ``tokens[e]``."""
-    E, N, T = tokens.shape
-    table = p["embed.weight"]                                                    # (E, vocab, d_model)
-    offsets = torch.arange(E, device=tokens.device)[:, None, None] * table.shape[1]
-    x = F.embedding(tokens + offsets, table.flatten(0, 1)).view(E, N * T, -1)   # row e·vocab + id of table e
-    for i, block in enumerate(model.blocks):
-        x = _stacked_block(cast(Block, block), p, f"blocks.{i}.", x, N, T)
-    return _linear(_norm(x, p, "ln_f"), p, "readout")
 
 
 def depth_width_configs(budget: int = 4, *, d_model: int = 32, d_head: int = 8,
