@@ -2,15 +2,16 @@
 """The course's editions in other languages, kept in step with the English notebooks by gettext catalogues.
 
 The English learner copies (``student/*.ipynb``) are the one source. Their markdown is cut into paragraph-sized
-entries by ``mdpo`` (a heading, a paragraph, a list item, a table cell, a block of display maths, and the title
-of every folded ``<details>`` block), one template per notebook in ``locales/templates/NN_name.pot``, with one
-catalogue per language in ``locales/LANG/LC_MESSAGES/NN_name.po``. Babel merges a new template into each
+entries by ``mdpo`` (a heading, a paragraph, a list item, a table cell, and the title of every folded
+``<details>`` block), one template per notebook in ``locales/templates/NN_name.pot``, with one catalogue per
+language in ``locales/LANG/LC_MESSAGES/NN_name.po``. Babel merges a new template into each
 catalogue as ``msgmerge`` does: an English paragraph that changed keeps its old translation, marked *fuzzy*, and
-a new one starts empty. Display maths is copied as it is (the maths stays untouched in every edition).
+a new one starts empty. Display maths is no entry: it stays as it is in every edition.
 
 An edition (``student/zh/``, ``student/fr/``) is the English learner copies with every markdown entry replaced by
 its translation. An entry that is missing or fuzzy shows the English paragraph in its place, after a marker in
-the edition's language, so a reader knows; code cells stay as they are, and the launch badges open the edition.
+the edition's language, so a reader knows; code cells stay as they are, links climb one folder more, and links to a
+learner copy (the launch badges, Binder links in the text) open the edition's.
 
     python tools/translations.py update            # what `make translations` runs after an English edit
     python tools/translations.py status [--check]  # per language: entries translated, fuzzy, missing
@@ -52,14 +53,16 @@ def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def _maths(markdown: str) -> set[str]:
-    return {_one_line(m.group(1)) for m in DISPLAY_MATHS.finditer(markdown)}
+def _bare(text: str) -> str:
+    return re.sub(r"\s+", "", text)
 
 
 def entries(markdown: str) -> list[str]:
-    """The translatable entries of one markdown cell, in reading order: mdpo's paragraph-sized messages, then the
-    titles of its folded blocks (which mdpo passes through as HTML)."""
-    found = [e.msgid for e in Md2Po(markdown).extract()]
+    """The translatable entries of one markdown cell, in reading order: mdpo's paragraph-sized messages (display
+    maths left out: it stays as it is, so it never passes through a catalogue), then the titles of its folded
+    blocks (which mdpo passes through as HTML)."""
+    maths = {_bare(m.group(1)) for m in DISPLAY_MATHS.finditer(markdown)}
+    found = [e.msgid for e in Md2Po(markdown).extract() if _bare(e.msgid) not in maths]
     return found + [_one_line(m.group(2)) for m in SUMMARY.finditer(markdown) if m.group(2).strip()]
 
 
@@ -79,13 +82,12 @@ def _catalog(locale: str | None) -> Catalog:
 
 def template(notebook: Path) -> Catalog:
     """The template of one notebook: every entry once, where it first occurs (``notebook:cell``, cells counted
-    from 1); display maths carries the flag ``maths``."""
+    from 1)."""
     pot = _catalog(None)
     for i, source in _markdown_cells(notebook):
-        maths = _maths(source)
         for msgid in entries(source):
             if msgid not in pot:
-                pot.add(msgid, locations=[(notebook.name, i + 1)], flags=("maths",) if msgid in maths else ())
+                pot.add(msgid, locations=[(notebook.name, i + 1)])
     return pot
 
 
@@ -128,9 +130,6 @@ def update(notebooks: Iterable[Path], locales: Path = LOCALES) -> list[Path]:
             po = _read(path, locale) if path.exists() else _catalog(locale)
             po.update(pot, update_header_comment=False)
             po.obsolete.clear()                       # git keeps the history; a catalogue holds today's English
-            for message in po:
-                if message.id and "maths" in message.flags:
-                    message.string, message.flags = message.id, {"maths"}
             if _write(path, po):
                 written.append(path)
     return written
@@ -177,6 +176,31 @@ def _shown(po: Catalog, locale: str) -> dict[str, str]:
     return {m.id: m.string if m.string and not m.fuzzy else f"{marker} {m.id}" for m in po if m.id}
 
 
+ORDERED_ITEM = re.compile(r"^((?:> ?)*\s*)(\d+)([.)] )", re.M)
+
+
+def _repair(source: str, out: str) -> str:
+    """Undo two liberties mdpo's Markdown writer takes: an ordered list restarts at 1 (the source's numbers are put
+    back, item by item, so a list continued from the cell before keeps its start), and the lines of a folded block
+    inside a quote lose their ``>`` (put back between ``> <details>`` and ``> </details>``)."""
+    numbers = [m.group(2) for m in ORDERED_ITEM.finditer(source)]
+    if len(numbers) == len(ORDERED_ITEM.findall(out)):
+        found = iter(numbers)
+        out = ORDERED_ITEM.sub(lambda m: m.group(1) + next(found) + m.group(3), out)
+    lines, quoted = [], False
+    for line in out.split("\n"):
+        if line.startswith("> <details>"):
+            quoted = True
+        elif quoted and not line.startswith(">"):
+            if not line.strip() and lines and lines[-1].rstrip() == ">":
+                continue                                   # one blank quoted line is enough
+            line = f"> {line}".rstrip()
+        if line.startswith("> </details>"):
+            quoted = False
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def translate_markdown(markdown: str, shown: dict[str, str], locale: str) -> str:
     """One markdown cell in the edition's language (entries absent from the catalogue: the marked English)."""
     marker = UNTRANSLATED[locale]
@@ -186,9 +210,17 @@ def translate_markdown(markdown: str, shown: dict[str, str], locale: str) -> str
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "cell.po"
         table.save(str(path))
-        out = Po2Md([str(path)], wrapwidth=0).translate(markdown)
+        out = _repair(markdown, Po2Md([str(path)], wrapwidth=0).translate(markdown))
     return SUMMARY.sub(lambda m: m.group(1) + shown.get(_one_line(m.group(2)), f"{marker} {_one_line(m.group(2))}")
                        + m.group(3) if m.group(2).strip() else m.group(0), out)
+
+
+def relink(markdown: str, student: str, edition: str) -> str:
+    """Links of a learner copy as seen from its edition's folder, one level deeper: a relative link that climbs out
+    (``../LICENSE``) climbs one more level, and a link to a learner copy (a launch badge, a Binder link in the text)
+    opens the edition's copy."""
+    markdown = re.sub(r"(\]\(|href=\"|src=\")\.\./", r"\1../../", markdown)
+    return re.sub(rf"(?<=[/=]){re.escape(student)}/(?=\d\d_[\w-]+\.ipynb)", f"{student}/{edition}/", markdown)
 
 
 def build(student: Path, locales: Path = LOCALES) -> list[Path]:
@@ -201,10 +233,10 @@ def build(student: Path, locales: Path = LOCALES) -> list[Path]:
             nb = nbformat.read(notebook, as_version=4)
             out = copy.deepcopy(nb)
             for cell in out.cells:
-                if "launch" in cell.metadata.get("tags", []):          # badges: the edition's own notebook
-                    cell.source = cell.source.replace(f"/{student.name}/", f"/{student.name}/{edition}/")
-                elif cell.cell_type == "markdown" and cell.source.strip():
-                    cell.source = translate_markdown(cell.source, shown, locale).rstrip("\n")
+                if cell.cell_type == "markdown" and cell.source.strip():
+                    if "launch" not in cell.metadata.get("tags", []):
+                        cell.source = translate_markdown(cell.source, shown, locale).rstrip("\n")
+                    cell.source = relink(cell.source, student.name, edition)
             out.metadata["language_edition"] = edition
             target = student / edition / notebook.name
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -68,14 +68,26 @@ def test_an_english_edit_turns_its_translation_fuzzy_and_the_edition_falls_back(
     assert _markdown(student / "zh" / "01_x.ipynb")[0] == f"{translations.UNTRANSLATED['zh_CN']} The bell rings twice."
 
 
-def test_display_maths_and_folded_titles_are_entries_of_their_own(tmp_path):
+def test_the_edition_keeps_list_numbers_quoted_answers_and_working_links():
+    source = ("> **Think!** Why?\n>\n> <details><summary>Answer</summary>\n>\n> Because.\n>\n> </details>\n\n"
+              "5. five\n6. six\n\nSee [the licence](../LICENSE) and [on Binder](https://mybinder.org/v2/gh/o/r/main?"
+              "urlpath=lab/tree/student/01_x.ipynb).")
+    out = translations.relink(translations.translate_markdown(source, {}, "fr"), "student", "fr")
+    lines = out.splitlines()
+    assert lines[lines.index("> <details><summary>〔texte anglais, traduction à venir〕 Answer</summary>") + 2] == (
+        "> 〔texte anglais, traduction à venir〕 Because.")
+    marker = translations.UNTRANSLATED["fr"]
+    assert f"5. {marker} five" in lines and f"6. {marker} six" in lines
+    assert "](../../LICENSE)" in out and "urlpath=lab/tree/student/fr/01_x.ipynb" in out
+
+
+def test_display_maths_is_no_entry_and_folded_titles_are(tmp_path):
     cell = ("Before\n\n$$\nS = \\sum_i v_i k_i^\\top\n$$\n\n<details><summary>Derivation: the sum</summary>\n\n"
             "After\n\n</details>")
     nb = _notebook(tmp_path / "student" / "02_y.ipynb", cell)
     translations.update([nb], tmp_path / "locales")
     po = translations._read(translations.catalogue_path(tmp_path / "locales", "zh_CN", "02_y"), "zh_CN")
-    assert po["S = \\sum_i v_i k_i^\\top"].string == "S = \\sum_i v_i k_i^\\top"                 # maths: as it is
-    assert {m.id for m in po if m.id and not m.string} == {"Before", "After", "Derivation: the sum"}
+    assert {m.id for m in po if m.id} == {"Before", "After", "Derivation: the sum"}             # maths: as it is
     _translate(tmp_path / "locales", "02_y", "zh_CN",
                {"Before": "之前", "After": "之后", "Derivation: the sum": "推导：求和"})
     translations.build(tmp_path / "student", tmp_path / "locales")
@@ -101,7 +113,7 @@ def test_every_notebook_has_a_catalogue_per_language():
 def _translated(locale: str):
     for path in sorted((ROOT / "locales" / locale / "LC_MESSAGES").glob("*.po")):
         for m in translations._read(path, locale):
-            if m.id and m.string and not m.fuzzy and "maths" not in m.flags:     # maths stays as it is
+            if m.id and m.string and not m.fuzzy:
                 yield path.stem, m.id, m.string
 
 
