@@ -468,7 +468,7 @@ def fidelity(n, d_k):
     ("capacity_limits", 1, "no square root, diagnosed", '''
 def fidelity(n, d_k):
     return 1 / (1 + (n - 1) / d_k)
-''', "wrong", "squared length"),
+''', "wrong", "falls too fast"),
     ("capacity_limits", 2, "a search along n, right", '''
 def predicted_capacity(d_k, threshold):
     n = 1
@@ -494,7 +494,7 @@ def capacity(ns, mean_cosine, threshold):
         if c < threshold:
             return i
     return len(ns)
-''', "wrong", "position in the grid"),
+''', "wrong", "ns[i], not i"),
     ("capacity_limits", 4, "one trial at a time, float64, right", '''
 def measure_capacity(d_k, trials=100, theta=0.8):
     gen = torch.Generator().manual_seed(d_k + 7)
