@@ -373,6 +373,49 @@ d_k, trials = 32, 200
 ns = torch.tensor([2, 4, 8, 16, 32, 64, 128])
 msq = ((ns - 1) / d_k).double().repeat(trials, 1)
 ''', "wrong", "not a formula"),
+    ("hebbian_memory", 1, "one matrix product by einsum, right", '''
+def my_memory(keys, values):
+    return torch.einsum("nv,nk->vk", values, keys)
+''', "right", ""),
+    ("hebbian_memory", 1, "the average of the notes, diagnosed", '''
+def my_memory(keys, values):
+    return values.T @ keys / len(keys)
+''', "wrong", "average of the notes"),
+    ("hebbian_memory", 2, "a loop over the other pairs, in place, right", '''
+def my_crosstalk(keys, values, j):
+    c = torch.zeros(values.shape[1], dtype=values.dtype)
+    for i in range(len(keys)):
+        if i != j:
+            c += values[i] * (keys[i] @ keys[j])
+    return c
+''', "right", ""),
+    ("hebbian_memory", 2, "the whole read-out, diagnosed", '''
+def my_crosstalk(keys, values, j):
+    return (values.T @ keys) @ keys[j]
+''', "wrong", "part of its own crosstalk"),
+    ("hebbian_memory", 3, "one memory at a time, its own crosstalk, float64, right", '''
+d_k, trials = 32, 150
+ns = torch.tensor([3, 6, 12, 24, 48, 96])
+rows = []
+for t in range(trials):
+    row = []
+    for n in ns.tolist():
+        keys = torch.nn.functional.normalize(torch.randn(n, d_k, generator=g, dtype=torch.float64), dim=-1)
+        values = torch.randn(n, 8, generator=g, dtype=torch.float64)
+        row.append(((keys @ (values.T @ keys).T) - values).pow(2).mean())
+    rows.append(torch.stack(row))
+msq = torch.stack(rows)
+''', "right", ""),
+    ("hebbian_memory", 3, "keys not of length 1, diagnosed", '''
+d_k, trials = 32, 200
+ns = torch.tensor([2, 4, 8, 16, 32, 64, 128])
+columns = []
+for n in ns.tolist():
+    keys = torch.randn(trials, n, d_k, generator=g)
+    values = torch.randn(trials, n, 16, generator=g)
+    columns.append(crosstalk(keys, values).pow(2).mean((-2, -1)))
+msq = torch.stack(columns, dim=1)
+''', "wrong", "longer than 1"),
     # 03
     ("linear_attention", 1, "a float32 memory for float64 inputs", '''
 def my_recurrent(q, k, v):
@@ -411,6 +454,55 @@ with ex.FlopCounter() as counter:
 Ts = [0, 128, 256, 1024]
 flops = {"parallel": [1, 2, 3, 4], "chunk": [1, 2, 3, 4]}
 ''', "wrong", "1 or more"),
+    ("linear_attention", 1, "the parallel form, right", '''
+def my_recurrent(q, k, v):
+    return (q @ k.T).tril() @ v
+''', "right", ""),
+    ("linear_attention", 1, "float64 throughout, written in place, right", '''
+def my_recurrent(q, k, v):
+    S = torch.zeros(v.shape[-1], k.shape[-1], dtype=torch.float64)
+    out = torch.empty(q.shape[0], v.shape[-1], dtype=torch.float64)
+    for t in range(q.shape[0]):
+        S.add_(torch.outer(v[t], k[t]).double())
+        out[t] = S @ q[t].double()
+    return out
+''', "right", ""),
+    ("linear_attention", 1, "each note replaces the wall, diagnosed", '''
+def my_recurrent(q, k, v):
+    reads = []
+    for t in range(q.shape[0]):
+        S = torch.outer(v[t], k[t])
+        reads.append(S @ q[t])
+    return torch.stack(reads)
+''', "wrong", "replace the wall"),
+    ("linear_attention", 2, "loops, a list for the pair, right", '''
+def my_chunk_carry(q_c, k_c, v_c, S):
+    S_next = S.clone()
+    for k_, v_ in zip(k_c, v_c):
+        S_next += torch.outer(v_, k_)
+    return [torch.stack([S @ q_ for q_ in q_c]), S_next]
+''', "right", ""),
+    ("linear_attention", 2, "reads the state after the chunk, diagnosed", '''
+def my_chunk_carry(q_c, k_c, v_c, S):
+    S_next = S + v_c.T @ k_c
+    return q_c @ S_next.T, S_next
+''', "wrong", "written before the chunk"),
+    ("linear_attention", 2, "S not transposed, diagnosed", '''
+def my_chunk_carry(q_c, k_c, v_c, S):
+    return q_c @ S, S + v_c.T @ k_c
+''', "wrong", "what must S become"),
+    ("linear_attention", 3, "counted on the meta device with count_flops, right", '''
+Ts = [256, 512, 1024, 4096]
+flops = {"parallel": [], "chunk": []}
+for T_ in Ts:
+    x = torch.empty(1, T_, 32, device="meta")
+    for mode in flops:
+        flops[mode].append(ex.count_flops(pl.linear_attention, x, x, x, mode=mode, chunk_size=64))
+''', "right", ""),
+    ("linear_attention", 3, "the section's formulas returned as counts", '''
+Ts = [128, 256, 512, 1024, 2048]
+flops = {"parallel": [2 * T**2 * 64 for T in Ts], "chunk": [2 * T * (64 * 64 + 2 * 32 * 32) for T in Ts]}
+''', "wrong", "counted on the calls themselves"),
     # 04
     ("capacity_limits", 4, "off by one: counts the failing write", '''
 def measure_capacity(d_k, trials=100, theta=0.8):
@@ -432,6 +524,74 @@ def measure_capacity(d_k, trials=100, theta=0.8):
 my_d_ks = [16, 32, 64, 128]
 my_capacities = [measure_capacity(d_k) for d_k in my_d_ks]
 ''', "wrong", "above what criterion (a) gives"),
+    ("capacity_limits", 1, "a power instead of a square root, right", '''
+def fidelity(n, d_k):
+    return (1 + (n - 1) / d_k) ** -0.5
+''', "right", ""),
+    ("capacity_limits", 1, "no square root, diagnosed", '''
+def fidelity(n, d_k):
+    return 1 / (1 + (n - 1) / d_k)
+''', "wrong", "falls too fast"),
+    ("capacity_limits", 2, "a search along n, right", '''
+def predicted_capacity(d_k, threshold):
+    n = 1
+    while 1 / math.sqrt(1 + n / d_k) >= threshold:
+        n += 1
+    return n
+''', "right", ""),
+    ("capacity_limits", 2, "rounded to the nearest, diagnosed", '''
+def predicted_capacity(d_k, threshold):
+    return round(1 + d_k * (1 / threshold**2 - 1))
+''', "wrong", "nearest whole number"),
+    ("capacity_limits", 3, "vectorised, right", '''
+def capacity(ns, mean_cosine, threshold):
+    fails = (mean_cosine < threshold).nonzero()
+    if len(fails) == 0:
+        return int(ns[-1])
+    i = int(fails[0])
+    return int(ns[i - 1]) if i > 0 else 0
+''', "right", ""),
+    ("capacity_limits", 3, "a position in the grid, diagnosed", '''
+def capacity(ns, mean_cosine, threshold):
+    for i, c in enumerate(mean_cosine.tolist()):
+        if c < threshold:
+            return i
+    return len(ns)
+''', "wrong", "ns[i], not i"),
+    ("capacity_limits", 4, "one trial at a time, float64, right", '''
+def measure_capacity(d_k, trials=100, theta=0.8):
+    gen = torch.Generator().manual_seed(d_k + 7)
+    counts = []
+    for _ in range(trials):
+        K = torch.nn.functional.normalize(torch.randn(d_k, d_k, generator=gen, dtype=torch.float64), dim=-1)
+        V = torch.nn.functional.normalize(torch.randn(d_k, d_k, generator=gen, dtype=torch.float64), dim=-1)
+        n = 0
+        while n < d_k:
+            S = V[:n + 1].T @ K[:n + 1]
+            if torch.cosine_similarity(K[:n + 1] @ S.T, V[:n + 1], dim=-1).min() < theta:
+                break
+            n += 1
+        counts.append(n)
+    return sum(counts) / len(counts)
+
+
+my_d_ks = [8, 16, 32, 64]
+my_capacities = [measure_capacity(d) for d in my_d_ks]
+''', "right", ""),
+    ("capacity_limits", 4, "the average-case formula returned as the measurement", '''
+def measure_capacity(d_k, trials=100, theta=0.8):
+    return math.floor(1 + d_k * (1 / theta**2 - 1))
+
+
+my_d_ks = [16, 32, 64, 128]
+my_capacities = [measure_capacity(d) for d in my_d_ks]
+''', "wrong", "average-case formula"),
+    ("capacity_limits", 4, "the package's numbers behind a lookup", '''
+my_d_ks = [16, 32, 64, 128]
+my_capacities = [5.4, 9.8, 20.4, 42.0]
+def measure_capacity(d_k, trials=100, theta=0.8):
+    return dict(zip(my_d_ks, my_capacities))[d_k]
+''', "wrong", "another setting"),
     # 05
     ("depth_and_width", 1, "a loop over heads and hops, right", '''
 def predicted_error(L, H, p):

@@ -2,9 +2,13 @@
 that gives nothing away, stubs are greeted kindly, nothing raises; the operation counter agrees with
 PyTorch's own FlopCounterMode and with the closed-form counts."""
 
+import contextlib
+import io
 import math
+import re
 
 import pytest
+import test_exercise_pedagogy as pedagogy
 import torch
 
 import pavlovlab as pl
@@ -203,3 +207,37 @@ def test_cost_checker_judges_the_result(capsys):
     for bad in (None, {"parallel": [1, 2]}, {"parallel": [math.nan] * 4, "chunk": [1] * 4}):
         assert ex.check_cost_scaling(Ts, bad) is False
     assert "Traceback" not in capsys.readouterr().out
+
+
+
+WRONG_REGISTERED = [row for row in pedagogy.REGISTERED if row[0] == "linear_attention" and row[4] == "wrong"]
+
+
+@pytest.mark.parametrize("row", [pytest.param(r, marks=pedagogy._marks(r[0], r[1])) for r in WRONG_REGISTERED],
+                         ids=[r[2] for r in WRONG_REGISTERED])
+def test_a_first_wrong_attempt_holds_none_of_the_numbers_shown_once_asked(row):
+    """The registered wrong answers: the expected numbers a verdict holds appear only once the learner has read
+    the solution, never in the first ❌ (no decimal number of the detail is in it)."""
+    module, number, _, code, _, _ = row
+    first = next(line for line in pedagogy.run(module, number, code).splitlines() if line.startswith("❌"))
+    ex_read = attention.session()
+    with contextlib.redirect_stdout(io.StringIO()):
+        ex_read.solution(number)
+    asked = next(line for line in pedagogy.run(module, number, code, ex_read).splitlines() if line.startswith("❌"))
+    assert asked.startswith(first)
+    detail = asked[len(first):]
+    assert not set(re.findall(r"\d+\.\d+", detail)) & set(re.findall(r"\d+\.\d+", first)), (first, detail)
+
+
+def test_counts_from_the_formulas_are_refused_and_a_batch_of_sequences_is_fine(capsys):
+    """The closed-form costs are off from the code's counts (the parallel form's code also does work that grows
+    like T), so formula values returned as counts are caught; counts of several sequences per call are the
+    code's counts times one whole factor, and pass."""
+    Ts = [128, 256, 512, 1024, 2048]
+    formulas = {"parallel": [2 * T**2 * 64 for T in Ts], "chunk": [2 * T * (64 * 64 + 2 * 32 * 32) for T in Ts]}
+    assert not attention.session().check_cost_scaling(Ts, formulas)
+    assert "counted on the calls themselves" in capsys.readouterr().out
+    code = attention.flop_sweep(Ts, forms=("parallel", "chunk"))
+    assert attention.session().check_cost_scaling(Ts, {m: [3 * c for c in counts] for m, counts in code.items()})
+    assert "(3 sequences per call)" in capsys.readouterr().out
+    assert isinstance(attention._judge_cost((Ts, code)), attention.Verdict)

@@ -33,8 +33,7 @@ def widget():
         return made[-1]
 
     scope = {"interactive_plot": recording_plot}
-    exec("import matplotlib.pyplot as plt\nimport torch\nfrom pavlovlab.capacity import average as average_recall\n"
-         "from pavlovlab.teach import plotting\nfrom pavlovlab.teach.plotting import COLORS\n", scope)
+    exec("from pavlovlab.teach.figures import capacity_limits as figures\n", scope)
     exec(source, scope)
     return made[0], titles
 

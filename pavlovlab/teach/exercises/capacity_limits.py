@@ -23,7 +23,7 @@ import torch
 from ...capacity.average import average_capacity_theory, capacity_from_fidelity, fidelity_theory, n_grid
 from ...capacity.criteria import retrieval_capacity
 from ...statistics import fit_slope
-from ._core import Book, Case, Turn, Unreadable, check_function, check_measurement, finite_number, pending
+from ._core import Book, Case, Turn, Unreadable, Verdict, check_function, check_measurement, finite_number, pending
 
 BOOK = Book("04_capacity_limits", __name__)
 session = BOOK.session
@@ -51,10 +51,15 @@ def check_fidelity_theory(fn: Callable[[torch.Tensor, int], torch.Tensor], *, tu
     for d_k in (4, 16, 37, 128):
         n = torch.cat([torch.ones(1), torch.randint(2, 4 * d_k, (5,), generator=g).sort().values]).double()
         cases.append(((n, d_k), {}))
-    return check_function(fn, fidelity_reference, cases,
-                          hint="what should a memory holding a single pair (n = 1) give? How many of the n "
-                               "stored notes are crosstalk for item j, and is the blur's length or its squared "
-                               "length proportional to that count?",
+    mistakes = [(lambda n, d_k: 1 / torch.sqrt(1 + n / d_k),
+                 "a memory holding a single pair gives less than 1 with your curve: how many of the n stored notes "
+                 "blur item j's read-out?"),
+                (lambda n, d_k: 1 / (1 + (n - 1) / d_k),
+                 "your curve falls too fast: is (n − 1)/d_k the blur's length, or its squared length?")]
+    return check_function(fn, fidelity_reference, cases, mistakes=mistakes,
+                          hint="your curve differs from the theory on the case named above: what should a memory "
+                               "holding a single pair (n = 1) give, and how does the blur's squared length grow "
+                               "with n?",
                           rtol=1e-6, atol=1e-9, turn=turn)
 
 
@@ -91,9 +96,16 @@ def _capacity_cases(seed: int) -> list[Case]:
     ])
 def check_predicted_capacity(fn: Callable[[int, float], int], *, turn: Turn, seed: int = 0) -> bool:
     """Check ``fn(d_k, threshold)``: the largest whole n whose theoretical mean cosine is ≥ threshold."""
-    return check_function(fn, predicted_capacity_reference, _capacity_cases(seed),
-                          hint="square both sides of 'cosine ≥ θ' before solving for n; and the answer must "
-                               "itself pass the test: is the whole number you return on the usable side?",
+    mistakes = [(lambda d_k, threshold: math.floor(1 + d_k * (1 / threshold - 1)),
+                 "the cosine is 1 over a square root: what happens to θ when you solve 'cosine ≥ θ' for n?"),
+                (lambda d_k, threshold: round(1 + d_k * (1 / threshold**2 - 1)),
+                 "you rounded to the nearest whole number: does the number you return still pass the test, or "
+                 "can it lie just past the bound?"),
+                (lambda d_k, threshold: math.ceil(1 + d_k * (1 / threshold**2 - 1)),
+                 "you rounded up: the whole number just past the bound no longer passes the test.")]
+    return check_function(fn, predicted_capacity_reference, _capacity_cases(seed), mistakes=mistakes,
+                          hint="your n differs from the largest whole number that passes the test on the case named "
+                               "above: plug your n and n + 1 into the curve of Exercise 1 and see which passes.",
                           rtol=0.0, atol=0.0, turn=turn)
 
 
@@ -134,10 +146,27 @@ def check_capacity_estimate(fn: Callable[[torch.Tensor, torch.Tensor, float], in
                             seed: int = 0) -> bool:
     """Check ``fn(ns, mean_cosine, threshold) -> int``: the largest n before the curve first drops below threshold."""
     cases, notes = _curve_cases(torch.Generator().manual_seed(seed))
-    return check_function(fn, capacity_reference, cases,
-                          hint="when the memory has failed once, does a later lucky point make it usable again? "
-                               "And is your answer a number of pairs or a position in the grid?",
+    mistakes = [(lambda ns, c, threshold: int(ns[c >= threshold].max()) if bool((c >= threshold).any()) else 0,
+                 "you kept the last point above the threshold: when the memory has failed once, does a later lucky "
+                 "point make it usable again?"),
+                (lambda ns, c, threshold: _first_index_below(c, threshold),
+                 "your answer is a position in the grid: the grid's points are numbers of pairs, ns[i], not i."),
+                (lambda ns, c, threshold: _first_failing_n(ns, c, threshold),
+                 "you returned the first n that fails: the capacity is the last n that still passed.")]
+    return check_function(fn, capacity_reference, cases, mistakes=mistakes,
+                          hint="your capacity differs from the last n before the first failure on the case named "
+                               "above: walk along that curve by hand.",
                           rtol=0.0, atol=0.0, turn=turn, case_hints=notes)
+
+
+def _first_index_below(c: torch.Tensor, threshold: float) -> int:
+    below = (c < threshold).nonzero()
+    return int(below[0]) if len(below) else len(c)
+
+
+def _first_failing_n(ns: torch.Tensor, c: torch.Tensor, threshold: float) -> int:
+    below = (c < threshold).nonzero()
+    return int(ns[int(below[0])]) if len(below) else int(ns[-1])
 
 
 # ------------------------------------------------- Exercise 4: design the capacity measurement
@@ -173,23 +202,31 @@ samples' errors combined, from the package's spread of one trial's capacity): a 
 with probability below 1e-6; counting the failing write too moves it by about 15 standard errors."""
 
 
-def judge_probe(measured: Any) -> tuple:
+def judge_probe(measured: Any) -> Verdict:
     """Judge the learner's ``measure_capacity(**PROBE)``: within :data:`PROBE_Z` standard errors of the package."""
     got = finite_number(measured, "measure_capacity(16, trials=400, theta=0.9)")
     mean, sd = capacity_sample(PROBE["d_k"], PROBE["theta"], 4000, 2024)
     se = sd * (1 / PROBE["trials"] + 1 / 4000) ** 0.5
     z = (got - mean) / se
     if abs(z) <= PROBE_Z:
-        return True, ""
+        return Verdict(True, "")
     side = "above" if z > 0 else "below"
-    return (False, f"at another setting (d_k = 16, θ = 0.9, 400 trials) your measure_capacity gives a capacity "
-            f"{side} what criterion (a) gives by {abs(z):.0f} standard errors: does the count stop at the last "
-            "write that passed (not counting the write that failed), and does it hold the worst item to θ?",
-            f"yours {got:.2f}, the package's {mean:.2f} ± {se:.2f}")
+    if abs(got - 1 - mean) <= PROBE_Z * se:
+        hint = ("about one write too many: does the count stop at the last write that passed (not counting the "
+                "write that failed)?")
+    elif abs(got + 1 - mean) <= PROBE_Z * se:
+        hint = "about one write too few: is the write that passed last counted too?"
+    else:
+        hint = ("a measurement follows its setting: does your function store and read back pairs at the d_k, θ and "
+                "number of trials it is given, and hold the worst stored item to θ after every write?")
+    return Verdict(False, f"at another setting (d_k = 16, θ = 0.9, 400 trials) your measure_capacity gives a "
+                          f"capacity {side} what criterion (a) gives there, by {abs(z):.0f} standard errors: does it "
+                          "measure at the setting it is given?",
+                   f"yours {got:.2f}, the package's {mean:.2f} ± {se:.2f}", hint)
 
 
-def judge_capacity_slope(d_ks: Sequence[Any], capacities: Sequence[Any]) -> tuple:
-    """Judge a designed measurement of the capacity under criterion (a): ``(ok, message, numbers)``.
+def judge_capacity_slope(d_ks: Sequence[Any], capacities: Sequence[Any]) -> Verdict:
+    """Judge a designed measurement of the capacity under criterion (a).
 
     Accepted when (i) there are ≥ 4 key dimensions spanning a factor ≥ 8, each between 4 and 512; (ii) each
     measured capacity is within ×/÷ 1.3 of the package's 200-trial mean at that d_k (a 100-trial mean has a
@@ -199,35 +236,46 @@ def judge_capacity_slope(d_ks: Sequence[Any], capacities: Sequence[Any]) -> tupl
     finds 1.03 ± 0.01 over d_k = 16…256; a √d_k law would give 0.5).
     """
     if isinstance(d_ks, (str, bytes)) or not isinstance(d_ks, Sequence):
-        return False, f"d_ks should be a list of key dimensions, got {type(d_ks).__name__}"
+        return Verdict(False, f"d_ks should be a list of key dimensions, got {type(d_ks).__name__}")
     if isinstance(capacities, torch.Tensor):
         capacities = capacities.flatten().tolist()
     if isinstance(capacities, (str, bytes)) or not isinstance(capacities, Sequence) or len(capacities) != len(d_ks):
-        return False, "capacities should be a list with one measured capacity per key dimension in d_ks"
+        return Verdict(False, "capacities should be a list with one measured capacity per key dimension in d_ks")
     dims = [int(finite_number(d, "a key dimension")) for d in d_ks]
     caps = [finite_number(c, "a measured capacity") for c in capacities]
     if len(set(dims)) < 4 or max(dims) < 8 * min(dims):
-        return False, ("a slope needs at least four different key dimensions spanning a factor of 8 or more "
-                       "(e.g. 8 … 64), so that a straight line on log–log axes is well defined")
+        return Verdict(False, "a slope needs at least four different key dimensions spanning a factor of 8 or more "
+                              "(e.g. 8 … 64), so that a straight line on log–log axes is well defined")
     if min(dims) < 4 or max(dims) > 512:
-        return False, "keep the key dimensions between 4 and 512 (the checker compares with the package there)"
+        return Verdict(False, "keep the key dimensions between 4 and 512 (the checker compares with the package "
+                              "there)")
     if min(caps) <= 0:
-        return False, ("a capacity of 0 or less means the very first write already failed: is the memory read "
-                       "after the pair is written, and is the count the number of writes before the first failure?")
+        return Verdict(False, "a capacity of 0 or less means the very first write already failed: is the memory "
+                              "read after the pair is written, and is the count the number of writes before the "
+                              "first failure?")
     ratios = [c / reference_capacity(d) for d, c in zip(dims, caps, strict=True)]
     slope = fit_slope(dims, caps)
     numbers = (f"your capacities {[round(c, 1) for c in caps]}, the package's "
                f"{[round(reference_capacity(d), 1) for d in dims]}; your slope {slope:.2f}")
     if max(ratios) > 1.3:
-        return (False, "your capacities are well above what criterion (a) gives: is every stored item held to the "
-                "threshold, or only a typical one? And does the count stop at the first failure?", numbers)
+        average_case = all(c == predicted_capacity_reference(d, 0.8) for d, c in zip(dims, caps, strict=True))
+        hint = ("these are the average-case formula's numbers (Exercise 2), not a measurement of the worst item: "
+                "store, read back every item after each write, and count until the worst one fails."
+                if average_case else
+                "judging the average item instead of the worst roughly doubles the count; so does not stopping at "
+                "the first failure.")
+        return Verdict(False, "your capacities are well above what criterion (a) gives: is every stored item held "
+                              "to the threshold, or only a typical one?", numbers, hint)
     if min(ratios) < 1 / 1.3:
-        return (False, "your capacities are well below what criterion (a) gives: are you reading the memory's "
-                "actual read-outs with unit keys and values of dimension d_k, or a bound on them?", numbers)
+        return Verdict(False, "your capacities are well below what criterion (a) gives: are you reading the "
+                              "memory's actual read-outs?", numbers,
+                       "a bound on the crosstalk (such as Σ|k_i·k_j| < 1) fails long before the read-outs do; and "
+                       "are the keys and values unit vectors of dimension d_k?")
     if not 0.8 <= slope <= 1.25:
-        return False, "the capacities match point by point but the fitted slope does not: check the fit", numbers
-    return True, (f"slope {slope:.2f}: under criterion (a) the capacity grows about linearly in d_k, not like √d_k "
-                  f"(capacities within ×/÷ 1.3 of the package's at every d_k).")
+        return Verdict(False, "the capacities match point by point but the fitted slope does not: check the fit",
+                       numbers, "fit_slope(my_d_ks, my_capacities) fits log capacity against log d_k.")
+    return Verdict(True, f"slope {slope:.2f}: under criterion (a) the capacity grows about linearly in d_k, not like "
+                         f"√d_k (capacities within ×/÷ 1.3 of the package's at every d_k).")
 
 
 @BOOK.exercise(4, "measure the capacity slope under criterion (a)", kind="design", hints=[
@@ -259,12 +307,12 @@ def check_capacity_slope(d_ks: Sequence[Any], capacities: Sequence[Any],
             probe = measure_capacity(PROBE["d_k"], trials=PROBE["trials"], theta=PROBE["theta"])
         return d_ks, capacities, probe
 
-    def judge(result: tuple[Any, ...]) -> tuple:
+    def judge(result: tuple[Any, ...]) -> Verdict:
         d, c, probe = result
         out = judge_capacity_slope(d, c)
-        if out[0] and probe is not None:
+        if out.ok and probe is not None:
             checked = judge_probe(probe)
-            if not checked[0]:
+            if not checked.ok:
                 return checked
         return out
     return check_measurement(get, judge, answer=(d_ks, capacities, measure_capacity),

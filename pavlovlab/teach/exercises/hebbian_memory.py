@@ -21,7 +21,7 @@ from pavlovlab.memory.hebbian import crosstalk
 from pavlovlab.sampling import random_keys
 from pavlovlab.statistics import slope_through_origin
 
-from ._core import Book, Case, Turn, check_function, check_measurement, pending
+from ._core import Book, Case, Turn, Verdict, check_function, check_measurement, pending
 
 _DTYPE = torch.float64
 _SHAPES = [(1, 3, 2), (3, 4, 4), (6, 5, 3), (9, 16, 7)]  # (n, d_k, d_v): one pair, d_v ≠ d_k, n > d_k
@@ -61,11 +61,17 @@ def check_memory(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], *, tu
     """Exercise 1: check ``fn(keys, values) -> S`` against ``AssociativeMemory(rule="hebbian")``."""
     g = torch.Generator().manual_seed(seed)
     cases: list[Case] = [(_pairs(g, n, d_k, d_v), {}) for n, d_k, d_v in _SHAPES]
-    return check_function(fn, memory_reference, cases, turn=turn, rtol=1e-6, atol=1e-9,
+    mistakes = [(lambda keys, values: keys.T @ values,
+                 "your wall is turned on its side: which units index its rows, and which its columns? Reading "
+                 "S @ q with a key q must give back a value."),
+                (lambda keys, values: values.T @ keys / keys.shape[0],
+                 "your wall is the average of the notes: does Hebb's rule divide each note by how many pairs "
+                 "there are, or does every pairing add its full note?")]
+    return check_function(fn, memory_reference, cases, turn=turn, rtol=1e-6, atol=1e-9, mistakes=mistakes,
                           case_hints=["one pair: S is that pair's note", "", "d_v differs from d_k",
                                       "more pairs than d_k"],
-                          hint="which units index the rows of the wall, and which the columns? Reading S @ q with "
-                               "a key q must give back a value.")
+                          hint="your wall differs from the sum of the notes on the case named above: build the "
+                               "one-pair case by hand and compare.")
 
 
 # --------------------------------------------------------------------------- Exercise 2: the crosstalk
@@ -117,44 +123,58 @@ even allowing for the skew of a mean of squares; rescaling by (n − 1)/n moves 
 at 200 memories of d_k = 32."""
 
 
-def _judge_slope(d_k: int) -> Callable[[Any], tuple]:
-    def judge(result: Any) -> tuple:
+def _judge_slope(d_k: int) -> Callable[[Any], Verdict]:
+    def judge(result: Any) -> Verdict:
         ns, msq = result
         n = torch.as_tensor(ns).detach().double().cpu().flatten()
         y = torch.as_tensor(msq).detach().double().cpu()
         if y.dim() != 2 or y.shape[1] != n.numel():
-            return False, (f"msq should have one row per memory and one column per n, shape (trials, "
-                           f"{n.numel()}); got shape {tuple(y.shape)}")
+            return Verdict(False, f"msq should have one row per memory and one column per n, shape (trials, "
+                                  f"{n.numel()}); got shape {tuple(y.shape)}",
+                           hint="stack one column per n side by side: torch.stack(columns, dim=1).")
         if not bool(torch.isfinite(y).all()):
-            return False, "msq contains NaN or inf"
+            return Verdict(False, "msq contains NaN or inf", hint="look for a division by zero or a log of 0.")
         if torch.unique(n).numel() < 4 or n.min() < 2 or n.max() < 8 * n.min():
-            return False, ("a slope needs at least 4 numbers of pairs n (each ≥ 2), spanning at least a factor "
-                           "of 8 from the smallest to the largest")
+            return Verdict(False, "a slope needs at least 4 numbers of pairs n (each ≥ 2), spanning at least a "
+                                  "factor of 8 from the smallest to the largest",
+                           hint="a memory of one pair has no crosstalk at all; take n from a few pairs to a hundred.")
         if y.shape[0] < 30:
-            return False, f"{y.shape[0]} memories per n: too few to average the noise away (take 100 or more)"
+            return Verdict(False, f"{y.shape[0]} memories per n: too few to average the noise away",
+                           hint="take 100 or more independent memories for each n.")
         x = (n - 1) / d_k
         spread = y.std(0)
         if bool((spread == 0).any()):
-            return False, ("at some n every memory gives exactly the same number: random memories vary, so msq "
-                           "should hold one measured mean square per memory, not a formula")
+            return Verdict(False, "at some n every memory gives exactly the same number: random memories vary, so "
+                                  "msq should hold one measured mean square per memory, not a formula",
+                           hint="for each n draw new random keys and values for every memory, compute their "
+                                "crosstalk, and keep its mean square.")
         z = (y.mean(0) - x) / (spread / y.shape[0] ** 0.5)
         worst = int(z.abs().argmax())
+        numbers = f"measured {float(y.mean(0)[worst]):.4g}, theory {float(x[worst]):.4g}"
         if float(z[worst].abs()) > Z_LIMIT:
-            side = "below" if float(z[worst]) < 0 else "above"
-            return (False, f"at n = {int(n[worst])} your mean square crosstalk lies {side} (n − 1)/d_k by more "
-                    f"than {Z_LIMIT:g} standard errors of your own sample: is msq the crosstalk alone (the signal of "
-                    "pair j removed), a mean square over every pair and value component, with nothing rescaled?",
-                    f"measured {float(y.mean(0)[worst]):.4g}, theory {float(x[worst]):.4g}")
+            if float(z[worst]) > 0:
+                return Verdict(False, f"at n = {int(n[worst])} your mean square crosstalk lies above (n − 1)/d_k by "
+                                      f"more than {Z_LIMIT:g} standard errors of your own sample: is it the "
+                                      "crosstalk alone?", numbers,
+                               hint="too large: does your read-out still hold the signal of pair j itself, or "
+                                    "are your keys longer than 1 (kind='sphere' draws unit keys)?")
+            return Verdict(False, f"at n = {int(n[worst])} your mean square crosstalk lies below (n − 1)/d_k by "
+                                  f"more than {Z_LIMIT:g} standard errors of your own sample: is it a plain mean "
+                                  "square?", numbers,
+                           hint="too small: did you rescale it, divide by more than the number of entries, or use "
+                                "keys shorter than 1? msq is the mean of the squared crosstalk over every pair and "
+                                "value component, nothing else.")
         slope, se = slope_through_origin(x, y)
         if se > 0.03:
-            return False, (f"your slope is known only to ±{se:.2f} (one standard error): too coarse to tell "
-                           "slope 1 from 0.9. More memories per n, or larger n, sharpen it")
+            return Verdict(False, f"your slope is known only to ±{se:.2f} (one standard error): too coarse to tell "
+                                  "slope 1 from 0.9",
+                           hint="more memories per n, or larger n, sharpen it.")
         if abs(slope - 1) > 3 * se:
-            return (False, "the measured variance does not grow like (n − 1)/d_k: is msq the crosstalk alone (the "
-                    "signal of pair j removed), averaged over every pair and every value component?",
-                    f"fitted slope {slope:.3f} ± {se:.3f}, theory 1")
-        return True, (f"fitted slope of the crosstalk variance against (n − 1)/d_k: {slope:.3f} ± {se:.3f} "
-                      f"(one standard error, {y.shape[0]} memories per n), consistent with 1.")
+            return Verdict(False, "the measured variance does not grow like (n − 1)/d_k: is msq the crosstalk "
+                                  "alone, averaged over every pair and every value component?",
+                           f"fitted slope {slope:.3f} ± {se:.3f}, theory 1")
+        return Verdict(True, f"fitted slope of the crosstalk variance against (n − 1)/d_k: {slope:.3f} ± {se:.3f} "
+                             f"(one standard error, {y.shape[0]} memories per n), consistent with 1.")
     return judge
 
 

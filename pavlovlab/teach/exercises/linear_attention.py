@@ -24,7 +24,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from pavlovlab._checks import check_choice, check_int
 from pavlovlab.attention.forms import linear_attention, softmax_attention
 
-from ._core import Book, Case, Turn, check_function, check_measurement, pending
+from ._core import Book, Case, Turn, Verdict, check_function, check_measurement, pending
 
 _DTYPE = torch.float64
 
@@ -81,12 +81,18 @@ def check_recurrent(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], tor
                                    "memory with the dtype of the inputs (q.dtype)") from None
             raise
 
+    mistakes = [(lambda q, k, v: (q @ k.mT).tril(-1) @ v,
+                 "your first read is all zeros: at step 1 the memory should already hold the first note. Does "
+                 "each test see the note written at its own step?"),
+                (lambda q, k, v: (q * k).sum(-1, keepdim=True) * v,
+                 "each read sees only the note of its own step: does a new note replace the wall, or go on top "
+                 "of the earlier ones?")]
     return check_function(explained if callable(fn) else fn, recurrent_reference, _qkv_cases(g), turn=turn,
-                          rtol=1e-8, atol=1e-5,
+                          rtol=1e-8, atol=1e-5, mistakes=mistakes,
                           case_hints=["float32 inputs", "a single step, T = 1", "float64 inputs",
                                       "d_v larger than d_k"],
-                          hint="at step 1 the memory holds only the first note: what should the first read "
-                               "be? Does each test see the note written at its own step?")
+                          hint="your reads differ from the circuit's on the case named above: run that case by "
+                               "hand for the first two steps (write, then read) and compare with your rows.")
 
 
 # --------------------------------------------------------------------------- Exercise 2: the chunk carry
@@ -109,6 +115,18 @@ def _chunk_cases(g: torch.Generator) -> list[Case]:
             for C, dk, dv in shapes]
 
 
+_CARRY_MISTAKES = [
+    (lambda q_c, k_c, v_c, S: (q_c @ S.T, v_c.T @ k_c),
+     "your state after the chunk holds only the chunk's own notes: where did the memory carried in go?"),
+    (lambda q_c, k_c, v_c, S: (q_c @ (S + v_c.T @ k_c).T, S + v_c.T @ k_c),
+     "your queries read the memory after the chunk's own notes were added: the inter-chunk term is what was "
+     "written before the chunk (the chunk's own notes are the small triangle)."),
+    (lambda q_c, k_c, v_c, S: (q_c @ S, S + v_c.T @ k_c),
+     "your inter-chunk term multiplies the queries by S as it is stored: a single read is S q_t, so with the "
+     "queries as rows, what must S become?"),
+]
+
+
 @BOOK.exercise(2, "the inter-chunk term and the carried state", kind="implement", hints=[
         "Everything written before the chunk is summarised in the carried memory S. What does each test "
         "stimulus of the chunk get from it, and what does the memory hold once the chunk's own notes are "
@@ -124,6 +142,7 @@ def check_inter_chunk(fn: Callable[..., tuple[torch.Tensor, torch.Tensor]], *, t
     g = torch.Generator().manual_seed(seed)
     return check_function(fn, inter_chunk_reference, _chunk_cases(g), turn=turn, rtol=1e-8, atol=1e-10,
                           case_hints=["a non-empty carried memory", "a chunk of one token", "", "d_k ≠ d_v"],
+                          mistakes=_CARRY_MISTAKES,
                           hint="return a pair (inter, S_next). After the chunk, what is left of what was "
                                "carried in, and what has been added?")
 
@@ -136,52 +155,87 @@ def _loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
     return float((lx * ly).sum() / (lx * lx).sum())
 
 
-def _cumulative(counts: dict[str, list[float]]) -> bool:
-    """Whether the counts look like one counter that kept adding up all the calls (parallel, then chunk, at
-    each length in turn): each count at least the one recorded just before it."""
-    order = [c for pair in zip(counts["parallel"], counts["chunk"], strict=True) for c in pair]
-    return all(b >= a for a, b in itertools.pairwise(order)) and counts["chunk"][0] >= counts["parallel"][0]
+TASK = dict(d=32, chunk_size=64)
+"""The task's setting: one sequence of shape (1, T, 32) for queries, keys and values, chunks of 64 tokens."""
 
 
-def _judge_cost(result: Any) -> tuple:
+def _cumulative(counts: dict[str, list[float]], truth: dict[str, list[int]]) -> bool:
+    """Whether the counts are one counter that kept adding up every call (parallel, then chunk, at each
+    length in turn): the running sum of the true counts, in that order."""
+    order = [c for pair in zip(truth["parallel"], truth["chunk"], strict=True) for c in pair]
+    running = list(itertools.accumulate(order))
+    got = [c for pair in zip(counts["parallel"], counts["chunk"], strict=True) for c in pair]
+    return all(math.isclose(a, b, rel_tol=1e-9) for a, b in zip(got, running, strict=True))
+
+
+def _common_factor(counts: dict[str, list[float]], truth: dict[str, list[int]]) -> float | None:
+    """The one factor (a batch of several sequences or heads) by which every count exceeds the code's count of
+    one sequence, or None when the counts are not the code's at all."""
+    ratios = [c / t for m in ("parallel", "chunk") for c, t in zip(counts[m], truth[m], strict=True)]
+    factor = ratios[0]
+    if factor < 1 or abs(factor - round(factor)) > 1e-9:
+        return None
+    return factor if all(math.isclose(r, factor, rel_tol=1e-9) for r in ratios) else None
+
+
+def _judge_cost(result: Any) -> Verdict:
     Ts, flops = result
     if isinstance(Ts, (str, bytes)) or not isinstance(Ts, (list, tuple, range, torch.Tensor)):
-        return False, f"Ts should be a list of sequence lengths, got {type(Ts).__name__}"
+        return Verdict(False, f"Ts should be a list of sequence lengths, got {type(Ts).__name__}")
     try:
         Ts = [float(t) for t in Ts]
     except (TypeError, ValueError):
-        return False, "Ts should hold whole numbers of tokens (sequence lengths)"
-    if any(not (math.isfinite(t) and t >= 1) for t in Ts):
-        return False, "every sequence length in Ts should be a whole number of tokens, 1 or more"
+        return Verdict(False, "Ts should hold whole numbers of tokens (sequence lengths)")
+    if any(not (math.isfinite(t) and t >= 1 and t == round(t)) for t in Ts):
+        return Verdict(False, "every sequence length in Ts should be a whole number of tokens, 1 or more")
     if not isinstance(flops, dict) or not {"parallel", "chunk"} <= set(flops):
-        return False, "flops should be a dict with the counts of the 'parallel' and 'chunk' forms"
+        return Verdict(False, "flops should be a dict with the counts of the 'parallel' and 'chunk' forms")
     try:
         counts = {m: [float(c) for c in flops[m]] for m in ("parallel", "chunk")}
     except (TypeError, ValueError):
-        return False, "flops['parallel'] and flops['chunk'] should be lists of numbers (one count per length)"
+        return Verdict(False, "flops['parallel'] and flops['chunk'] should be lists of numbers (one count per "
+                              "length)")
     if any(len(c) != len(Ts) for c in counts.values()):
-        return False, "each form needs one count per sequence length in Ts"
+        return Verdict(False, "each form needs one count per sequence length in Ts")
     if any(not (math.isfinite(c) and c > 0) for cs in counts.values() for c in cs):
-        return False, "every count should be a positive number of operations"
+        return Verdict(False, "every count should be a positive number of operations")
     if len(set(Ts)) < 4 or max(Ts) < 8 * min(Ts):
-        return False, "a slope needs at least 4 lengths spanning a factor of 8 or more"
+        return Verdict(False, "a slope needs at least 4 lengths spanning a factor of 8 or more")
+    truth = flop_sweep([int(t) for t in Ts], forms=("parallel", "chunk"), d_k=TASK["d"], d_v=TASK["d"],
+                       chunk_size=TASK["chunk_size"])
+    numbers = (f"the code's counts for one (1, T, 32) sequence: parallel {truth['parallel']}, chunk "
+               f"{truth['chunk']}")
+    if _cumulative(counts, truth):
+        return Verdict(False, "your counts only ever grow, each the one before it plus the next call's: does one "
+                              "counter keep adding up every call?", numbers,
+                       hint="each count should be one call's work: open a fresh ex.FlopCounter() block around "
+                            "each single call.")
+    factor = _common_factor(counts, truth)
+    if factor is None:
+        return Verdict(False, "your counts are not what the package's code does at your lengths (with (1, T, 32) "
+                              "inputs and chunks of 64): were they counted on the calls themselves, or computed?",
+                       numbers,
+                       hint="a formula is not a measurement: the code's parallel form does more than T²·d "
+                            "multiply-adds, and its chunkwise form pads the last chunk. Count each call inside its "
+                            "own ex.FlopCounter() block and keep that counter's flops.")
     slopes = {m: _loglog_slope(Ts, c) for m, c in counts.items()}
     seen = f"your log–log slopes: parallel {slopes['parallel']:.2f}, chunk {slopes['chunk']:.2f}"
-    cumulative = ("your counts only ever grow, each at least the one before it, whatever the form: does one "
-                  "counter keep adding up every call? Open a fresh `with ex.FlopCounter() as counter:` for each call.")
     if not 0.85 <= slopes["chunk"] <= 1.15:
-        if _cumulative(counts):
-            return False, "the counts do not follow either form's cost", seen, cumulative
-        return False, ("over your lengths the chunkwise count does not grow in proportion to T: how many "
-                       "chunks of 64 tokens do your sequences hold? The claim is about long sequences"), seen
+        return Verdict(False, "you counted the code, but over your lengths the chunkwise count does not grow in "
+                              "proportion to T: the claim is about long sequences", seen,
+                       hint="the chunkwise form cuts the sequence into chunks of 64 tokens and pads the last one: "
+                            "what does it cost when the whole sequence fits in one chunk? Take lengths of many "
+                            "chunks.")
     if not 1.85 <= slopes["parallel"] <= 2.15:
-        if _cumulative(counts):
-            return False, "the counts do not follow either form's cost", seen, cumulative
-        return False, ("over your lengths the parallel count does not grow like T²: are the sequences long "
-                       "enough for the T × T score matrix to dominate?"), seen
+        return Verdict(False, "you counted the code, but over your lengths the parallel count does not grow like "
+                              "T²: are the sequences long enough for the T × T score matrix to dominate?", seen,
+                       hint="at short lengths the parallel form's work on the values, which grows like T, still "
+                            "weighs; take lengths up to a few thousand tokens.")
     ratio = counts["parallel"][-1] / counts["chunk"][-1]
-    return True, (f"log–log slopes of the counted operations: parallel {slopes['parallel']:.2f}, chunkwise "
-                  f"{slopes['chunk']:.2f}; at T = {int(Ts[-1])} the chunkwise form does {ratio:.0f}× less work.")
+    batch = f" ({factor:.0f} sequences per call)" if factor > 1 else ""
+    return Verdict(True, f"your counts are the code's{batch}. Log–log slopes of the counted operations: parallel "
+                         f"{slopes['parallel']:.2f}, chunkwise {slopes['chunk']:.2f}; at T = {int(Ts[-1])} the "
+                         f"chunkwise form does {ratio:.0f}× less work.")
 
 
 @BOOK.exercise(3, "measure the cost of the parallel and chunkwise forms", kind="design", hints=[
@@ -199,15 +253,18 @@ def check_cost_scaling(Ts: Any, flops: Any, *, turn: Turn) -> bool:
     """Exercise 3: judge the learner's operation counts.
 
     ``Ts`` the sequence lengths, ``flops`` a dict ``{"parallel": [...], "chunk": [...]}`` of counted
-    floating-point operations. The log–log slope (least squares over all the learner's lengths) must lie in
-    [1.85, 2.15] for the parallel form and in [0.85, 1.15] for the chunkwise form: the two costs the theory
-    predicts (T² and T), measured on the package's actual code.
+    floating-point operations. The counts must be the code's at the learner's own lengths (:func:`flop_sweep`
+    at :data:`TASK`, up to one whole factor for a batch of sequences): the closed-form costs of the notebook are
+    off there (the parallel form's code also does work that grows like T, the chunkwise form pads its last
+    chunk), so a formula returned as a count is caught. Then the log–log slope (least squares over all the
+    learner's lengths) must lie in [1.85, 2.15] for the parallel form and in [0.85, 1.15] for the chunkwise
+    form: the two costs the theory predicts (T² and T), measured on the package's actual code.
     """
     return check_measurement(lambda: pending(Ts, flops), _judge_cost, turn=turn,
                              expects="Ts, a list of sequence lengths, and flops, a dict {'parallel': [...], "
                                      "'chunk': [...]} with one count per length",
-                             hint="the chunkwise form cuts the sequence into chunks of 64 tokens and pads the last "
-                                  "one: what does it cost when the whole sequence fits in one chunk?")
+                             hint="count one call of each form per length, each inside its own ex.FlopCounter() "
+                                  "block.")
 
 
 _MATMULS = {"mm": (0, 1), "addmm": (1, 2), "bmm": (0, 1), "baddbmm": (1, 2)}
@@ -277,6 +334,6 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
     return _loglog_slope(x, y)
 
 
-__all__ = ["BOOK", "FlopCounter", "check_cost_scaling", "check_inter_chunk", "check_recurrent", "count_flops",
+__all__ = ["BOOK", "TASK", "FlopCounter", "check_cost_scaling", "check_inter_chunk", "check_recurrent", "count_flops",
            "flop_sweep",
            "inter_chunk_reference", "loglog_slope", "recurrent_reference", "session"]
