@@ -71,7 +71,9 @@ def course_live_numbers() -> dict[str, str]:
     gc = torch.Generator().manual_seed(4)
     qc, kc, vc = (torch.randn(2, 50, 8, generator=gc, dtype=torch.float64) for _ in range(3))
     mem = pl.AssociativeMemory(8, 8, batch_shape=(2,), dtype=torch.float64)
-    gap = (mem.run(kc, vc, qc) - pl.linear_attention(qc, kc, vc)).abs().max().item()
+    reads = mem.run(kc, vc, qc)
+    assert reads is not None                                     # run returns the reads when given queries
+    gap = (reads - pl.linear_attention(qc, kc, vc)).abs().max().item()
     live["03"] = f"memory circuit vs linear attention: max difference {gap:.0e}"
     if find_spec("pavlovlab.capacity"):
         worst = [_worst_case_capacity(d) for d in (16, 64, 256)]

@@ -120,7 +120,9 @@ def error_on_one_key(beta: float, writes: int = 30) -> torch.Tensor:
     food = torch.ones(1, dtype=torch.float64)
     if beta <= 2:
         memory = AssociativeMemory(4, 1, rule="delta", lr=beta, dtype=torch.float64)
-        reads = memory.run(key.expand(writes, 4), food.expand(writes, 1), key.expand(writes, 4))[:, 0]
+        ran = memory.run(key.expand(writes, 4), food.expand(writes, 1), key.expand(writes, 4))
+        assert ran is not None                                  # run returns the reads when given queries
+        reads = ran[:, 0]
     else:
         S, out = torch.zeros(1, 4, dtype=torch.float64), []
         for _ in range(writes):
