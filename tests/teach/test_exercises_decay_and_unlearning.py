@@ -172,3 +172,9 @@ def test_half_life_mistakes_get_the_hint_that_fits(answer, says, capsys):
 def test_unlearn_mistakes_get_the_hint_that_fits(answer, says, capsys):
     assert not ex.check_unlearn(answer)
     assert says in capsys.readouterr().out
+
+
+def test_a_measurement_of_the_wrong_form_is_said_plainly_without_a_hint_about_the_idea(capsys):
+    assert not ex.check_measured_half_life(lambda gamma, max_lag=120: [1.0, 2.0])
+    out = capsys.readouterr().out
+    assert "should return one number" in out and "Hint:" not in out, out

@@ -167,3 +167,12 @@ def test_the_closed_form_is_caught_at_a_setting_where_it_is_off(capsys):
     assert "another setting" in out and "20 steps" in out, out
     assert rules.writes_to_recover(0.2) == 7 and rules.writes_to_recover(1.0) == 1
     assert rules.writes_to_recover(1.6) == 3        # an overshoot that flips sign still needs writes to settle
+
+
+def test_a_result_of_the_wrong_form_is_said_plainly_without_a_hint_about_the_idea(capsys):
+    assert not rules.check_recovery_time(lambda beta, n_keys=8, period=100: [1.0, 2.0])
+    out = capsys.readouterr().out
+    assert "should return one number, got shape (2,)" in out and "Hint:" not in out, out
+    assert not rules.check_unstable_beta(lambda: "two")
+    out = capsys.readouterr().out
+    assert "should be one number" in out and "Hint:" not in out, out

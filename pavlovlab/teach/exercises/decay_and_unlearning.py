@@ -105,9 +105,7 @@ def check_measured_half_life(fn: Callable[..., float], *, turn: Turn) -> bool:
             raise Unreadable("measure_half_life should take gamma and max_lag, as in the stub") from None
         short = measure_each(fn, (SHORT_WINDOW["gamma"],), "measure_half_life", max_lag=SHORT_WINDOW["max_lag"])
         return measured, short[SHORT_WINDOW["gamma"]]
-    return check_measurement(run, _judge_half_life, answer=fn,
-                             hint="what should the read-out of the bell be right after it is written, and how "
-                                  "do you average away the crosstalk of the distractors?", turn=turn)
+    return check_measurement(run, _judge_half_life, answer=fn, turn=turn)   # each verdict carries the hint that fits
 
 
 # --------------------------------------------------------------------------- Exercise 2: memory horizon

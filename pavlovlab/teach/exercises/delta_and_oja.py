@@ -163,7 +163,7 @@ def check_recovery_time(fn: Callable[..., float], *, turn: Turn) -> bool:
     """Judge the learner's ``recovery_time(beta, n_keys, period) -> float``: the mean number of steps after a
     drift until the delta memory's tracking cosine is back above 0.95, at β = 0.2, 0.5 and 1 with 8 keys (the
     ratio band), at β = 0.2 with 8 and 3 keys against :func:`recovery_band`, and at :data:`FAST_DRIFT`, where
-    it must never recover."""
+    it must never recover. A result of the wrong form, or a crash, is said plainly, with no hint about the idea."""
     def run() -> tuple[dict[float, float], dict[float, float], float | None]:
         if not callable(fn):
             raise Unreadable(f"expected your function recovery_time, got {type(fn).__name__}")
@@ -180,9 +180,7 @@ def check_recovery_time(fn: Callable[..., float], *, turn: Turn) -> bool:
         fast = measure_each(fn, (FAST_DRIFT["beta"],), "recovery_time", n_keys=FAST_DRIFT["n_keys"],
                             period=FAST_DRIFT["period"])
         return times, few, fast[FAST_DRIFT["beta"]]
-    return check_measurement(run, _judge_recovery, answer=fn,
-                             hint="after a drift, how much of the old value is left on a key after m writes "
-                                  "with learning rate β? How many writes of every key does that take?", turn=turn)
+    return check_measurement(run, _judge_recovery, answer=fn, turn=turn)   # each verdict carries the hint that fits
 
 
 # --------------------------------------------------------------------------- Exercise 2: the delta write
@@ -267,9 +265,7 @@ def _judge_unstable_beta(answer: Any) -> Verdict:
 def check_unstable_beta(answer: Callable[[], float] | float, *, turn: Turn) -> bool:
     """Check the learner's learning rate above which the delta rule diverges with unit-norm keys (β = 2,
     within 0.1); a wrong value gets the question that fits where it lies."""
-    return check_measurement(answer, _judge_unstable_beta, turn=turn, expects="one number, a learning rate",
-                             hint="write the same unit key again and again: by what factor does one write "
-                                  "multiply the error on it? When is that factor larger than 1 in size?")
+    return check_measurement(answer, _judge_unstable_beta, turn=turn, expects="one number, a learning rate")
 
 
 # --------------------------------------------------------------------------- Exercise 4: Oja's fixed point
