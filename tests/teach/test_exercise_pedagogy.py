@@ -693,6 +693,27 @@ def recovery_time(beta, n_keys=8, seeds=3, period=100):
         waits.append(torch.where(back.any(-1), back.float().argmax(-1), torch.inf))
     return torch.stack(waits).mean().item()
 ''', "wrong", "too soon"),
+    ("delta_and_oja", 1, "the count of writes per key returned as the measurement", '''
+def recovery_time(beta, n_keys=8, seeds=3, period=100):
+    return float(n_keys * ex.writes_to_recover(beta))
+''', "wrong", "another setting"),
+    ("delta_and_oja", 1, "a literal float64 loop over a stream of its own, right", '''
+def recovery_time(beta, n_keys=8, seeds=4, period=120):
+    gen = torch.Generator().manual_seed(5)
+    K = torch.linalg.qr(torch.randn(seeds, 16, 16, generator=gen, dtype=torch.float64))[0][..., :n_keys].mT
+    S, waits = torch.zeros(seeds, 16, 16, dtype=torch.float64), []
+    for regime in range(4):
+        V = torch.nn.functional.normalize(torch.randn(seeds, n_keys, 16, generator=gen, dtype=torch.float64), dim=-1)
+        found = torch.full((seeds,), math.inf, dtype=torch.float64)
+        for t in range(period):
+            i = (3 * t + regime) % n_keys
+            S = S + beta * (V[:, i] - (S @ K[:, i, :, None])[..., 0])[..., :, None] * K[:, i, None, :]
+            cos = torch.nn.functional.cosine_similarity(K @ S.mT, V, dim=-1).mean(-1)
+            found[torch.isinf(found) & (cos >= 0.95)] = float(t)
+        if regime:
+            waits.append(found)
+    return torch.stack(waits).mean().item()
+''', "right", ""),
     ("delta_and_oja", 2, "in place, right", '''
 def delta_write(S, k, v, beta):
     S += beta * torch.outer(v - S @ k, k)
@@ -706,21 +727,115 @@ def delta_write(S, k, v, beta):
     ("delta_and_oja", 2, "normalised by k·k, diagnosed", '''
 def delta_write(S, k, v, beta):
     return S + beta * torch.outer(v - S @ k, k) / (k @ k)
-''', "wrong", "divides by k·k"),
+''', "wrong", "keys of length 1, not for this one"),
     ("delta_and_oja", 2, "overwrites v with the prediction, returns a copy", '''
 def delta_write(S, k, v, beta):
     v.copy_(S @ k)
     return S.clone()
 ''', "wrong", "values are off"),
+    ("delta_and_oja", 2, "a float64 loop over the entries, right", '''
+def delta_write(S, k, v, beta):
+    new = S.clone().double()
+    for a in range(S.shape[0]):
+        surprise = v[a] - sum(S[a, b] * k[b] for b in range(S.shape[1]))
+        for b in range(S.shape[1]):
+            new[a, b] += beta * surprise * k[b]
+    return new
+''', "right", ""),
+    ("delta_and_oja", 2, "a list, diagnosed", '''
+def delta_write(S, k, v, beta):
+    return (S + beta * torch.outer(v - S @ k, k)).tolist()
+''', "wrong", "as a Python list"),
+    ("delta_and_oja", 2, "the transpose, diagnosed", '''
+def delta_write(S, k, v, beta):
+    return (S + beta * torch.outer(v - S @ k, k)).T
+''', "wrong", "the other way round"),
+    ("delta_and_oja", 2, "the error the wrong way round, diagnosed", '''
+def delta_write(S, k, v, beta):
+    return S + beta * torch.outer(S @ k - v, k)
+''', "wrong", "which way round is the surprise"),
+    ("delta_and_oja", 3, "a tensor from a function, right", '''
+def unstable_beta():
+    return torch.tensor(2.0, dtype=torch.float64)
+''', "right", ""),
+    ("delta_and_oja", 3, "β = 1, the fastest, diagnosed", '''
+def unstable_beta():
+    return 1.0
+''', "wrong", "removes the whole error"),
+    ("delta_and_oja", 3, "β = 3, beyond the edge", '''
+def unstable_beta():
+    return 3
+''', "wrong", "not where the delta rule starts to diverge"),
+    ("delta_and_oja", 4, "power iteration with a flipped sign, right", '''
+def oja_fixed_point(C):
+    w = torch.ones(C.shape[0], dtype=C.dtype)
+    for _ in range(2000):
+        w = C @ w
+        w = w / w.norm()
+    return -w
+''', "right", ""),
+    ("delta_and_oja", 4, "the smallest eigenvector, diagnosed", '''
+def oja_fixed_point(C):
+    return torch.linalg.eigh(C).eigenvectors[:, 0]
+''', "wrong", "smallest eigenvalue"),
+    ("delta_and_oja", 4, "a row of the eigenvector matrix, diagnosed", '''
+def oja_fixed_point(C):
+    return torch.linalg.eigh(C).eigenvectors[-1]
+''', "wrong", "a row of the eigenvector matrix"),
     # 07
     ("decay_and_unlearning", 1, "the closed form returned directly", '''
 def measure_half_life(gamma, trials=100, d=64, max_lag=120):
     return float(np.log(2) / -np.log(gamma))
-''', "wrong", "computing the formula"),
+''', "wrong", "another setting"),
+    ("decay_and_unlearning", 1, "the effective window returned as the measurement", '''
+def measure_half_life(gamma, trials=100, d=64, max_lag=120):
+    return 1 / (1 - gamma)
+''', "wrong", "too late"),
+    ("decay_and_unlearning", 1, "a literal loop in float64, first whole lag below one half, right", '''
+def measure_half_life(gamma, trials=150, d=48, max_lag=120):
+    gen = torch.Generator().manual_seed(3)
+    k = torch.nn.functional.normalize(torch.randn(trials, max_lag + 1, d, generator=gen, dtype=torch.float64), dim=-1)
+    v = torch.nn.functional.normalize(torch.randn(trials, max_lag + 1, d, generator=gen, dtype=torch.float64), dim=-1)
+    S = torch.zeros(trials, d, d, dtype=torch.float64)
+    for lag in range(max_lag + 1):
+        S = gamma * S + v[:, lag, :, None] * k[:, lag, None, :]
+        if ((S @ k[:, 0, :, None])[..., 0] * v[:, 0]).sum(-1).mean() < 0.5:
+            return lag
+    return math.inf
+''', "right", ""),
     ("decay_and_unlearning", 2, "math.log, right", '''
 def my_half_life(gamma):
     return math.log(2) / -math.log(gamma)
 ''', "right", ""),
+    ("decay_and_unlearning", 2, "torch logs of one half, right", '''
+def my_half_life(gamma):
+    return torch.log(torch.tensor(0.5, dtype=torch.float64)) / torch.log(torch.tensor(gamma, dtype=torch.float64))
+''', "right", ""),
+    ("decay_and_unlearning", 2, "the approximation for γ near 1, diagnosed", '''
+def my_half_life(gamma):
+    return 0.69 / (1 - gamma)
+''', "wrong", "approximation for γ close to 1"),
+    ("decay_and_unlearning", 2, "a negative half-life, diagnosed", '''
+def my_half_life(gamma):
+    return math.log(2) / math.log(gamma)
+''', "wrong", "negative"),
+    ("decay_and_unlearning", 2, "the effective window, diagnosed", '''
+def my_half_life(gamma):
+    return 1 / (1 - gamma)
+''', "wrong", "effective window"),
+    ("decay_and_unlearning", 3, "in place, right", '''
+def my_unlearn(S, k):
+    S -= (S @ k)[:, None] * k[None, :] / k.dot(k)
+    return S
+''', "right", ""),
+    ("decay_and_unlearning", 3, "divides by the key's length once, diagnosed", '''
+def my_unlearn(S, k):
+    return S - torch.outer(S @ k, k) / k.norm()
+''', "wrong", "divides by the key's length once"),
+    ("decay_and_unlearning", 3, "forgets the key's length, diagnosed", '''
+def my_unlearn(S, k):
+    return S - torch.outer(S @ k, k)
+''', "wrong", "right for a key of length 1"),
     ("decay_and_unlearning", 3, "zeroes the whole memory in place", '''
 def my_unlearn(S, k):
     S.zero_()

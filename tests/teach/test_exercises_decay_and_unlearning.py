@@ -2,6 +2,7 @@
 raises, and the designed half-life measurement is judged on its result."""
 
 import math
+import re
 
 import pytest
 import torch
@@ -115,9 +116,65 @@ def test_measured_half_life_judged_on_its_result(capsys):
     assert not ex.check_measured_half_life(lambda gamma, max_lag=120: 0.5 * half_life_ok(gamma))
     assert "too early" in capsys.readouterr().out
     assert not ex.check_measured_half_life(lambda gamma, max_lag=120: half_life_ok(gamma))   # the formula itself
-    assert "computing the formula" in capsys.readouterr().out
+    assert "another setting" in capsys.readouterr().out
     assert not ex.check_measured_half_life(stub)
     assert "not yet implemented" in capsys.readouterr().out
     # the band is narrower than the classic confusion: 1/(1 − γ) is 46-48 % off at the checked γ
     for gamma in ex.HALF_LIFE_GAMMAS:
         assert abs(1 / (1 - gamma) / half_life_ok(gamma) - 1) > 4 * ex.HALF_LIFE_RTOL
+
+
+def _expected_numbers(first, revealed):
+    """The numbers the detail adds once the expected values may be shown, leaving out the learner's own."""
+    line, more = (next(ln for ln in out.splitlines() if ln.startswith("❌")) for out in (first, revealed))
+    assert more.startswith(line + " ("), (line, more)
+    detail = re.sub(r"(got|yours) [^;,]*", "", more[len(line) + 2:-1])
+    return set(re.findall(r"\d+(?:\.\d+)?", detail))
+
+
+@pytest.mark.parametrize("number, checker, answer", [
+    (1, "check_measured_half_life", half_life_window),
+    (1, "check_measured_half_life", lambda gamma, max_lag=120: 0.8 * half_life_ok(gamma)),
+    (2, "check_half_life", half_life_window),
+    (2, "check_half_life", lambda gamma: 0.69 / (1 - gamma)),
+    (3, "check_unlearn", unlearn_unnormalised),
+    (3, "check_unlearn", lambda S, k: S - torch.outer(S @ k, k) / k.norm()),
+])
+def test_a_first_wrong_answer_shows_no_expected_number(number, checker, answer, capsys):
+    getattr(forgetting.session(), checker)(answer)
+    first = capsys.readouterr().out
+    learner = forgetting.session()
+    learner.solution(number)
+    capsys.readouterr()
+    getattr(learner, checker)(answer)
+    expected = _expected_numbers(first, capsys.readouterr().out)
+    assert expected
+    said = set(re.findall(r"\d+(?:\.\d+)?", first.split("Stuck?")[0]))
+    assert not expected & said, f"a first ❌ holds the expected numbers {expected & said}:\n{first}"
+
+
+@pytest.mark.parametrize("answer, says", [
+    (half_life_window, "effective window"),
+    (lambda gamma: math.log(2) / math.log(gamma), "negative"),
+    (lambda gamma: 0.69 / (1 - gamma), "approximation"),
+    (half_life_log10, "different bases"),
+])
+def test_half_life_mistakes_get_the_hint_that_fits(answer, says, capsys):
+    assert not ex.check_half_life(answer)
+    assert says in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("answer, says", [
+    (unlearn_unnormalised, "right for a key of length 1"),
+    (unlearn_wipes_everything, "wipes the whole memory"),
+    (lambda S, k: S + torch.outer(S @ k, k) / (k @ k), "doubles the bell's answer"),
+])
+def test_unlearn_mistakes_get_the_hint_that_fits(answer, says, capsys):
+    assert not ex.check_unlearn(answer)
+    assert says in capsys.readouterr().out
+
+
+def test_a_measurement_of_the_wrong_form_is_said_plainly_without_a_hint_about_the_idea(capsys):
+    assert not ex.check_measured_half_life(lambda gamma, max_lag=120: [1.0, 2.0])
+    out = capsys.readouterr().out
+    assert "should return one number" in out and "Hint:" not in out, out

@@ -2,6 +2,7 @@
 implemented", nothing raises; the designed measurement is judged on its result."""
 
 import math
+import re
 
 import pytest
 import torch
@@ -115,3 +116,63 @@ def test_oja_fixed_point_judges_type_shape_and_dtype_as_every_checker(answer, sa
     assert not rules.check_oja_fixed_point(answer)
     out = capsys.readouterr().out
     assert said in out, out
+
+
+def _expected_numbers(first, revealed):
+    """The numbers the detail adds once the expected values may be shown, leaving out the learner's own
+    ("got ...", "yours ...")."""
+    line, more = (next(ln for ln in out.splitlines() if ln.startswith("❌")) for out in (first, revealed))
+    assert more.startswith(line + " ("), (line, more)
+    detail = re.sub(r"(got|yours) [^;,]*", "", more[len(line) + 2:-1])
+    return set(re.findall(r"\d+(?:\.\d+)?", detail))
+
+
+def _first_and_revealed(check, number, answer, capsys):
+    """A wrong answer's first ❌ in a fresh session, and the same answer's ❌ once the solution was read (which
+    adds the expected numbers)."""
+    check(rules.session(), answer)
+    first = capsys.readouterr().out
+    ex = rules.session()
+    ex.solution(number)
+    capsys.readouterr()
+    check(ex, answer)
+    return first, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("number, check, answer", [
+    (2, lambda ex, a: ex.check_delta_write(a), lambda S, k, v, beta: S + beta * torch.outer(v, k)),
+    (2, lambda ex, a: ex.check_delta_write(a), lambda S, k, v, beta: S + beta * torch.outer(v - S @ k, k) / (k @ k)),
+    (3, lambda ex, a: ex.check_unstable_beta(a), lambda: 1.0),
+    (3, lambda ex, a: ex.check_unstable_beta(a), lambda: 2.5),
+    (4, lambda ex, a: ex.check_oja_fixed_point(a), lambda C: torch.linalg.eigh(C).eigenvectors[:, 0]),
+    (4, lambda ex, a: ex.check_oja_fixed_point(a), lambda C: 2 * torch.linalg.eigh(C).eigenvectors[:, -1]),
+    (1, lambda ex, a: ex.check_recovery_time(a), lambda beta, n_keys=8, period=100: 9.0 / beta ** 0.5),
+    (1, lambda ex, a: ex.check_recovery_time(a), lambda beta, n_keys=8, period=100: 2.5 * n_keys / beta),
+])
+def test_a_first_wrong_answer_shows_no_expected_number(number, check, answer, capsys):
+    first, revealed = _first_and_revealed(check, number, answer, capsys)
+    expected = _expected_numbers(first, revealed)
+    assert expected, f"the revealed verdict adds no expected number:\n{revealed}"
+    said = set(re.findall(r"\d+(?:\.\d+)?", first.split("Stuck?")[0]))
+    assert not expected & said, f"a first ❌ holds the expected numbers {expected & said}:\n{first}"
+
+
+def test_the_closed_form_is_caught_at_a_setting_where_it_is_off(capsys):
+    """Counting writes per key gives numbers inside every band of the main setting; with drifts every 20 steps
+    the count is off (a simulation never recovers) and the check says so."""
+    def counted(beta, n_keys=8, seeds=3, period=100):
+        return float(n_keys * rules.writes_to_recover(beta))
+    assert not rules.check_recovery_time(counted)
+    out = capsys.readouterr().out
+    assert "another setting" in out and "20 steps" in out, out
+    assert rules.writes_to_recover(0.2) == 7 and rules.writes_to_recover(1.0) == 1
+    assert rules.writes_to_recover(1.6) == 3        # an overshoot that flips sign still needs writes to settle
+
+
+def test_a_result_of_the_wrong_form_is_said_plainly_without_a_hint_about_the_idea(capsys):
+    assert not rules.check_recovery_time(lambda beta, n_keys=8, period=100: [1.0, 2.0])
+    out = capsys.readouterr().out
+    assert "should return one number, got shape (2,)" in out and "Hint:" not in out, out
+    assert not rules.check_unstable_beta(lambda: "two")
+    out = capsys.readouterr().out
+    assert "should be one number" in out and "Hint:" not in out, out

@@ -18,7 +18,7 @@ def _widget(notebook: str):
     cells = [c for c in json.loads((ROOT / "course" / notebook).read_text())["cells"]
              if c["cell_type"] == "code" and "launch" not in c.get("metadata", {}).get("tags", [])]   # not Colab's
     setup = "".join(cells[0]["source"])
-    widget = next("".join(c["source"]) for c in cells if "interactive_plot(draw" in "".join(c["source"]))
+    widget = next("".join(c["source"]) for c in cells[1:] if "interactive_plot(" in "".join(c["source"]))
     seen = {}
     namespace = {}
     exec(compile(setup, notebook, "exec"), namespace)

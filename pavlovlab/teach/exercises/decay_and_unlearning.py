@@ -18,7 +18,7 @@ import torch
 from pavlovlab.forgetting.decay import half_life
 from pavlovlab.forgetting.unlearning import unlearn_delta
 
-from ._core import Book, Case, Turn, Unreadable, check_function, check_measurement, measure_each
+from ._core import Book, Case, Turn, Unreadable, Verdict, check_function, check_measurement, measure_each
 
 _DTYPE = torch.float64
 
@@ -48,31 +48,38 @@ lags, so a measurement over that window cannot see the read-out fall to one half
 (``math.inf``) or report a lag inside the window. The formula returned as a measurement gives 34.3."""
 
 
-def _judge_half_life(runs: tuple[dict[float, float], float]) -> tuple:
+def _judge_half_life(runs: tuple[dict[float, float], float]) -> Verdict:
     measured, short = runs
     shown = ", ".join(f"γ = {g}: {m:.3g}" for g, m in measured.items())
     for g, m in measured.items():
         if math.isinf(m):
-            return False, (f"at γ = {g} your read-out never fell to one half ({shown}). Did you apply the decay, "
-                           "and did you write enough distractors after the bell?")
+            return Verdict(False, f"at γ = {g} your read-out never fell to one half ({shown}).",
+                           hint="did you apply the decay, and did you write enough distractors after the bell?")
     ratios = {g: m / float(half_life(g)) for g, m in measured.items()}
     bad = {g: r for g, r in ratios.items() if abs(r - 1) > HALF_LIFE_RTOL}
     if bad:
         g = next(iter(bad))
         side = "late" if bad[g] > 1 else "early"
-        return False, (f"your measured half-lives ({shown}) cross one half too {side} at γ = {g}. Is your "
-                       "read-out projected on the bell's own food and averaged over enough trials (≥ 100)? "
-                       "Is lag 0 the step at which the bell itself was written?")
+        return Verdict(False, f"your measured half-lives ({shown}) cross one half too {side} at γ = {g}.",
+                       detail=f"theory {float(half_life(g)):.3g} steps, accepted within "
+                              f"{100 * HALF_LIFE_RTOL:.0f} %",
+                       hint="is your read-out projected on the bell's own food and averaged over enough trials "
+                            "(≥ 100)? Is lag 0 the step at which the bell itself was written, and do you return "
+                            "the lag where the mean first falls to one half?")
     window = SHORT_WINDOW["max_lag"]
     if math.isfinite(short) and short > window + 1:
-        return (False, f"run over a window of only {window} lags at γ = {SHORT_WINDOW['gamma']}, your "
-                "measure_half_life "
-                f"reports a half-life of {short:.3g} steps, beyond anything it can have seen: is it measuring the "
-                "read-out, or computing the formula? (When the read-out never falls to one half within max_lag, "
-                "return math.inf.)")
+        return Verdict(False, f"at another setting, a window of only {window} lags at γ = {SHORT_WINDOW['gamma']} "
+                              "(too short to see this head's read-out fall to one half, so the formula is no use "
+                              f"there), your measure_half_life reports {short:.3g} steps, beyond anything it can "
+                              "have seen.",
+                       detail="a measurement over 20 lags never sees the crossing: math.inf",
+                       hint="does your function measure the read-out over the max_lag it is given, rather than "
+                            "compute the formula? Where the read-out never falls to one half within max_lag, "
+                            "return math.inf.")
     worst = max(abs(r - 1) for r in ratios.values())
-    return True, (f"measured half-lives {shown} steps, within {100 * worst:.0f}% of ln 2/(−ln γ) "
-                  f"(accepted: {100 * HALF_LIFE_RTOL:.0f}%, see HALF_LIFE_RTOL).")
+    return Verdict(True, f"measured half-lives {shown} steps, within {100 * worst:.0f}% of ln 2/(−ln γ) "
+                         f"(accepted: {100 * HALF_LIFE_RTOL:.0f}%, see HALF_LIFE_RTOL); and over a window of "
+                         f"{window} lags at γ = {SHORT_WINDOW['gamma']} it reports no crossing it cannot see.")
 
 
 @BOOK.exercise(1, "measure a half-life", kind="design", hints=[
@@ -98,9 +105,7 @@ def check_measured_half_life(fn: Callable[..., float], *, turn: Turn) -> bool:
             raise Unreadable("measure_half_life should take gamma and max_lag, as in the stub") from None
         short = measure_each(fn, (SHORT_WINDOW["gamma"],), "measure_half_life", max_lag=SHORT_WINDOW["max_lag"])
         return measured, short[SHORT_WINDOW["gamma"]]
-    return check_measurement(run, _judge_half_life, answer=fn,
-                             hint="what should the read-out of the bell be right after it is written, and how "
-                                  "do you average away the crosstalk of the distractors?", turn=turn)
+    return check_measurement(run, _judge_half_life, answer=fn, turn=turn)   # each verdict carries the hint that fits
 
 
 # --------------------------------------------------------------------------- Exercise 2: memory horizon
@@ -120,10 +125,26 @@ def check_half_life(fn: Callable[[float], float], *, turn: Turn, seed: int = 0) 
     gammas = [1 - 2 ** (-5 - h) for h in (0, 2, 5)]
     gammas += [0.5, 0.9] + [float(x) for x in 0.2 + 0.79 * torch.rand(3, generator=g, dtype=_DTYPE)]
     cases: list[Case] = [((gm,), {}) for gm in gammas]
-    return check_function(fn, half_life_reference, cases,
-                          hint="at γ = 0.5 a note is read at half strength after exactly one step: does your "
-                               "formula give 1 there? The half-life is where γ to the power ℓ equals one half, "
-                               "not the total weight of all notes.",
+    mistakes = [(lambda gm: 1 / (1 - gm),
+                 "that is the effective window, the total weight of all notes: the half-life is the lag at which "
+                 "one note is read at half its strength."),
+                (lambda gm: math.log(2) / (1 - gm),
+                 "your formula is the approximation for γ close to 1; it is off for the smaller γ of this case. "
+                 "Solve for the lag exactly."),
+                (lambda gm: 0.69 / (1 - gm),
+                 "your formula is the approximation for γ close to 1; it is off for the smaller γ of this case. "
+                 "Solve for the lag exactly."),
+                (lambda gm: math.log(2) / math.log(gm),
+                 "your half-life is negative: what is the sign of the logarithm of a γ below 1?"),
+                (lambda gm: math.log10(2) / -math.log(gm),
+                 "your two logarithms are in different bases: take both in the same one."),
+                (lambda gm: math.log(2) / -math.log10(gm),
+                 "your two logarithms are in different bases: take both in the same one."),
+                (lambda gm: gm ** 0.5,
+                 "your answer is a strength, not a lag: at which lag ℓ does γ^ℓ equal one half?")]
+    return check_function(fn, half_life_reference, cases, mistakes=mistakes,
+                          hint="your half-life differs on this case. At γ = 0.5 a note is read at half strength "
+                               "after exactly one step: does your formula give 1 there?",
                           rtol=1e-6, atol=1e-9, turn=turn)
 
 
@@ -148,9 +169,24 @@ def check_unlearn(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], *, t
         S = torch.randn(d_v, d_k, generator=g, dtype=_DTYPE)
         k = torch.randn(d_k, generator=g, dtype=_DTYPE) * (0.5 + 2 * torch.rand((), generator=g, dtype=_DTYPE))
         cases.append(((S, k), {}))
-    return check_function(fn, unlearn_reference, cases,
-                          hint="read your new memory with the same key: is the answer zero? The keys here are "
-                               "not of unit length: how far does one write along k move the read-out S k?",
+    mistakes = [(lambda S, k: S - torch.outer(S @ k, k),
+                 "your edit is right for a key of length 1, and these keys are not: read your new memory with "
+                 "the same key. Is the answer zero? How far does one write along k move the read-out S k?"),
+                (lambda S, k: S - torch.outer(S @ k, k) / k.norm(),
+                 "your edit divides by the key's length once: how far does one write of e along k move the "
+                 "read-out S k, in terms of the key?"),
+                (lambda S, k: torch.zeros_like(S),
+                 "your edit wipes the whole memory: every other bell is forgotten too. Which part of S answers "
+                 "the bell k, and only that?"),
+                (lambda S, k: S + torch.outer(S @ k, k) / (k @ k),
+                 "your edit doubles the bell's answer instead of removing it: what do we want the bell to "
+                 "predict, and which way round is the error?"),
+                (lambda S, k: S - torch.outer(k, S @ k) / (k @ k),
+                 "your outer product is the other way round: the error (d_v) is the column, the key (d_k) the "
+                 "row.")]
+    return check_function(fn, unlearn_reference, cases, mistakes=mistakes,
+                          hint="your new memory differs on this case. Read it with the same key: is the answer "
+                               "zero? And is nothing changed in the directions orthogonal to k?",
                           rtol=1e-6, atol=1e-9, turn=turn)
 
 __all__ = ["BOOK", "HALF_LIFE_GAMMAS", "HALF_LIFE_RTOL", "SHORT_WINDOW", "check_half_life", "check_measured_half_life",

@@ -24,9 +24,10 @@ from ._core import (
     Case,
     Turn,
     Unreadable,
+    Verdict,
     check_function,
     check_measurement,
-    check_value,
+    finite_number,
     measure_each,
 )
 
@@ -65,10 +66,13 @@ RECOVERY_KEYS = (8, 3)
 
 def writes_to_recover(beta: float, level: float = 0.95) -> int:
     """How many writes of one key bring its read-out's cosine with the new value to ``level`` after a drift
-    (old and new values orthogonal): the smallest m with c/(1 − c) ≤ tan(arccos level), c = (1 − β)^m."""
-    bound = math.tan(math.acos(level))
+    (old and new values orthogonal), for 0 < β < 2: after m writes the read-out is ``v_new + c (v_old − v_new)``
+    with c = (1 − β)^m, whose cosine with v_new is (1 − c)/((1 − c)² + c²)^½; the smallest m where that
+    reaches ``level``."""
+    if not 0 < beta < 2:
+        raise ValueError(f"beta: expected a learning rate in (0, 2), where the delta rule converges; got {beta!r}")
     m = 1
-    while (1 - beta) ** m / (1 - (1 - beta) ** m) > bound:
+    while (1 - (c := (1 - beta) ** m)) / ((1 - c) ** 2 + c ** 2) ** 0.5 < level:
         m += 1
     return m
 
@@ -84,38 +88,64 @@ def recovery_band(beta: float, n_keys: int) -> tuple[float, float]:
     return 0.75 * (m - 1) * n_keys, 1.25 * (m + 1) * n_keys
 
 
-def _judge_recovery(runs: tuple[dict[float, float], dict[float, float]]) -> tuple:
-    times, few = runs
+FAST_DRIFT = dict(beta=0.2, n_keys=8, period=20)
+"""A setting where counting writes per key is off: the foods are redrawn every 20 steps, while 8 keys at
+β = 0.2 need about 48 steps to recover. A simulation never sees the cosine back above 0.95 before the next
+drift and returns ``inf`` (the reference solution does, at every period up to 30); the count of writes
+returned as a measurement gives about 56."""
+
+
+def _judge_recovery(runs: tuple[dict[float, float], dict[float, float], float | None]) -> Verdict:
+    times, few, fast = runs
     shown = ", ".join(f"β = {b}: {t:.3g}" for b, t in times.items())
     if any(math.isinf(t) for t in times.values()):
-        return False, (f"your memory never recovered at some β ({shown}). Which rule did you use, and does "
-                       "your memory ever take an old value down?")
+        return Verdict(False, f"your memory never recovered at some β ({shown}).",
+                       hint="which rule did you use, and does your memory ever take an old value down?")
     if any(t < 0 for t in times.values()):
-        return False, f"a recovery time cannot be negative ({shown})."
-    slow, mid, fast = (times[b] for b in RECOVERY_BETAS)
-    if not slow > mid > fast:
-        return False, (f"your recovery times ({shown}) do not shrink as β grows. Did you count the steps from "
-                       "the drift, and what does your search return when the cosine never reaches 0.95 "
-                       "within the window?")
-    ratio = slow / max(fast, 1e-12)
+        return Verdict(False, f"a recovery time cannot be negative ({shown}).",
+                       hint="count the steps from the drift forwards: the first step after it is step 0.")
+    slow, mid, fast_beta = (times[b] for b in RECOVERY_BETAS)
+    if not slow > mid > fast_beta:
+        return Verdict(False, f"your recovery times ({shown}) do not shrink as β grows.",
+                       hint="did you count the steps from the drift, and what does your search return when the "
+                            "cosine never reaches 0.95 within the window?")
+    ratio = slow / max(fast_beta, 1e-12)
     low, high = RECOVERY_RATIO_BAND
     if not low <= ratio <= high:
-        return False, (f"your times ({shown}) give recovery(0.2) / recovery(1) = {ratio:.2g}. Count how many "
-                       "writes of one key the delta rule needs at β = 1 and at β = 0.2, and check that you "
-                       "average over several drifts and seeds.")
+        return Verdict(False, f"your times ({shown}) give recovery(0.2) / recovery(1) = {ratio:.2g}, not the factor "
+                              "that counting writes per key predicts.",
+                       detail=f"expected a ratio between {low:g} and {high:g}",
+                       hint="count how many writes of one key the delta rule needs at β = 1 and at β = 0.2, and "
+                            "check that you average over several drifts and seeds.")
     for n_keys, table in ((RECOVERY_KEYS[0], times), (RECOVERY_KEYS[1], few)):
         t = table[0.2]
         low, high = recovery_band(0.2, n_keys)
         if math.isfinite(t) and t >= 0 and not low <= t <= high:
             side = "soon" if t < low else "late"
-            return (False, f"with {n_keys} keys at β = 0.2 your memory counts as recovered too {side}: one key "
-                    f"needs {writes_to_recover(0.2)} writes at β = 0.2 to get its cosine back to 0.95. Is 0.95 the "
-                    "level your search looks for, and do you count steps from the drift itself?",
-                    f"yours {t:.3g} steps, expected between {low:.0f} and {high:.0f}")
-    return True, (f"recovery after a drift ({RECOVERY_KEYS[0]} keys): {shown} steps; β = 0.2 takes {ratio:.1f}× "
-                  "longer than β = 1 "
-                  f"(theory: between (6n + 1)/(2n − 1) and (6n + 1)/(n − 1) for n keys, 3.3 to 7.0 for 8 keys, "
-                  "depending on where in a round of keys the drift falls).")
+            return Verdict(False, f"with {n_keys} keys at β = 0.2 your memory counts as recovered too {side}.",
+                           detail=f"yours {t:.3g} steps, expected between {low:.0f} and {high:.0f}: one key needs "
+                                  f"{writes_to_recover(0.2)} writes at this β",
+                           hint="is 0.95 the level your search looks for, and do you count steps from the drift "
+                                "itself? How many writes does one key need at β = 0.2, and how many steps does "
+                                "a round of all the keys take?")
+    if fast is None:
+        return Verdict(False, "recovery_time should also take period (the steps between drifts), as in the stub: the "
+                              "check runs it once more at another setting.",
+                       hint="add period=100 to its arguments and build the stream's drifts from it.")
+    if not math.isinf(fast):
+        return Verdict(False, f"at another setting, with the foods redrawn every {FAST_DRIFT['period']} steps (faster "
+                              f"than β = {FAST_DRIFT['beta']} can follow with {FAST_DRIFT['n_keys']} keys, so counting "
+                              "writes per key is off there), your recovery_time reports recovery after "
+                              f"{fast:.3g} steps, though no food table lasts that long.",
+                       detail="a simulation never gets back above 0.95 before the next drift: torch.inf",
+                       hint="does your function simulate the stream with the period it is given, rather than count "
+                            "writes, and does it return torch.inf where the cosine never gets back above 0.95 "
+                            "before the next drift?")
+    return Verdict(True, f"recovery after a drift ({RECOVERY_KEYS[0]} keys): {shown} steps; β = 0.2 takes "
+                         f"{ratio:.1f}× longer than β = 1 (theory: between (6n + 1)/(2n − 1) and (6n + 1)/(n − 1) "
+                         "for n keys, 3.3 to 7.0 for 8 keys, depending on where in a round of keys the drift "
+                         f"falls); and with drifts every {FAST_DRIFT['period']} steps your memory rightly never "
+                         "recovers at β = 0.2.")
 
 
 @BOOK.exercise(1, "measure the recovery time after a drift", kind="design", hints=[
@@ -130,21 +160,27 @@ def _judge_recovery(runs: tuple[dict[float, float], dict[float, float]]) -> tupl
            "find the first True with .float().argmax(-1); where there is no True at all, the memory never "
            "recovered: use torch.where(back.any(-1), first, torch.inf)."])
 def check_recovery_time(fn: Callable[..., float], *, turn: Turn) -> bool:
-    """Judge the learner's ``recovery_time(beta, n_keys) -> float``: the mean number of steps after a drift
-    until the delta memory's tracking cosine is back above 0.95, at β = 0.2, 0.5 and 1 with 8 keys (the
-    ratio band), and at β = 0.2 with 8 and 3 keys against :func:`recovery_band`."""
-    def run() -> tuple[dict[float, float], dict[float, float]]:
+    """Judge the learner's ``recovery_time(beta, n_keys, period) -> float``: the mean number of steps after a
+    drift until the delta memory's tracking cosine is back above 0.95, at β = 0.2, 0.5 and 1 with 8 keys (the
+    ratio band), at β = 0.2 with 8 and 3 keys against :func:`recovery_band`, and at :data:`FAST_DRIFT`, where
+    it must never recover. A result of the wrong form, or a crash, is said plainly, with no hint about the idea."""
+    def run() -> tuple[dict[float, float], dict[float, float], float | None]:
         if not callable(fn):
             raise Unreadable(f"expected your function recovery_time, got {type(fn).__name__}")
         try:
             inspect.signature(fn).bind(0.2, n_keys=RECOVERY_KEYS[0])
         except (TypeError, ValueError):
             raise Unreadable("recovery_time should take beta and n_keys (the number of keys), as in the stub") from None
-        return (measure_each(fn, RECOVERY_BETAS, "recovery_time", n_keys=RECOVERY_KEYS[0]),
-                measure_each(fn, (0.2,), "recovery_time", n_keys=RECOVERY_KEYS[1]))
-    return check_measurement(run, _judge_recovery, answer=fn,
-                             hint="after a drift, how much of the old value is left on a key after m writes "
-                                  "with learning rate β? How many writes of every key does that take?", turn=turn)
+        times = measure_each(fn, RECOVERY_BETAS, "recovery_time", n_keys=RECOVERY_KEYS[0])
+        few = measure_each(fn, (0.2,), "recovery_time", n_keys=RECOVERY_KEYS[1])
+        try:
+            inspect.signature(fn).bind(FAST_DRIFT["beta"], n_keys=FAST_DRIFT["n_keys"], period=FAST_DRIFT["period"])
+        except (TypeError, ValueError):
+            return times, few, None
+        fast = measure_each(fn, (FAST_DRIFT["beta"],), "recovery_time", n_keys=FAST_DRIFT["n_keys"],
+                            period=FAST_DRIFT["period"])
+        return times, few, fast[FAST_DRIFT["beta"]]
+    return check_measurement(run, _judge_recovery, answer=fn, turn=turn)   # each verdict carries the hint that fits
 
 
 # --------------------------------------------------------------------------- Exercise 2: the delta write
@@ -171,14 +207,27 @@ def check_delta_write(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, fl
         cases.append(((_randn(g, d_v, d_k), length * k / k.norm(), _randn(g, d_v), beta), {}))
         notes.append("" if length == 1.0 else f"a key of length {length:g}")
     mistakes = [(lambda S, k, v, beta: S + beta * torch.outer(v - S @ k, k) / (k @ k),
-                 "your write divides by k·k: the task's delta write is β (v − S k) kᵀ as it stands (with keys "
-                 "of length 1 the two agree, with these keys they do not)"),
+                 "your write agrees with the task's for keys of length 1, not for this one: does the task's "
+                 "write rescale anything by the key's length?"),
                 (lambda S, k, v, beta: S + beta * torch.outer(v, k),
                  "your write adds the food whatever the memory already predicts (a Hebbian write): where is "
-                 "the prediction S k?")]
+                 "the memory's own prediction for the key?"),
+                (lambda S, k, v, beta: S + torch.outer(v - S @ k, k),
+                 "your write removes all of the surprise whatever beta is: how much of it should one write "
+                 "with learning rate beta remove?"),
+                (lambda S, k, v, beta: S + beta * torch.outer(S @ k - v, k),
+                 "your write moves the prediction away from the food: which way round is the surprise?"),
+                (lambda S, k, v, beta: beta * torch.outer(v - S @ k, k),
+                 "your result is the change alone: what happens to what the memory held before the write?"),
+                (lambda S, k, v, beta: delta_write_reference(S, k, v, beta).mT,
+                 "your memory is laid out the other way round: S maps a key (d_k) to a value (d_v), so it has "
+                 "d_v rows and d_k columns."),
+                (lambda S, k, v, beta: delta_write_reference(S, k, v, beta).tolist(),
+                 "your values are right, but as a Python list: return the memory as a tensor.")]
     return check_function(fn, delta_write_reference, cases, case_hints=notes, mistakes=mistakes,
-                          hint="the memory here is not empty: what does it already predict for the key, and "
-                               "does your write take that prediction into account?",
+                          hint="compare your write with the task's step by step on this case: the memory's "
+                               "prediction for the key, the surprise, its scale, and the direction it is "
+                               "written along. Which one did you change?",
                           rtol=1e-8, atol=1e-10, turn=turn)
 
 
@@ -188,16 +237,35 @@ UNSTABLE_BETA = 2.0
 """With unit keys one delta write multiplies the error on that key by (1 − β): |1 − β| > 1 once β > 2."""
 
 
+def _judge_unstable_beta(answer: Any) -> Verdict:
+    beta = finite_number(answer, "your answer")
+    if abs(beta - UNSTABLE_BETA) <= 0.1:
+        return Verdict(True, f"your answer matches: from β = {UNSTABLE_BETA:g} on, one write multiplies the error "
+                             "on a unit key by a factor of size 1 or more.")
+    detail = f"expected {UNSTABLE_BETA:g}, got {beta:.3g}"
+    if abs(beta - 1) <= 0.1:
+        hint = ("β = 1 is where one write removes the whole error. Just above it the error changes sign: does it "
+                "also grow, or does it still shrink?")
+    elif beta <= 0.1:
+        hint = "a learning rate that small only slows learning down. What does a very large β do to the error?"
+    elif beta < UNSTABLE_BETA:
+        hint = ("follow the error through one write at your β: by what factor is it multiplied? Is that factor "
+                "larger than 1 in size?")
+    else:
+        hint = ("just below your β, is the delta rule already unstable? Find the factor one write multiplies the "
+                "error by, and where its size reaches 1.")
+    return Verdict(False, f"your learning rate {beta:.3g} is not where the delta rule starts to diverge.",
+                   detail=detail, hint=hint)
+
+
 @BOOK.exercise(3, "the unstable learning rate", kind="implement", hints=[
     "Follow the error e = v − S k on one unit key through one write: the write changes S k by β e.",
            "So the new error is (1 − β) e. It shrinks while |1 − β| < 1: solve that for β.",
            "|1 − β| < 1 means 0 < β < 2: return the upper end."])
 def check_unstable_beta(answer: Callable[[], float] | float, *, turn: Turn) -> bool:
-    """Check the learner's learning rate above which the delta rule diverges with unit-norm keys (β = 2)."""
-    return check_value(answer, UNSTABLE_BETA,
-                       hint="write the same unit key again and again: by what factor does one write multiply "
-                            "the error on it? When is that factor larger than 1 in size?",
-                       rtol=0.0, atol=0.1, turn=turn)
+    """Check the learner's learning rate above which the delta rule diverges with unit-norm keys (β = 2,
+    within 0.1); a wrong value gets the question that fits where it lies."""
+    return check_measurement(answer, _judge_unstable_beta, turn=turn, expects="one number, a learning rate")
 
 
 # --------------------------------------------------------------------------- Exercise 4: Oja's fixed point
@@ -239,11 +307,26 @@ def check_oja_fixed_point(fn: Callable[[torch.Tensor], torch.Tensor], *, turn: T
     learner.__name__ = getattr(fn, "__name__", "learner")
     if not callable(fn):
         learner = fn  # let the core say "expected a function"
-    return check_function(learner, oja_fixed_point_reference, cases,
-                          hint="at the fixed point the expected update is zero: what kind of vector does "
-                               "C w = (wᵀ C w) w make w, how long is it, and which of those is stable?",
+    def eig(C: torch.Tensor) -> torch.Tensor:
+        return torch.linalg.eigh(C).eigenvectors
+
+    mistakes = [(lambda C: _canonical(eig(C)[:, 0], C.shape[-1]),
+                 "your vector is a fixed point, but of the smallest eigenvalue: a small push away from it grows. "
+                 "Which of the fixed points is stable?"),
+                (lambda C: _canonical(eig(C)[-1], C.shape[-1]),
+                 "your vector is a row of the eigenvector matrix: in which layout does torch.linalg.eigh return "
+                 "the eigenvectors?"),
+                (lambda C: _canonical(C @ eig(C)[:, -1], C.shape[-1]),
+                 "your vector points the right way but is longer than a fixed point can be: at the fixed point, "
+                 "what does wᵀ C w = λ say about the length of w?"),
+                (lambda C: _canonical(C[:, 0] / C[:, 0].norm(), C.shape[-1]),
+                 "your vector is a column of C, not a direction that C only stretches: what does C w = λ w ask?")]
+    return check_function(learner, oja_fixed_point_reference, cases, mistakes=mistakes,
+                          hint="your vector differs from the fixed point on this case. Does C only stretch it "
+                               "(C w a multiple of w), is it of length 1, and is it the stable one?",
                           rtol=1e-6, atol=1e-8, turn=turn)
 
-__all__ = ["BOOK", "RECOVERY_BETAS", "RECOVERY_KEYS", "RECOVERY_RATIO_BAND", "UNSTABLE_BETA", "check_delta_write",
+__all__ = ["BOOK", "FAST_DRIFT", "RECOVERY_BETAS", "RECOVERY_KEYS", "RECOVERY_RATIO_BAND", "UNSTABLE_BETA",
+           "check_delta_write",
            "check_oja_fixed_point", "check_recovery_time", "check_unstable_beta", "delta_write_reference",
            "oja_fixed_point_reference", "recovery_band", "session", "writes_to_recover"]
