@@ -68,7 +68,8 @@ def entries(markdown: str) -> list[str]:
 
 def _markdown_cells(notebook: Path) -> list[tuple[int, str]]:
     cells = nbformat.read(notebook, as_version=4).cells
-    return [(i, c.source) for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.strip()]
+    return [(i, c.source) for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.strip()
+            and "launch" not in c.metadata.get("tags", [])]                      # badges: made per edition
 
 
 def _catalog(locale: str | None) -> Catalog:
