@@ -89,7 +89,15 @@ def template(notebook: Path) -> Catalog:
         for msgid in entries(source):
             if msgid not in pot:
                 pot.add(msgid, locations=[(notebook.name, i + 1)])
-    return pot
+    return _prose(pot)
+
+
+def _prose(catalog: Catalog) -> Catalog:
+    """Every entry is prose: no ``python-format`` flag, which Babel guesses from a "%" ("95 % interval") and which
+    would make ``msgfmt --check`` hold a translation to format codes the English never had."""
+    for message in catalog:
+        message.flags.discard("python-format")
+    return catalog
 
 
 def _read(path: Path, locale: str | None = None) -> Catalog:
@@ -130,6 +138,7 @@ def update(notebooks: Iterable[Path], locales: Path = LOCALES) -> list[Path]:
             path = catalogue_path(locales, locale, notebook.stem)
             po = _read(path, locale) if path.exists() else _catalog(locale)
             po.update(pot, update_header_comment=False)
+            _prose(po)
             po.obsolete.clear()                       # git keeps the history; a catalogue holds today's English
             if _write(path, po):
                 written.append(path)

@@ -32,9 +32,9 @@ COURSE_DATA = "_course"
 """The course inside an installed package: ``pavlovlab/_course/course`` (full notebooks) and ``.../student``
 (learner copies), copied there when the wheel is built (setup.py)."""
 CI_ONLY = frozenset({"pytest", "nbval", "playwright", "jupyter-repo2docker", "hypothesis", "ruff", "mypy",
-                     "pytest-xdist"})
-"""Pinned in requirements.txt for the course's own tests only; learners (``make lab``: requirements-learner.txt,
-and Binder) do not need them."""
+                     "pytest-xdist", "mdpo", "polib", "babel"})
+"""Pinned in requirements.txt for the course's own tests and tools only (``mdpo``, ``polib`` and ``babel`` make
+the editions); learners (``make lab``: requirements-learner.txt, and Binder) do not need them."""
 
 
 # ----------------------------------------------------------------------------------------- doctor
