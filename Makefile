@@ -12,7 +12,7 @@ TORCH_PIN  := $(shell grep -m1 '^torch==' requirements-learner.txt)
 TEST_WORKERS ?= 2
 NOTEBOOKS  := $(wildcard course/[0-9]*.ipynb) $(wildcard student/[0-9]*.ipynb)
 
-.PHONY: setup dev-setup lab lab-instructor test lint book normalize student launch-cells alt-text release bench clean
+.PHONY: setup dev-setup lab lab-instructor test lint book normalize student translations launch-cells alt-text release bench clean
 
 setup: $(VENV)/.installed  ## what the course needs: the learner's pins (requirements-learner.txt) and the package
 
@@ -49,15 +49,21 @@ book: dev-setup  ## the course as a static web site in _build/html (executes not
 normalize: setup  ## strip per-run noise (timestamps, widget state, version churn) from committed notebooks
 	$(BIN)/python tools/normalize_notebooks.py $(NOTEBOOKS)
 
-student: setup  ## regenerate the committed learner copies in student/ from course/
+student: dev-setup  ## regenerate the committed learner copies in student/ from course/, and every edition (student/zh, student/fr)
 	$(BIN)/python tools/student_copies.py --write
 
-launch-cells: setup  ## Colab/Binder badges and the Colab install cell atop every notebook, from the release setting
+translations: dev-setup  ## after an English edit: extract the learner copies' text into locales/ (a changed paragraph's translation turns fuzzy), then rebuild the editions
+	$(BIN)/python tools/student_copies.py --write
+	$(BIN)/python tools/translations.py update
+	$(BIN)/python tools/student_copies.py --write
+	$(BIN)/python tools/translations.py status
+
+launch-cells: dev-setup  ## Colab/Binder badges and the Colab install cell atop every notebook, from the release setting
 	$(BIN)/python tools/launch_links.py cells course/[0-9]*.ipynb
 	$(BIN)/python tools/normalize_notebooks.py course/[0-9]*.ipynb
 	$(BIN)/python tools/student_copies.py --write
 
-alt-text: setup  ## move each figure's "# alt:" line into its cell's metadata (the book's <img alt>), then student/
+alt-text: dev-setup  ## move each figure's "# alt:" line into its cell's metadata (the book's <img alt>), then student/
 	$(BIN)/python tools/alt_text.py course/[0-9]*.ipynb
 	$(BIN)/python tools/student_copies.py --write
 

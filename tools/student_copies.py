@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Keep the committed learner copies in ``student/``, and the reference solutions that ``ex.solution(n)``
+"""Keep the committed learner copies in ``student/`` (with their editions in other languages, ``student/zh/`` and
+``student/fr/``, made from the catalogues in ``locales/``), and the reference solutions that ``ex.solution(n)``
 prints (``pavlovlab/teach/exercises/solutions.json``), in step with ``course/``.
 
 The copies are what ``pavlovlab student`` writes (solution cells removed, outputs cleared, a
@@ -26,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from normalize_notebooks import normalize_text  # noqa: E402
+from translations import build as build_editions  # noqa: E402
 
 from pavlovlab.teach.student import atomic_write, make_student_copies, solutions_json  # noqa: E402
 
@@ -38,9 +40,11 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 def generate(course: Path, out: Path) -> dict[str, bytes]:
-    """Fresh, normalised learner copies of ``course`` written into the new folder ``out``: ``{relpath: bytes}``."""
+    """Fresh, normalised learner copies of ``course`` written into the new folder ``out``, with their editions in
+    ``out/<edition>/`` (tools/translations.py): ``{relpath: bytes}``."""
     make_student_copies(course, out, force=True)
-    for nb in out.glob("*.ipynb"):
+    build_editions(out)
+    for nb in out.rglob("*.ipynb"):
         nb.write_text(normalize_text(nb.read_text(encoding="utf-8")), encoding="utf-8")
     return _files(out)
 

@@ -335,9 +335,38 @@ def lab_command(folder: Path, *, no_browser: bool = False) -> list[str]:
     return [*cmd, FIRST_NOTEBOOK]
 
 
+EDITIONS = {"zh": "中文", "fr": "français"}
+"""The course's editions besides English (``student/<edition>/``, made from gettext catalogues)."""
+LANGUAGE_PACKS = {"zh": "jupyterlab-language-pack-zh-cn", "fr": "jupyterlab-language-pack-fr-fr"}
+
+
+def system_language(environ: dict[str, str] | None = None) -> str:
+    """The edition the system's locale asks for (``LC_ALL``, ``LC_MESSAGES``, ``LANG``, the first one set, as
+    gettext reads them): ``"zh"`` or ``"fr"``, else ``"en"``."""
+    env = os.environ if environ is None else environ
+    value = next((env[k] for k in ("LC_ALL", "LC_MESSAGES", "LANG") if env.get(k)), "")
+    code = value.split("_")[0].split(".")[0].lower()
+    return code if code in EDITIONS else "en"
+
+
+def _installed(distribution: str) -> bool:
+    try:
+        md.distribution(distribution)
+    except md.PackageNotFoundError:
+        return False
+    return True
+
+
+def edition_dir(course: Path, lang: str) -> Path:
+    """The learner copies of an edition, beside the course folder: ``student/<lang>/`` (English: the course itself,
+    from which the copies are made)."""
+    return course if lang == "en" else course.parent / "student" / lang
+
+
 def cmd_start(args: argparse.Namespace) -> int:
-    """``pavlovlab start [DIR] [--no-browser] [--dry-run] [--course PATH]``: write the learner copies into DIR
-    (default ``./pavlovlab-course``; an existing file is never overwritten), then open JupyterLab there.
+    """``pavlovlab start [DIR] [--no-browser] [--dry-run] [--course PATH] [--lang en|zh|fr]``: write the learner
+    copies of the edition into DIR (default ``./pavlovlab-course``; an existing file is never overwritten), then
+    open JupyterLab there.
 
     Returns JupyterLab's exit status; 0 after ``--dry-run`` (copies written, the command printed, nothing
     launched); 2 for an unusable DIR or course folder (one line, as ``student``) or a missing JupyterLab."""
@@ -348,6 +377,13 @@ def cmd_start(args: argparse.Namespace) -> int:
     src = course_dir(args.course or None)
     if not src.is_dir():
         return _fail(f"start: course folder {str(src)!r} not found; pass --course PATH to the course's notebooks")
+    lang = args.lang or system_language()
+    if lang != "en":
+        edition = edition_dir(src, lang)
+        if not any(edition.glob("[0-9]*.ipynb")):
+            return _fail(f"start: --lang {lang}: no {EDITIONS[lang]} edition beside {str(src)!r} (expected "
+                         f"{str(edition)!r}); run `make student` in a clone, or choose --lang en")
+        src = edition
     try:
         report = make_student_copies(src, args.dir)
     except ValueError as e:
@@ -364,6 +400,9 @@ def cmd_start(args: argparse.Namespace) -> int:
         return 0
     if importlib.util.find_spec("jupyterlab") is None:
         return _fail("start: JupyterLab is not installed: pip install 'pavlovlab[lab]', then run this again")
+    if lang != "en" and not _installed(LANGUAGE_PACKS[lang]):
+        print(f"JupyterLab's own menus stay in English: pip install 'pavlovlab[{lang}]' (its language pack), then "
+              f"choose {EDITIONS[lang]} under Settings → Language")
     print(f"opening JupyterLab at {folder / FIRST_NOTEBOOK} (stop it with Ctrl+C)", flush=True)
     if os.name == "posix":  # JupyterLab takes this process's place: Ctrl+C and signals reach it directly
         os.chdir(folder)
@@ -496,6 +535,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="write the copies, print the JupyterLab command, launch "
                    "nothing")
     p.add_argument("--course", metavar="PATH", help=COURSE_HELP)
+    p.add_argument("--lang", choices=["en", *EDITIONS], help="the edition: en (English), zh (中文) or fr "
+                   "(français); default: the system's language (LANG), English where there is no edition")
     p.set_defaults(func=cmd_start)
 
     p = sub.add_parser("doctor", help="check that this machine is ready for the course (exit 1 on a FAIL)",

@@ -43,7 +43,7 @@ def test_code_cells_fit_on_a_screen(path):
 
 
 def test_the_measure_counts_unfolded_prose_only():
-    text = "Read [the paper](https://arxiv.org/abs/2508.08289).\n<details><summary>Derivation</summary>\n" + "x" * 5000 \
-        + "\n</details>"
+    text = ("Read [the paper](https://arxiv.org/abs/2508.08289).\n<details><summary>Derivation</summary>\n"
+            + "x" * 5000 + "\n</details>")
     assert prose(text) == "Read [the paper]."
     assert len(prose("y" * (PROSE_LIMIT + 1))) > PROSE_LIMIT

@@ -1,6 +1,6 @@
-"""The course's text works in both trees: every relative link of course/ and student/ resolves from where the
-notebook or page lies, and no inline maths is broken by a line break inside a quoted block (a `>` that would
-reach MathJax as part of the formula: "δ =\\n> λ" renders as "δ => λ")."""
+"""The course's text works in every tree: every relative link of course/, student/ and the editions resolves from
+where the notebook or page lies, and no inline maths is broken by a line break inside a quoted block (a `>` that
+would reach MathJax as part of the formula: "δ =\\n> λ" renders as "δ => λ")."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted(p for tree in ("course", "student") for p in (ROOT / tree).iterdir() if p.suffix in {".ipynb", ".md"})
+PAGES = sorted(p for tree in ("course", "student", "student/zh", "student/fr") for p in (ROOT / tree).iterdir()
+               if p.suffix in {".ipynb", ".md"})
 LINK = re.compile(r"\]\(([^)\s]+)\)|(?:href|src)=\"([^\"]+)\"")
 INLINE_MATH = re.compile(r"(?<![$\\])\$(?!\$)(.+?)(?<![\\])\$", re.S)
 

@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""The course's editions in other languages, kept in step with the English notebooks by gettext catalogues.
+
+The English learner copies (``student/*.ipynb``) are the one source. Their markdown is cut into paragraph-sized
+entries by ``mdpo`` (a heading, a paragraph, a list item, a table cell, and the title of every folded
+``<details>`` block), one template per notebook in ``locales/templates/NN_name.pot``, with one catalogue per
+language in ``locales/LANG/LC_MESSAGES/NN_name.po``. Babel merges a new template into each
+catalogue as ``msgmerge`` does: an English paragraph that changed keeps its old translation, marked *fuzzy*, and
+a new one starts empty. Display maths is no entry: it stays as it is in every edition.
+
+An edition (``student/zh/``, ``student/fr/``) is the English learner copies with every markdown entry replaced by
+its translation. An entry that is missing or fuzzy shows the English paragraph in its place, after a marker in
+the edition's language, so a reader knows; code cells stay as they are, links climb one folder more, and links to a
+learner copy (the launch badges, Binder links in the text) open the edition's.
+
+    python tools/translations.py update            # what `make translations` runs after an English edit
+    python tools/translations.py status [--check]  # per language: entries translated, fuzzy, missing
+    python tools/translations.py build OUT         # the editions of OUT/*.ipynb into OUT/zh, OUT/fr
+
+``tools/student_copies.py`` builds the editions together with the English copies (``make student``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+import sys
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import polib
+from babel.messages.catalog import Catalog
+from babel.messages.pofile import read_po, write_po
+from mdpo.md2po import Md2Po
+from mdpo.po2md import Po2Md
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCALES = ROOT / "locales"
+EDITIONS = {"zh": "zh_CN", "fr": "fr"}
+"""Edition folder (and ``pavlovlab start --lang``) → gettext locale of its catalogues."""
+UNTRANSLATED = {"zh_CN": "〔英文原文，译文待补〕", "fr": "〔texte anglais, traduction à venir〕"}
+"""The marker before an English paragraph that stands in for a missing or outdated translation."""
+ISSUES = "https://github.com/pavlovlab/pavlovlab/issues"
+SUMMARY = re.compile(r"(<summary>)(.*?)(</summary>)", re.S)
+DISPLAY_MATHS = re.compile(r"\$\$(.+?)\$\$", re.S)
+
+
+def _one_line(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _bare(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def entries(markdown: str) -> list[str]:
+    """The translatable entries of one markdown cell, in reading order: mdpo's paragraph-sized messages (display
+    maths left out: it stays as it is, so it never passes through a catalogue), then the titles of its folded
+    blocks (which mdpo passes through as HTML)."""
+    maths = {_bare(m.group(1)) for m in DISPLAY_MATHS.finditer(markdown)}
+    found = [e.msgid for e in Md2Po(markdown).extract() if _bare(e.msgid) not in maths]
+    return found + [_one_line(m.group(2)) for m in SUMMARY.finditer(markdown) if m.group(2).strip()]
+
+
+def _markdown_cells(notebook: Path) -> list[tuple[int, str]]:
+    cells = nbformat.read(notebook, as_version=4).cells
+    return [(i, c.source) for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.strip()]
+
+
+def _catalog(locale: str | None) -> Catalog:
+    what = f"The {locale} catalogue" if locale else "The template"
+    return Catalog(locale=locale, project="pavlovlab", fuzzy=False, msgid_bugs_address=ISSUES,
+                   last_translator="pavlovlab contributors", language_team=f"pavlovlab {locale or ''}".strip(),
+                   header_comment=f"# {what} of one notebook of the pavlovlab course: its English learner copy's "
+                                  "text, a paragraph an entry.\n# Made and merged by tools/translations.py "
+                                  "(`make translations`); translators write the msgstr lines only.")
+
+
+def template(notebook: Path) -> Catalog:
+    """The template of one notebook: every entry once, where it first occurs (``notebook:cell``, cells counted
+    from 1)."""
+    pot = _catalog(None)
+    for i, source in _markdown_cells(notebook):
+        for msgid in entries(source):
+            if msgid not in pot:
+                pot.add(msgid, locations=[(notebook.name, i + 1)])
+    return pot
+
+
+def _read(path: Path, locale: str | None = None) -> Catalog:
+    with path.open("rb") as f:
+        return read_po(f, locale=locale)
+
+
+def _write(path: Path, catalog: Catalog) -> bool:
+    """Write ``catalog`` atomically; False (and nothing written) when the file already says the same."""
+    with tempfile.TemporaryFile() as f:
+        write_po(f, catalog, width=0, omit_header=False, sort_output=False, no_location=False)
+        f.seek(0)
+        data = f.read()
+    data = re.sub(rb'"POT-Creation-Date: [^"]*\\n"\n', b"", data)      # no churn from the clock
+    data = re.sub(rb'"PO-Revision-Date: [^"]*\\n"\n', b"", data)
+    if path.exists() and path.read_bytes() == data:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+    return True
+
+
+def catalogue_path(locales: Path, locale: str, stem: str) -> Path:
+    return locales / locale / "LC_MESSAGES" / f"{stem}.po"
+
+
+def update(notebooks: Iterable[Path], locales: Path = LOCALES) -> list[Path]:
+    """Extract each notebook's template and merge it into every language's catalogue (changed English: the old
+    translation kept, fuzzy; removed English: obsolete). Returns the files written."""
+    written = []
+    for notebook in notebooks:
+        pot = template(notebook)
+        if _write(locales / "templates" / f"{notebook.stem}.pot", pot):
+            written.append(locales / "templates" / f"{notebook.stem}.pot")
+        for locale in EDITIONS.values():
+            path = catalogue_path(locales, locale, notebook.stem)
+            po = _read(path, locale) if path.exists() else _catalog(locale)
+            po.update(pot, update_header_comment=False)
+            po.obsolete.clear()                       # git keeps the history; a catalogue holds today's English
+            if _write(path, po):
+                written.append(path)
+    return written
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of one language is translated: entries in total, translated (not fuzzy), fuzzy and missing."""
+
+    locale: str
+    total: int
+    translated: int
+    fuzzy: int
+    missing: int
+
+    def line(self) -> str:
+        """What ``status`` prints (and the README quotes)."""
+        return f"{self.locale}: {self.translated}/{self.total} translated, {self.fuzzy} fuzzy, {self.missing} missing"
+
+
+def coverage(locales: Path = LOCALES) -> list[Coverage]:
+    """The coverage of every language over every notebook's catalogue."""
+    out = []
+    for locale in EDITIONS.values():
+        total = translated = fuzzy = 0
+        for pot in sorted((locales / "templates").glob("*.pot")):
+            path = catalogue_path(locales, locale, pot.stem)
+            po = _read(path, locale) if path.exists() else Catalog(locale=locale)
+            ids = [m.id for m in _read(pot) if m.id]
+            total += len(ids)
+            for msgid in ids:
+                m = po.get(msgid)
+                if m is not None and m.string and m.fuzzy:
+                    fuzzy += 1
+                elif m is not None and m.string:
+                    translated += 1
+        out.append(Coverage(locale, total, translated, fuzzy, total - translated - fuzzy))
+    return out
+
+
+def _shown(po: Catalog, locale: str) -> dict[str, str]:
+    """Every entry's text in the edition: its translation, or the marked English where missing or fuzzy."""
+    marker = UNTRANSLATED[locale]
+    return {m.id: m.string if m.string and not m.fuzzy else f"{marker} {m.id}" for m in po if m.id}
+
+
+ORDERED_ITEM = re.compile(r"^((?:> ?)*\s*)(\d+)([.)] )", re.M)
+
+
+def _repair(source: str, out: str) -> str:
+    """Undo two liberties mdpo's Markdown writer takes: an ordered list restarts at 1 (the source's numbers are put
+    back, item by item, so a list continued from the cell before keeps its start), and the lines of a folded block
+    inside a quote lose their ``>`` (put back between ``> <details>`` and ``> </details>``)."""
+    numbers = [m.group(2) for m in ORDERED_ITEM.finditer(source)]
+    if len(numbers) == len(ORDERED_ITEM.findall(out)):
+        found = iter(numbers)
+        out = ORDERED_ITEM.sub(lambda m: m.group(1) + next(found) + m.group(3), out)
+    lines, quoted = [], False
+    for line in out.split("\n"):
+        if line.startswith("> <details>"):
+            quoted = True
+        elif quoted and not line.startswith(">"):
+            if not line.strip() and lines and lines[-1].rstrip() == ">":
+                continue                                   # one blank quoted line is enough
+            line = f"> {line}".rstrip()
+        if line.startswith("> </details>"):
+            quoted = False
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def translate_markdown(markdown: str, shown: dict[str, str], locale: str) -> str:
+    """One markdown cell in the edition's language (entries absent from the catalogue: the marked English)."""
+    marker = UNTRANSLATED[locale]
+    table = polib.POFile()
+    for msgid in entries(markdown):
+        table.append(polib.POEntry(msgid=msgid, msgstr=shown.get(msgid, f"{marker} {msgid}")))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cell.po"
+        table.save(str(path))
+        out = _repair(markdown, Po2Md([str(path)], wrapwidth=0).translate(markdown))
+    return SUMMARY.sub(lambda m: m.group(1) + shown.get(_one_line(m.group(2)), f"{marker} {_one_line(m.group(2))}")
+                       + m.group(3) if m.group(2).strip() else m.group(0), out)
+
+
+def relink(markdown: str, student: str, edition: str) -> str:
+    """Links of a learner copy as seen from its edition's folder, one level deeper: a relative link that climbs out
+    (``../LICENSE``) climbs one more level, and a link to a learner copy (a launch badge, a Binder link in the text)
+    opens the edition's copy."""
+    markdown = re.sub(r"(\]\(|href=\"|src=\")\.\./", r"\1../../", markdown)
+    return re.sub(rf"(?<=[/=]){re.escape(student)}/(?=\d\d_[\w-]+\.ipynb)", f"{student}/{edition}/", markdown)
+
+
+def build(student: Path, locales: Path = LOCALES) -> list[Path]:
+    """Write every edition of the learner copies in ``student`` into ``student/<edition>/``. Returns the files."""
+    written = []
+    for edition, locale in EDITIONS.items():
+        for notebook in sorted(student.glob("[0-9]*.ipynb")):
+            path = catalogue_path(locales, locale, notebook.stem)
+            shown = _shown(_read(path, locale), locale) if path.exists() else {}
+            nb = nbformat.read(notebook, as_version=4)
+            out = copy.deepcopy(nb)
+            for cell in out.cells:
+                if cell.cell_type == "markdown" and cell.source.strip():
+                    if "launch" not in cell.metadata.get("tags", []):
+                        cell.source = translate_markdown(cell.source, shown, locale).rstrip("\n")
+                    cell.source = relink(cell.source, student.name, edition)
+            out.metadata["language_edition"] = edition
+            target = student / edition / notebook.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(out, target)
+            written.append(target)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("update", help="extract the English learner copies' text and merge it into every catalogue")
+    status = sub.add_parser("status", help="entries translated, fuzzy and missing per language")
+    status.add_argument("--check", action="store_true", help="exit 1 if any entry is missing or fuzzy")
+    out = sub.add_parser("build", help="write the editions of the learner copies in a folder")
+    out.add_argument("folder", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "update":
+        for path in update(sorted((ROOT / "student").glob("[0-9]*.ipynb"))):
+            print(f"updated {path.relative_to(ROOT)}")
+        return 0
+    if args.command == "build":
+        for path in build(args.folder):
+            print(f"wrote {path}")
+        return 0
+    rows = coverage()
+    for c in rows:
+        print(c.line())
+    return 1 if args.check and any(c.fuzzy or c.missing for c in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
