@@ -21,6 +21,9 @@ is not derived for this clean-up.
 
 A stack without clean-up (:func:`pavlovlab.depth.chain.raw_chain`) compounds its noise instead
 (:func:`raw_noise_theory`).
+
+Every closed form takes numbers, arrays or tensors (broadcast together) and returns a float64 tensor, like the
+capacity formulas of :mod:`pavlovlab.capacity`; when every argument is a single number it returns a Python float.
 """
 
 from __future__ import annotations
@@ -33,7 +36,11 @@ import torch
 from .._checks import check_choice, check_int, check_numbers, warn_nonfinite
 
 Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
-"""A number or an array of numbers (broadcast together; a float comes back for scalar inputs)."""
+"""A number or an array of numbers (broadcast together)."""
+
+Theory = float | torch.Tensor
+"""What a closed form returns: a float64 tensor of the broadcast shape, or a Python float when every input is a
+number (so that a printed prediction reads as a number)."""
 
 THEORY_RULES = ("average", "all_fail")
 """The decoders the closed forms describe: averaged heads, or a hop that fails only when all H heads fail."""
@@ -43,11 +50,12 @@ def _as_array(x: Numbers) -> np.ndarray:
     return np.asarray(x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
 
 
-def _out(values: np.ndarray, *inputs: Numbers) -> float | np.ndarray:
-    return float(values) if all(np.ndim(_as_array(x)) == 0 for x in inputs) else values
+def _out(values: np.ndarray, *inputs: Numbers) -> Theory:
+    """``values`` as a float64 tensor, or as a float when every input is a number."""
+    return float(values) if all(np.ndim(_as_array(x)) == 0 for x in inputs) else torch.as_tensor(values)
 
 
-def crosstalk_variance(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1) -> float | np.ndarray:
+def crosstalk_variance(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1) -> Theory:
     """Variance of each component of the crosstalk in one head's read-out, ``(n−1)/(d_k·d_v)``, ÷ H when
     H heads are averaged (notebook 04's ``(n−1)/d_k`` for unit-variance values, here per unit-norm value)."""
     for name, x, low in (("n", n, 1), ("d_k", d_k, 1), ("d_v", d_k if d_v is None else d_v, 1), ("H", H, 1)):
@@ -68,7 +76,7 @@ def _overlap_nodes(m: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def hop_error_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1, *,
-                     points: int = 32) -> float | np.ndarray:
+                     points: int = 32) -> Theory:
     """Predicted error of one hop: the right item loses to one of the n − 1 others after cleanup.
 
     For competitor m of the right item j (value overlap ``t = v_j·v_m``, key overlap ``g = k_m·k_x``,
@@ -85,7 +93,7 @@ def hop_error_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Nu
     t and g follow the exact overlap law of unit vectors.
     H averaged heads are approximated as one head with overlaps in H·d dimensions and variances ÷ H
     (good for H ≲ 3; it underestimates the tiny errors of wider layers). With ``H = 1`` this is the
-    single-head error p(n, d_k). Needs d_k, d_v ≥ 4. Arguments broadcast; a float for scalar inputs.
+    single-head error p(n, d_k). Needs d_k, d_v ≥ 4. Arguments broadcast (see the module docstring for what comes back).
     """
     for name, x in (("n", n), ("d_k", d_k), ("d_v", d_k if d_v is None else d_v), ("H", H)):
         check_numbers(name, x)
@@ -114,7 +122,7 @@ def hop_error_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Nu
 
 
 def stack_error_theory(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Numbers | None = None, *,
-                       rule: str = "average", p_head: Numbers | None = None) -> float | np.ndarray:
+                       rule: str = "average", p_head: Numbers | None = None) -> Theory:
     """Predicted end-to-end error of L hops with H heads per layer: ``1 − (1 − p_hop)^L ≈ L·p_hop``.
 
     rule ``"average"``: ``p_hop = hop_error_theory(n, d_k, d_v, H)`` (averaged heads);
@@ -139,7 +147,7 @@ def stack_error_theory(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Nu
     return _out(1 - (1 - p_hop) ** L, L, H, n, d_k)
 
 
-def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, *, cap: bool = True) -> float | np.ndarray:
+def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, *, cap: bool = True) -> Theory:
     """The paper's expression ``L · ((n−1)/d_k)^H`` (arXiv:2508.08289), as it is argued:
 
     1. one head: its read-out is the signal (norm 1) plus crosstalk of power ``E‖c‖² = (n−1)/d_k``;
@@ -167,7 +175,7 @@ def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, *, cap: bool =
     return _out(np.minimum(1.0, raw) if cap else raw, L, H, n, d_k)
 
 
-def loss_threshold(t: Numbers) -> float | np.ndarray:
+def loss_threshold(t: Numbers) -> Theory:
     """The smallest crosstalk norm with which competitor m can beat the right value j: ``√((1 − t)/2)``.
 
     With ``r = v_j + c`` and unit values of cosine ``t = v_j·v_m``, m wins the nearest-value clean-up iff
@@ -179,7 +187,7 @@ def loss_threshold(t: Numbers) -> float | np.ndarray:
 
 
 def hop_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1, *,
-                      t_max: Numbers | None = None) -> float | np.ndarray:
+                      t_max: Numbers | None = None) -> Theory:
     """A derived upper bound on the error of one hop with the nearest-value clean-up of
     :func:`pavlovlab.depth.chain.chain_error`.
 
@@ -202,7 +210,7 @@ def hop_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: N
     ``2(n−1)/d_k``, whatever H: one inequality on the norm of the crosstalk cannot see the averaging along
     each decision direction (that needs the tails, :func:`hop_error_theory`). A chain of L hops fails with
     probability at most L times it (the union bound).
-    Arguments broadcast; a float for scalar inputs.
+    Arguments broadcast (see the module docstring for what comes back).
     """
     for name, x in (("n", n), ("d_k", d_k), ("d_v", d_k if d_v is None else d_v), ("H", H)):
         check_numbers(name, x, low=1)
@@ -220,7 +228,7 @@ def hop_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: N
     return _out(np.minimum(1.0, bound), n, d_k, H)
 
 
-def all_heads_fail_bound(n: Numbers, d_k: Numbers, t_max: Numbers) -> float | np.ndarray:
+def all_heads_fail_bound(n: Numbers, d_k: Numbers, t_max: Numbers) -> Theory:
     """A derived bound of the paper's form ``(n/d_k)^H``, with its constant, for the decoder under which a hop
     fails only when **every** head's own clean-up fails (one right head suffices):
 
@@ -237,13 +245,13 @@ def all_heads_fail_bound(n: Numbers, d_k: Numbers, t_max: Numbers) -> float | np
     t = _as_array(t_max)
     if t.ndim == 0:
         raise ValueError(f"t_max: expected one cosine per head on the last axis (..., H), got a scalar {t_max}")
-    per_head = hop_failure_bound(_as_array(n)[..., None], _as_array(d_k)[..., None], t_max=t)
+    per_head = _as_array(hop_failure_bound(_as_array(n)[..., None], _as_array(d_k)[..., None], t_max=t))
     product = np.prod(per_head, axis=-1)
-    return float(product) if product.ndim == 0 else product
+    return float(product) if product.ndim == 0 else torch.as_tensor(product)
 
 
 def averaged_heads_bound(n: Numbers, d_k: Numbers, t_mean_max: Numbers, H: Numbers,
-                         moment_ratio: Numbers) -> float | np.ndarray:
+                         moment_ratio: Numbers) -> Theory:
     """A derived bound of the paper's form for H **averaged** heads (the clean-up of
     :func:`pavlovlab.depth.chain.chain_error`):
 
@@ -268,7 +276,7 @@ def averaged_heads_bound(n: Numbers, d_k: Numbers, t_mean_max: Numbers, H: Numbe
     return _out(np.minimum(1.0, bound), n, d_k, t_mean_max, H, moment_ratio)
 
 
-def raw_noise_theory(L: Numbers, n: Numbers, d: Numbers) -> float | np.ndarray:
+def raw_noise_theory(L: Numbers, n: Numbers, d: Numbers) -> Theory:
     """Noise-to-signal power ratio after L raw layers: ``ρ_L = (1 + λ)^L − 1`` with ``λ = (n−1)/d``.
 
     One layer adds crosstalk of power λ per unit of what it reads (notebook 04: fidelity 1/√(1+λ)),
