@@ -34,7 +34,7 @@ from .._checks import (
     check_tensor,
     warn_nonfinite,
 )
-from ..memory.associative import RULES, _step, check_lr, resolve_rule
+from ..memory.associative import _FORMS, _step, check_lr, resolve_rule
 from ..sampling import random_keys
 
 __all__ = ["DriftStream", "Tracking", "arrival_stream", "key_reuse_task", "recovery_steps", "redraw_stream",
@@ -299,7 +299,7 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
         a :class:`Tracking` with cosine, gain, error and norm of shape (R, ..., T).
     """
     rules, checked = _check_track(stream, rules, lr)
-    updates = [RULES[r] for r in rules]                                  # resolved once, not per write
+    updates = [_FORMS[r] for r in rules]                       # resolved once, sizes checked once (the stream's)
     keys, values, probes = stream.keys, stream.values, stream.probes
     eta = torch.tensor(checked, dtype=keys.dtype, device=keys.device)
     R, T = len(rules), keys.shape[-2]
