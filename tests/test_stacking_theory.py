@@ -58,24 +58,3 @@ def test_bad_input():
     with pytest.raises(ValueError, match="rule"):
         th.stack_error_theory(1, 1, 8, 8, rule="vote")
 
-
-@pytest.mark.parametrize("form, args, kwargs", [
-    (th.crosstalk_variance, (np.array([9, 17]), 8), {}),
-    (th.hop_error_theory, (np.array([8, 16]), 16), {}),
-    (th.stack_error_theory, (np.arange(1, 4), 1, 16, 16), {}),
-    (th.paper_bound, (np.arange(1, 4), 2, 16, 32), {}),
-    (th.loss_threshold, (np.array([0.0, 0.5]),), {}),
-    (th.hop_failure_bound, (np.array([8, 16]), 32), {}),
-    (th.hop_failure_bound, (8, 32), {"t_max": torch.tensor([0.1, 0.2], dtype=torch.float64)}),
-    (th.all_heads_fail_bound, (8, 32, np.array([[0.1, 0.2], [0.3, 0.1]])), {}),
-    (th.averaged_heads_bound, (8, 32, np.array([0.1, 0.2]), 2, 1.2), {}),
-    (th.raw_noise_theory, (np.arange(1, 4), 16, 32), {}),
-])
-def test_closed_forms_return_float64_tensors_and_floats_for_numbers(form, args, kwargs):
-    """Like the capacity formulas, an array argument gives a float64 tensor of the broadcast shape; numbers alone
-    give a float (its repr is the number's); both hold the same values."""
-    out = form(*args, **kwargs)
-    assert isinstance(out, torch.Tensor) and out.dtype == torch.float64 and out.shape in ((2,), (3,))
-    first = form(*(a[0] if isinstance(a, (np.ndarray, torch.Tensor)) else a for a in args),
-                 **{k: v[0] for k, v in kwargs.items()})
-    assert type(first) is float and first == out[0].item()

@@ -240,9 +240,9 @@ def bounds_against_heads(n: int, d_k: int, heads: Sequence[int], *, d_v: int | N
         Z = s.crosstalk_power.double()
         M = ((Z ** H).mean() / Z.mean() ** H).item()
         rows.append({"H": H, "M": M, "chains": s.failed_average.numel(),
-                     "averaged": float(np.asarray(averaged_heads_bound(n, d_k, s.t_mean_max, H, M)).mean()),
-                     "all_fail": float(np.asarray(all_heads_fail_bound(n, d_k, s.t_max.movedim(1, -1))).mean()),
-                     "second": float(np.asarray(hop_failure_bound(n, d_k, t_max=s.t_mean_max)).mean()),
+                     "averaged": float(np.mean(averaged_heads_bound(n, d_k, s.t_mean_max, H, M))),
+                     "all_fail": float(np.mean(all_heads_fail_bound(n, d_k, s.t_max.movedim(1, -1)))),
+                     "second": float(np.mean(hop_failure_bound(n, d_k, t_max=s.t_mean_max))),
                      "err_avg": s.failed_average.double().mean().item(),
                      "err_all": s.failed_each.all(1).double().mean().item()})
     return rows

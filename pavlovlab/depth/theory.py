@@ -22,8 +22,8 @@ is not derived for this clean-up.
 A stack without clean-up (:func:`pavlovlab.depth.chain.raw_chain`) compounds its noise instead
 (:func:`raw_noise_theory`).
 
-Every closed form takes numbers, arrays or tensors (broadcast together) and returns a float64 tensor, like the
-capacity formulas of :mod:`pavlovlab.capacity`; when every argument is a single number it returns a Python float.
+Every closed form takes numbers, arrays or tensors (broadcast together) and returns a float64 NumPy array, or a
+float when every argument is a single number.
 """
 
 from __future__ import annotations
@@ -38,9 +38,8 @@ from .._checks import check_choice, check_int, check_numbers, warn_nonfinite
 Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
 """A number or an array of numbers (broadcast together)."""
 
-Theory = float | torch.Tensor
-"""What a closed form returns: a float64 tensor of the broadcast shape, or a Python float when every input is a
-number (so that a printed prediction reads as a number)."""
+Theory = float | np.ndarray
+"""What a closed form returns: a float64 array of the broadcast shape, or a float when every input is a number."""
 
 THEORY_RULES = ("average", "all_fail")
 """The decoders the closed forms describe: averaged heads, or a hop that fails only when all H heads fail."""
@@ -57,8 +56,8 @@ def _check_at_least(**numbers: tuple[Numbers, float | None]) -> None:
 
 
 def _out(values: np.ndarray, *inputs: Numbers) -> Theory:
-    """``values`` as a float64 tensor, or as a float when every input is a number."""
-    return float(values) if all(np.ndim(_as_array(x)) == 0 for x in inputs) else torch.as_tensor(values)
+    """``values``, or a float when every input is a number."""
+    return float(values) if all(np.ndim(_as_array(x)) == 0 for x in inputs) else values
 
 
 def crosstalk_variance(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1) -> Theory:
@@ -259,7 +258,7 @@ def all_heads_fail_bound(n: Numbers, d_k: Numbers, t_max: Numbers) -> Theory:
     t = _check_heads_cosines(n, d_k, t_max)
     per_head = _as_array(hop_failure_bound(_as_array(n)[..., None], _as_array(d_k)[..., None], t_max=t))
     product = np.prod(per_head, axis=-1)
-    return float(product) if product.ndim == 0 else torch.as_tensor(product)
+    return float(product) if product.ndim == 0 else product
 
 
 def _check_heads_cosines(n: Numbers, d_k: Numbers, t_max: Numbers) -> np.ndarray:
