@@ -16,7 +16,26 @@ KINDS = ("gaussian", "sphere", "orthogonal", "binary")
 """Key/value distributions: i.i.d. N(0, 1/d) entries; uniform on the unit sphere; orthonormal frames
 (blocks of ``d`` mutually orthogonal unit vectors); entries ±1/√d with equal probability."""
 
-def _shape(shape: tuple) -> tuple[int, ...]:
+def _check_draw(shape: tuple, d: int, kind: str, generator: torch.Generator | None,
+                device: torch.device | str | None,
+                dtype: torch.dtype | None) -> tuple[tuple[int, ...], int, str, torch.device | None, torch.dtype]:
+    """The arguments of :func:`random_keys`, with the draw checked to fit in memory (where it is drawn, and where it
+    goes); returns the shape (a tuple or the sizes themselves), d, kind, device and dtype (None: the default)."""
+    shape = _check_sizes(shape)
+    d = check_int("d", d, low=1)
+    kind = check_choice("kind", kind, KINDS)
+    checked_dtype = torch.get_default_dtype() if dtype is None else check_float_dtype("dtype", dtype, allow_none=False)
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    checked_device = check_device("device", device)
+    check_fits("shape", (*shape, d), torch.float64 if kind == "orthogonal" else checked_dtype, None, "(*shape, d)")
+    if checked_device is not None:
+        check_fits("shape", (*shape, d), checked_dtype, checked_device, "(*shape, d)")
+    return shape, d, kind, checked_device, checked_dtype
+
+
+def _check_sizes(shape: tuple) -> tuple[int, ...]:
+    """The sizes, given one by one or as one tuple, each >= 0."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, torch.Size)):
         shape = tuple(shape[0])
     for i, s in enumerate(shape):
@@ -35,16 +54,7 @@ def random_keys(*shape: int, d: int, kind: str = "gaussian", generator: torch.Ge
 
     >>> K = random_keys(100, 16, d=32, kind="sphere")   # 100 trials of 16 keys in 32 dimensions
     """
-    shape = _shape(shape)
-    d = check_int("d", d, low=1)
-    kind = check_choice("kind", kind, KINDS)
-    dtype = torch.get_default_dtype() if dtype is None else check_float_dtype("dtype", dtype)
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
-    device = check_device("device", device)
-    check_fits("shape", (*shape, d), torch.float64 if kind == "orthogonal" else dtype, None, "(*shape, d)")
-    if device is not None:
-        check_fits("shape", (*shape, d), dtype, device, "(*shape, d)")
+    shape, d, kind, device, dtype = _check_draw(shape, d, kind, generator, device, dtype)
     work = torch.float64 if dtype == torch.float64 else torch.float32
     if kind == "binary":
         x = torch.randint(0, 2, (*shape, d), generator=generator, dtype=torch.int8).to(work).mul_(2 / math.sqrt(d))

@@ -24,7 +24,7 @@ from ._checks import check_dim, check_int, check_numbers, check_tensor, warn_non
 Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
 
 
-def _as_float64(x: Numbers, name: str = "x") -> torch.Tensor:
+def _check_float64(x: Numbers, name: str = "x") -> torch.Tensor:
     """Numbers (a tensor on any device, an array, a sequence) as a flat float64 CPU tensor; ValueError/TypeError
     naming ``name`` for entries that are not finite numbers."""
     check_numbers(name, x)
@@ -32,7 +32,8 @@ def _as_float64(x: Numbers, name: str = "x") -> torch.Tensor:
     return torch.as_tensor(x, dtype=torch.float64).flatten()
 
 
-def _distinct(name: str, lx: torch.Tensor) -> None:
+def _check_distinct(name: str, lx: torch.Tensor) -> None:
+    """At least two distinct abscissae (a slope needs two)."""
     if lx.numel() and bool((lx == lx[0]).all()):
         raise ValueError(f"{name}: expected at least two distinct values to fit a slope, got {lx.numel()} times "
                          f"{float(lx[0]):g}")
@@ -51,7 +52,15 @@ def fit_slope(x: Numbers, y: Numbers, *, drop_nonpositive: bool = False) -> floa
 
     >>> fit_slope([1, 2, 4], [3, 6, 12])   # 1.0
     """
-    lx, ly = _as_float64(x, "x"), _as_float64(y, "y")
+    lx, ly = _check_power_law(x, y, drop_nonpositive)
+    lx, ly = lx.log(), ly.log()
+    return float(_centred_slope(lx - lx.mean(), ly))
+
+
+def _check_power_law(x: Numbers, y: Numbers, drop_nonpositive: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """The points of :func:`fit_slope` as float64 tensors: at least two positive pairs (the others dropped when
+    ``drop_nonpositive``), at two distinct x at least."""
+    lx, ly = _check_float64(x, "x"), _check_float64(y, "y")
     if lx.numel() != ly.numel():
         raise ValueError(f"x, y: expected two sequences of the same length >= 2, got {lx.numel()} and {ly.numel()}")
     if drop_nonpositive:
@@ -63,25 +72,30 @@ def fit_slope(x: Numbers, y: Numbers, *, drop_nonpositive: bool = False) -> floa
         raise ValueError(f"x, y: expected two sequences of the same length >= 2, got {lx.numel()} and {ly.numel()}")
     if bool((lx <= 0).any()) or bool((ly <= 0).any()):
         raise ValueError("x, y: expected positive numbers for a log-log fit")
-    _distinct("x", lx)
-    lx, ly = lx.log(), ly.log()
-    return float(_centred_slope(lx - lx.mean(), ly))
+    _check_distinct("x", lx)
+    return lx, ly
 
 
 def fit_log_slope(x: Numbers, y: Numbers) -> tuple[float, float]:
     """Fit ``log y = a + b·x``; returns ``(b, r²)``. Points with y ≤ 0 are left out; exponential decay has b < 0."""
-    x64, y64 = _as_float64(x, "x"), _as_float64(y, "y")
-    check_dim("y", y64.numel(), x64.numel(), "number of points (the length of x)")
-    keep = y64 > 0
-    if int(keep.sum()) < 2:
-        raise ValueError(f"y: expected at least two positive values to fit, got {int(keep.sum())}")
-    lx, ly = x64[keep], y64[keep].log()
-    _distinct("x", lx)
+    lx, ly = _check_exponential(x, y)
+    ly = ly.log()
     cx = lx - lx.mean()
     b = _centred_slope(cx, ly)
     resid = (ly - ly.mean()) - b * cx
     total = ((ly - ly.mean()) ** 2).sum()
     return float(b), float(1 - (resid ** 2).sum() / total) if total > 0 else 1.0
+
+
+def _check_exponential(x: Numbers, y: Numbers) -> tuple[torch.Tensor, torch.Tensor]:
+    """The points of :func:`fit_log_slope` with y > 0, as float64 tensors: at least two, at distinct x."""
+    x64, y64 = _check_float64(x, "x"), _check_float64(y, "y")
+    check_dim("y", y64.numel(), x64.numel(), "number of points (the length of x)")
+    keep = y64 > 0
+    if int(keep.sum()) < 2:
+        raise ValueError(f"y: expected at least two positive values to fit, got {int(keep.sum())}")
+    _check_distinct("x", x64[keep])
+    return x64[keep], y64[keep]
 
 
 def slope_through_origin(x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
@@ -91,6 +105,15 @@ def slope_through_origin(x: torch.Tensor, y: torch.Tensor) -> tuple[float, float
     error)``, where each row's least-squares slope is ``Σ_p x_p y_p / Σ_p x_p²`` and the standard error is
     the rows' standard deviation over ``√R``.
     """
+    _check_rows(x, y)
+    x64, y64 = x.detach().double().cpu(), y.detach().double().cpu()
+    slopes = warn_nonfinite("slope_through_origin", (y64 * x64).sum(-1) / (x64 * x64).sum(),
+                            "very large x or y overflow float64")
+    return slopes.mean().item(), (slopes.std() / slopes.numel() ** 0.5).item()
+
+
+def _check_rows(x: torch.Tensor, y: torch.Tensor) -> None:
+    """x (P,) not all zero, and y (R >= 2, P)."""
     check_tensor("x", x, rank=1)
     check_tensor("y", y, rank=2)
     check_dim("y", y.shape[-1], x.shape[-1], "number of points P (the length of x)")
@@ -99,10 +122,6 @@ def slope_through_origin(x: torch.Tensor, y: torch.Tensor) -> tuple[float, float
     if not bool((x != 0).any()):
         raise ValueError("x: expected at least one non-zero value (a line through the origin needs Σ x² > 0), "
                          f"got {x.numel()} zeros")
-    x64, y64 = x.detach().double().cpu(), y.detach().double().cpu()
-    slopes = warn_nonfinite("slope_through_origin", (y64 * x64).sum(-1) / (x64 * x64).sum(),
-                            "very large x or y overflow float64")
-    return slopes.mean().item(), (slopes.std() / slopes.numel() ** 0.5).item()
 
 
 def bootstrap_slope_se(x: Sequence[float], samples: Sequence[torch.Tensor], *, resamples: int = 1000,
@@ -113,13 +132,19 @@ def bootstrap_slope_se(x: Sequence[float], samples: Sequence[torch.Tensor], *, r
     replacement (``resamples`` at once, from a CPU generator seeded with ``seed``), fits the log–log
     slope of the means, and the standard deviation of those slopes is returned.
     """
-    resamples = check_int("resamples", resamples, low=2)
-    check_dim("samples", len(samples), len(x), "number of points (the length of x)")
-    g = torch.Generator().manual_seed(check_int("seed", seed, low=0))
+    resamples, seed = _check_bootstrap(x, samples, resamples, seed)
+    g = torch.Generator().manual_seed(seed)
     means = torch.stack([c.double()[torch.randint(0, len(c), (resamples, len(c)), generator=g)].mean(-1)
                          for c in samples], dim=-1)                                 # (resamples, P)
     lx = torch.tensor(list(x), dtype=torch.float64).log()
     return float(_centred_slope(lx - lx.mean(), means.clamp_min(1e-12).log()).std())
+
+
+def _check_bootstrap(x: Sequence[float], samples: Sequence[torch.Tensor], resamples: int, seed: int) -> tuple[int, int]:
+    """One sample per point, at least 2 resamples and a seed >= 0 (both returned as ints)."""
+    resamples = check_int("resamples", resamples, low=2)
+    check_dim("samples", len(samples), len(x), "number of points (the length of x)")
+    return resamples, check_int("seed", seed, low=0)
 
 
 # ------------------------------------------------------------------------------------ Student-t intervals
@@ -166,12 +191,9 @@ def summarize(x: torch.Tensor) -> Effect:
     With S ≥ 2 seeds: mean of the seed means ± t_{S−1} · sd(seed means)/√S. With one seed: the
     sequence-level interval, mean ± t_{N−1} · sd/√N.
     """
-    check_tensor("x", x, rank=2)
+    _check_spread(x)
     x = x.double()
     S, N = x.shape
-    if N < 1 or (S < 2 and N < 2):
-        raise ValueError(f"x: expected at least 2 seeds or 2 sequences (an interval needs a spread), got shape "
-                         f"{tuple(x.shape)}")
     means = x.mean(-1)
     if S >= 2:
         half = t_quantile(S - 1) * means.std() / math.sqrt(S)
@@ -179,6 +201,15 @@ def summarize(x: torch.Tensor) -> Effect:
         half = t_quantile(max(N - 1, 1)) * x[0].std() / math.sqrt(N)
     m = warn_nonfinite("summarize", torch.stack([means.mean(), half]), "very large effects overflow float64")[0].item()
     return Effect(m, m - half.item(), m + half.item(), tuple(means.tolist()), N)
+
+
+def _check_spread(x: torch.Tensor) -> None:
+    """Effects (seeds, N) with a spread: 2 seeds, or one seed of 2 sequences."""
+    check_tensor("x", x, rank=2)
+    S, N = x.shape
+    if N < 1 or (S < 2 and N < 2):
+        raise ValueError(f"x: expected at least 2 seeds or 2 sequences (an interval needs a spread), got shape "
+                         f"{tuple(x.shape)}")
 
 
 __all__ = ["Effect", "bootstrap_slope_se", "fit_log_slope", "fit_slope", "slope_through_origin", "summarize",

@@ -1,5 +1,8 @@
-"""Every public function and class of the core package has a bad-input test: the names of ``pavlovlab.__all__`` and
-of every core module's ``__all__`` must each appear in a bad-input table (``tests/test_bad_input*.py``).
+"""Every public function and class of the core package has a bad-input test: every name in the ``__all__`` of the
+top level, of each part (``pavlovlab.conditioning``, ``pavlovlab.memory``, ...) and of each shared module
+(``pavlovlab.sampling``, ``pavlovlab.statistics``, ``pavlovlab.device``) must appear in a bad-input table
+(``tests/test_bad_input*.py``). That is the public door, what a learner or a notebook calls: the functions behind it
+trust the arguments the door checked, and are tested through it.
 
 Records that functions return (NamedTuples, dataclasses such as ``Effect``), constants and the warning class are
 not inputs, so they are left out; so are the fast kernels (``attention.*_kernel``) and the literal forms
@@ -21,9 +24,10 @@ TESTS = Path(__file__).parent
 UNCHECKED_MODULES = {"pavlovlab.attention.literal"}
 
 
-def _core_modules():
+def _doors():
+    """The core's sub-packages (its parts) and shared modules; ``pavlovlab.teach`` is the course tooling."""
     for info in pkgutil.iter_modules(pavlovlab.__path__):
-        if not info.name.startswith("_") and not info.ispkg:     # pavlovlab.teach is the course tooling
+        if not info.name.startswith("_") and info.name != "teach":
             yield importlib.import_module(f"pavlovlab.{info.name}")
 
 
@@ -44,12 +48,11 @@ def _takes_input(obj) -> bool:
 def public_names() -> dict[str, str]:
     """``{name: module}`` for every public callable of the core package."""
     names = {n: "pavlovlab" for n in pavlovlab.__all__ if _takes_input(getattr(pavlovlab, n))}
-    for module in _core_modules():
-        own = [n for n, obj in vars(module).items()
-               if not n.startswith("_") and getattr(obj, "__module__", None) == module.__name__]
-        for n in getattr(module, "__all__", own):
-            if _takes_input(getattr(module, n)):
-                names.setdefault(n, module.__name__)
+    for module in _doors():
+        for n in module.__all__:
+            obj = getattr(module, n)
+            if _takes_input(obj):
+                names[n] = getattr(obj, "__module__", module.__name__)
     return names
 
 
@@ -63,5 +66,8 @@ def test_every_public_name_has_a_bad_input_test():
 
 def test_the_walk_sees_the_package():
     names = public_names()
-    assert {"linear_attention", "AssociativeMemory", "rescorla_wagner", "track"} <= set(names)
+    assert {"linear_attention", "AssociativeMemory", "rescorla_wagner", "track", "random_keys", "fit_slope",
+            "train_models"} <= set(names)
+    assert names["linear_attention"] == "pavlovlab.attention.forms"
     assert "Design" not in names and "NonFiniteWarning" not in names      # records and warnings are left out
+    assert "_check_qkv" not in names and "delta_chunk_kernel" not in names    # helpers are not doors

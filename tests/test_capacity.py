@@ -73,7 +73,7 @@ def test_a_read_out_exactly_at_the_threshold_meets_the_criterion(monkeypatch):
         steps = torch.tensor([1.0, 0.75, 0.5, 0.5], dtype=targets.dtype)
         return steps.expand(*targets.shape[:-2], 4)
 
-    monkeypatch.setattr(C, "min_cosine_curve", curve)
+    monkeypatch.setattr(C, "_min_cosine_curve", curve)
 
     def capacity(threshold):
         return C.retrieval_capacity(4, "cosine", threshold=threshold, trials=3, n_max=4, dtype=torch.float64,

@@ -57,3 +57,4 @@ def test_bad_input():
         th.hop_error_theory(8, 2)
     with pytest.raises(ValueError, match="rule"):
         th.stack_error_theory(1, 1, 8, 8, rule="vote")
+

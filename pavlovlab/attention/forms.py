@@ -21,7 +21,8 @@ that becomes non-finite from finite inputs warns once (``pavlovlab._checks``' no
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal, overload
+from dataclasses import dataclass
+from typing import Literal, TypeVar, overload
 
 import torch
 import torch.nn.functional as F
@@ -45,6 +46,7 @@ from . import literal
 from .kernels import delta_chunk_kernel, linear_chunk_kernel
 
 Tensor = torch.Tensor
+_Out = TypeVar("_Out", Tensor, tuple[Tensor, Tensor])
 FeatureMap = str | Callable[[torch.Tensor], torch.Tensor]
 EPS = 1e-6
 """Added to the normaliser ``φ(q)·z`` of normalised linear attention."""
@@ -69,7 +71,7 @@ LOW_PRECISION = (torch.float16, torch.bfloat16)
 # ------------------------------------------------------------------------------------------------ checks
 def _check_qkv(q: object, k: object, v: object, *, same_length: bool = True) -> torch.Size:
     """Validate the kinds and shapes of q, k, v and return the broadcast leading shape. Their values are
-    checked by :func:`_check_values` once the form has run (one reduction per tensor, one synchronisation)."""
+    checked by :func:`_check_result` once the form has run (one reduction per tensor, one synchronisation)."""
     q = check_tensor("q", q, min_rank=2, finite=False)
     k = check_tensor("k", k, min_rank=2, finite=False)
     v = check_tensor("v", v, min_rank=2, finite=False)
@@ -81,44 +83,42 @@ def _check_qkv(q: object, k: object, v: object, *, same_length: bool = True) -> 
     return broadcast_lead(q=q.shape[:-2], k=k.shape[:-2], v=v.shape[:-2])
 
 
-def _sums(*inputs: Tensor) -> list[Tensor]:
-    """The sums of the inputs, taken before a form runs (it is about to read them anyway, so they are in the cache
-    then, not evicted by the form's own work) and handed to :func:`_check_values` afterwards: one reduction per
-    input, one host synchronisation for inputs and result together."""
-    return [x.detach().sum() for x in inputs]
+def _check_result(where: str, cause: str | Callable[[], str], form: Callable[[], _Out], q: Tensor, k: Tensor,
+                  v: Tensor) -> _Out:
+    """Run ``form`` (a form on checked arguments), then apply the non-finite policy to q, k, v and the output
+    (the first element of what it returns) at the cost of one reduction each.
 
-
-def _check_values(where: str, cause: str | Callable[[], str], out: Tensor, sums: list[Tensor],
-                  **inputs: Tensor) -> None:
-    """The non-finite policy for the inputs and the result at the cost of one reduction each: if the sums of all
-    of them (``sums``: the inputs', from :func:`_sums`) are finite, every entry is. Otherwise a non-finite input
-    raises naming it, and a non-finite result of finite inputs warns (``cause`` says why it can happen; a
-    callable is asked only then)."""
-    if all_finite(torch.stack([*sums, out.detach().sum()])):
-        return
-    for name, x in inputs.items():
-        check_finite(name, x)
-    warn_nonfinite(where, out, cause() if callable(cause) else cause)
+    The sums of the inputs are taken before the form runs (it is about to read them anyway, so they are in the
+    cache then, not evicted by the form's own work); if they and the output's sum are finite, every entry is
+    (one host synchronisation). Otherwise a non-finite input raises naming it, and a non-finite result of finite
+    inputs warns (``cause`` says why it can happen; a callable is asked only then)."""
+    sums: list[Tensor] = [x.detach().sum() for x in (q, k, v)]
+    result = form()
+    out = result[0] if isinstance(result, tuple) else result
+    if not all_finite(torch.stack([*sums, out.detach().sum()])):
+        for name, x in (("q", q), ("k", k), ("v", v)):
+            check_finite(name, x)
+        warn_nonfinite(where, out, cause() if callable(cause) else cause)
+    return result
 
 
 def _check_state(name: str, state: object, shape: tuple[int, ...], like: torch.Tensor,
-                 lead: torch.Size | None = None) -> torch.Tensor:
+                 lead: torch.Size) -> torch.Tensor:
     """A state tensor of trailing ``shape``, like ``like``'s dtype and device, whose leading dims broadcast
-    to ``lead`` (the batch/head dims of q, k, v) when given."""
+    to ``lead`` (the batch/head dims of q, k, v); returned expanded to ``lead + shape``."""
     state = check_tensor(name, state, min_rank=len(shape))
     check_same_kind(q=like, **{name: state})
     if tuple(state.shape[state.dim() - len(shape):]) != shape:
         raise ValueError(f"{name}: expected trailing shape {shape}, got shape {tuple(state.shape)}")
-    if lead is not None:
-        extra = tuple(state.shape[:state.dim() - len(shape)])
-        try:
-            fits = torch.broadcast_shapes(extra, tuple(lead)) == tuple(lead)
-        except RuntimeError:
-            fits = False
-        if not fits:
-            raise ValueError(f"{name}: expected leading dims that broadcast to the batch/head dims {tuple(lead)} "
-                             f"of q, k, v, got shape {tuple(state.shape)}")
-    return state
+    extra = tuple(state.shape[:state.dim() - len(shape)])
+    try:
+        fits = torch.broadcast_shapes(extra, tuple(lead)) == tuple(lead)
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{name}: expected leading dims that broadcast to the batch/head dims {tuple(lead)} "
+                         f"of q, k, v, got shape {tuple(state.shape)}")
+    return state.expand(*lead, *shape)
 
 
 def _check_quadratic(mode: str, lead: torch.Size, T: int, chunk_size: int, like: torch.Tensor) -> None:
@@ -133,16 +133,45 @@ def _check_quadratic(mode: str, lead: torch.Size, T: int, chunk_size: int, like:
                    "the chunks' scores, batch × chunks × chunk_size²", "choose a smaller chunk_size (e.g. 64)")
 
 
-def _feature_map(feature_map: FeatureMap) -> Callable[[torch.Tensor], torch.Tensor]:
-    if callable(feature_map):
-        return feature_map
-    if not isinstance(feature_map, str):
+def _check_softmax(q: Tensor, k: Tensor, v: Tensor, causal: object, scale: object) -> float | None:
+    """softmax_attention's arguments; returns the scale (None: 1/√d_k)."""
+    if all(isinstance(x, torch.Tensor) and x.dim() >= 2 for x in (q, k)) and k.shape[-2] == 0 < q.shape[-2]:
+        raise ValueError(f"k: expected at least one key for {q.shape[-2]} queries (a softmax over zero keys is "
+                         f"undefined), got shape {tuple(k.shape)}")
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal: expected True or False, got {type(causal).__name__} {causal!r}")
+    lead = _check_qkv(q, k, v, same_length=causal)
+    check_fits("k", (*lead, q.shape[-2], k.shape[-2]), q.dtype, q.device, "the scores, batch × T_q × T",
+               "softmax attention is quadratic in T: attend over shorter sequences or linear_attention(mode='chunk')")
+    checked = None if scale is None else check_real("scale", scale, low=0.0, low_open=True)
+    if checked is None and q.shape[-1] == 0:
+        raise ValueError("q: expected a key dimension d_k >= 1 for the default scale 1/√d_k, got shape "
+                         f"{tuple(q.shape)} (pass scale to attend with d_k = 0)")
+    return checked
+
+
+def _check_feature_map(feature_map: object, normalize: object, q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
+    """The feature map by name or as a callable, checked against ``normalize``; returns ``(φ(q), φ(k))``."""
+    if not isinstance(normalize, bool):
+        raise TypeError(f"normalize: expected True or False, got {type(normalize).__name__}")
+    if normalize and isinstance(feature_map, str) and feature_map not in POSITIVE_MAPS and feature_map in FEATURE_MAPS:
+        raise ValueError("feature_map: normalize=True needs a non-negative feature map "
+                         f"({' or '.join(map(repr, POSITIVE_MAPS))}); "
+                         f"with {feature_map!r} the normaliser φ(q)·z crosses 0 and the output explodes")
+    if not callable(feature_map) and not isinstance(feature_map, str):
         raise TypeError(f"feature_map: expected one of {list(FEATURE_MAPS)} or a callable, "
                         f"got {type(feature_map).__name__}")
-    return FEATURE_MAPS[check_choice("feature_map", feature_map, FEATURE_MAPS)]
+    phi = feature_map if callable(feature_map) else FEATURE_MAPS[check_choice("feature_map", feature_map,
+                                                                              FEATURE_MAPS)]
+    fq = check_output("feature_map", phi(q), q.shape, q)
+    fk = check_output("feature_map", phi(k), k.shape, k)
+    if normalize and callable(feature_map) and (bool((fq < 0).any()) or bool((fk < 0).any())):
+        raise ValueError("feature_map: normalize=True needs a non-negative feature map; the callable returned "
+                         "negative values, so the normaliser φ(q)·z can cross 0")
+    return fq, fk
 
 
-def _decay_tensor(decay: object, lead: torch.Size, like: torch.Tensor) -> torch.Tensor | None:
+def _check_decay(decay: object, lead: torch.Size, like: torch.Tensor) -> torch.Tensor | None:
     """γ as a tensor of shape ``lead + (1, 1)`` (or None for no decay), checked to lie in [0, 1]."""
     if decay is None:
         return None
@@ -159,6 +188,80 @@ def _decay_tensor(decay: object, lead: torch.Size, like: torch.Tensor) -> torch.
     return gamma[..., None, None]
 
 
+@dataclass(frozen=True)
+class _LinearArgs:
+    """linear_attention's arguments, checked: φ(q), φ(k) and the values w expanded to the leading dims ``lead``,
+    with the normaliser's row of ones appended to w and z_0 to S_0 when normalising; γ (None: no decay)."""
+    fq: Tensor
+    fk: Tensor
+    w: Tensor
+    gamma: Tensor | None
+    S0: Tensor
+    mode: str
+    chunk_size: int
+
+
+def _check_linear(q: Tensor, k: Tensor, v: Tensor, feature_map: object, normalize: object, decay: object,
+                  mode: object, chunk_size: object, initial_state: object) -> _LinearArgs:
+    """linear_attention's arguments, checked once, as a :class:`_LinearArgs`."""
+    lead = _check_qkv(q, k, v)
+    mode = check_choice("mode", mode, LINEAR_MODES)
+    chunk_size = check_int("chunk_size", chunk_size, low=1)
+    fq, fk = _check_feature_map(feature_map, normalize, q, k)
+    d_k, d_v = q.shape[-1], v.shape[-1]
+    gamma = _check_decay(decay, lead, q)
+    S0, z0 = q.new_zeros(*lead, d_v, d_k), q.new_zeros(*lead, d_k) if normalize else None
+    if initial_state is not None and normalize:
+        if not (isinstance(initial_state, tuple) and len(initial_state) == 2):
+            raise TypeError("initial_state: expected the pair (S_0, z_0) when normalize=True, "
+                            f"got {type(initial_state).__name__}")
+        S0 = _check_state("initial_state[0]", initial_state[0], (d_v, d_k), q, lead)
+        z0 = _check_state("initial_state[1]", initial_state[1], (d_k,), q, lead)
+    elif initial_state is not None:
+        S0 = _check_state("initial_state", initial_state, (d_v, d_k), q, lead)
+    _check_quadratic(mode, lead, q.shape[-2], chunk_size, q)
+    fq, fk, w = (x.expand(*lead, *x.shape[-2:]) for x in (fq, fk, v))
+    if z0 is not None:
+        w = torch.cat([w, torch.ones_like(w[..., :1])], dim=-1)  # z rides along as an extra value row
+        S0 = torch.cat([S0, z0[..., None, :]], dim=-2)
+    return _LinearArgs(fq, fk, w, gamma, S0, mode, chunk_size)
+
+
+def _check_gated(q: Tensor, k: Tensor, v: Tensor, g: object, mode: object) -> tuple[torch.Size, str]:
+    """scalar_gated_linear_attention's arguments; returns the leading dims of q, k, v and g and the mode."""
+    lead = _check_qkv(q, k, v)
+    g = check_tensor("g", g, min_rank=1)
+    check_same_kind(q=q, g=g)
+    T = k.shape[-2]
+    check_dim("g", g.shape[-1], T, "sequence length T (last dim of g)")
+    check_real_tensor("g", g, high=1.0)
+    if bool((g <= 0).any()):
+        raise ValueError(f"g: expected gates in (0, 1], got a minimum of {g.min().item():.4g}")
+    mode = check_choice("mode", mode, GATED_MODES)
+    lead = broadcast_lead(qkv=lead, g=g.shape[:-1])
+    _check_quadratic(mode, lead, T, T, q)
+    return lead, mode
+
+
+def _check_delta(q: Tensor, k: Tensor, v: Tensor, beta: object, mode: object,
+                 chunk_size: object) -> tuple[torch.Size, Tensor, str, int]:
+    """delta_rule_attention's arguments; returns the leading dims, β as a tensor (..., T), the mode and the chunk
+    size (the quadratic check waits for the empty-memory case, which has no scores)."""
+    lead = _check_qkv(q, k, v)
+    mode = check_choice("mode", mode, DELTA_MODES)
+    chunk_size = check_int("chunk_size", chunk_size, low=1)
+    T = q.shape[-2]
+    if isinstance(beta, torch.Tensor):
+        check_tensor("beta", beta, min_rank=1)
+        check_same_kind(q=q, beta=beta)
+        check_dim("beta", beta.shape[-1], T, "sequence length T (last dim of beta)")
+        check_real_tensor("beta", beta, low=0.0, high=BETA_MAX)
+        lead = broadcast_lead(qkv=lead, beta=beta.shape[:-1])
+    else:
+        beta = torch.full((T,), check_real("beta", beta, low=0.0, high=BETA_MAX), dtype=q.dtype, device=q.device)
+    return lead, beta, mode, chunk_size
+
+
 # ------------------------------------------------------------------------------------------ public forms
 def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = True,
                       scale: float | None = None) -> torch.Tensor:
@@ -167,22 +270,9 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, caus
     q: (..., T_q, d_k), k: (..., T, d_k), v: (..., T, d_v) -> (..., T_q, d_v). ``scale`` defaults to
     ``1/√d_k``. Causal attention needs ``T_q = T``. Cost O(T² d): every query scores every key.
     """
-    if all(isinstance(x, torch.Tensor) and x.dim() >= 2 for x in (q, k)) and k.shape[-2] == 0 < q.shape[-2]:
-        raise ValueError(f"k: expected at least one key for {q.shape[-2]} queries (a softmax over zero keys is "
-                         f"undefined), got shape {tuple(k.shape)}")
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal: expected True or False, got {type(causal).__name__} {causal!r}")
-    lead = _check_qkv(q, k, v, same_length=causal)
-    check_fits("k", (*lead, q.shape[-2], k.shape[-2]), q.dtype, q.device, "the scores, batch × T_q × T",
-               "softmax attention is quadratic in T: attend over shorter sequences or linear_attention(mode='chunk')")
-    scale = None if scale is None else check_real("scale", scale, low=0.0, low_open=True)
-    if scale is None and q.shape[-1] == 0:
-        raise ValueError("q: expected a key dimension d_k >= 1 for the default scale 1/√d_k, got shape "
-                         f"{tuple(q.shape)} (pass scale to attend with d_k = 0)")
-    sums = _sums(q, k, v)
-    o = literal.softmax_parallel(q, k, v, causal, scale)
-    _check_values("softmax_attention", "very large q or k overflow the scores", o, sums, q=q, k=k, v=v)
-    return o
+    scale = _check_softmax(q, k, v, causal, scale)
+    return _check_result("softmax_attention", "very large q or k overflow the scores",
+                         lambda: literal.softmax_parallel(q, k, v, causal, scale), q, k, v)
 
 
 # The overloads say what a call returns: the output alone, or with ``return_state=True`` the output and state.
@@ -234,52 +324,22 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
 
     >>> o = linear_attention(q, k, v, mode="parallel")  # same numbers as mode="recurrent"
     """
-    lead = _check_qkv(q, k, v)
-    mode = check_choice("mode", mode, LINEAR_MODES)
-    chunk_size = check_int("chunk_size", chunk_size, low=1)
-    if not isinstance(normalize, bool):
-        raise TypeError(f"normalize: expected True or False, got {type(normalize).__name__}")
-    if normalize and isinstance(feature_map, str) and feature_map not in POSITIVE_MAPS and feature_map in FEATURE_MAPS:
-        raise ValueError("feature_map: normalize=True needs a non-negative feature map "
-                         f"({' or '.join(map(repr, POSITIVE_MAPS))}); "
-                         f"with {feature_map!r} the normaliser φ(q)·z crosses 0 and the output explodes")
-    phi = _feature_map(feature_map)
-    fq = check_output("feature_map", phi(q), q.shape, q)
-    fk = check_output("feature_map", phi(k), k.shape, k)
-    if normalize and callable(feature_map) and (bool((fq < 0).any()) or bool((fk < 0).any())):
-        raise ValueError("feature_map: normalize=True needs a non-negative feature map; the callable returned "
-                         "negative values, so the normaliser φ(q)·z can cross 0")
-    d_k, d_v = q.shape[-1], v.shape[-1]
-    gamma = _decay_tensor(decay, lead, q)
-    S0 = z0 = None
-    if initial_state is not None:
-        if normalize:
-            if not (isinstance(initial_state, tuple) and len(initial_state) == 2):
-                raise TypeError("initial_state: expected the pair (S_0, z_0) when normalize=True, "
-                                f"got {type(initial_state).__name__}")
-            S0 = _check_state("initial_state[0]", initial_state[0], (d_v, d_k), q, lead)
-            z0 = _check_state("initial_state[1]", initial_state[1], (d_k,), q, lead)
-        else:
-            S0 = _check_state("initial_state", initial_state, (d_v, d_k), q, lead)
-    fq, fk, w = (x.expand(*lead, *x.shape[-2:]) for x in (fq, fk, v))
-    S0 = q.new_zeros(*lead, d_v, d_k) if S0 is None else S0.expand(*lead, d_v, d_k)
-    if normalize:
-        z0 = q.new_zeros(*lead, d_k) if z0 is None else z0.expand(*lead, d_k)
-        w = torch.cat([w, torch.ones_like(w[..., :1])], dim=-1)  # z rides along as an extra value row
-        S0 = torch.cat([S0, z0[..., None, :]], dim=-2)
-    _check_quadratic(mode, lead, q.shape[-2], chunk_size, q)
-    sums = _sums(q, k, v)
-    if mode == "chunk":
-        o, S = linear_chunk_kernel(fq, fk, w, gamma, S0, chunk_size)
-    else:
-        o, S = (literal.linear_parallel if mode == "parallel" else literal.linear_recurrent)(fq, fk, w, gamma, S0)
+    a = _check_linear(q, k, v, feature_map, normalize, decay, mode, chunk_size, initial_state)
+
+    def form() -> tuple[Tensor, Tensor]:
+        if a.mode == "chunk":
+            return linear_chunk_kernel(a.fq, a.fk, a.w, a.gamma, a.S0, a.chunk_size)
+        return (literal.linear_parallel if a.mode == "parallel" else literal.linear_recurrent)(a.fq, a.fk, a.w,
+                                                                                              a.gamma, a.S0)
+
     def cause() -> str:
-        if not (all_finite(fq) and all_finite(fk)):
+        if not (all_finite(a.fq) and all_finite(a.fk)):
             return "the feature map returned NaN/inf values for finite q, k"
         return "very large q, k or v overflow the dtype"
 
-    _check_values("linear_attention", cause, o, sums, q=q, k=k, v=v)
+    o, S = _check_result("linear_attention", cause, form, q, k, v)
     if normalize:
+        d_v = v.shape[-1]
         o = o[..., :d_v] / (o[..., d_v:] + EPS)
         S, z = S[..., :d_v, :], S[..., d_v, :]
         return (o, S, z) if return_state else o
@@ -320,28 +380,19 @@ def scalar_gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Ten
     Returns:
         o: (..., T, d_v); with ``return_state``: ``(o, S_T)``.
     """
-    lead = _check_qkv(q, k, v)
-    check_tensor("g", g, min_rank=1)
-    check_same_kind(q=q, g=g)
-    T = k.shape[-2]
-    check_dim("g", g.shape[-1], T, "sequence length T (last dim of g)")
-    check_real_tensor("g", g, high=1.0)
-    if bool((g <= 0).any()):
-        raise ValueError(f"g: expected gates in (0, 1], got a minimum of {g.min().item():.4g}")
-    mode = check_choice("mode", mode, GATED_MODES)
-    lead = broadcast_lead(qkv=lead, g=g.shape[:-1])
-    _check_quadratic(mode, lead, T, T, q)
-    d_k, d_v = q.shape[-1], v.shape[-1]
+    lead, mode = _check_gated(q, k, v, g, mode)
+    T, d_k, d_v = k.shape[-2], q.shape[-1], v.shape[-1]
     q, k, v = (x.expand(*lead, *x.shape[-2:]) for x in (q, k, v))
     S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
-        _check_state("initial_state", initial_state, (d_v, d_k), q, lead).expand(*lead, d_v, d_k)
-    sums = _sums(q, k, v)
-    if T == 0:  # an empty sequence: an empty output, the state unchanged (as in every attention form)
-        o, S = v.new_zeros(*lead, 0, d_v), S0.clone()
-    else:
-        form = literal.gated_parallel if mode == "parallel" else literal.gated_recurrent
-        o, S = form(q, k, v, g.expand(*lead, T), S0)
-    _check_values("scalar_gated_linear_attention", "very large q, k or v overflow the dtype", o, sums, q=q, k=k, v=v)
+        _check_state("initial_state", initial_state, (d_v, d_k), q, lead)
+
+    def form() -> tuple[Tensor, Tensor]:
+        if T == 0:  # an empty sequence: an empty output, the state unchanged (as in every attention form)
+            return v.new_zeros(*lead, 0, d_v), S0.clone()
+        return (literal.gated_parallel if mode == "parallel" else literal.gated_recurrent)(q, k, v, g.expand(*lead, T),
+                                                                                          S0)
+
+    o, S = _check_result("scalar_gated_linear_attention", "very large q, k or v overflow the dtype", form, q, k, v)
     return (o, S) if return_state else o
 
 
@@ -386,35 +437,22 @@ def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta
     Returns:
         o: (..., T, d_v); with ``return_state``: ``(o, S_T)``.
     """
-    lead = _check_qkv(q, k, v)
-    mode = check_choice("mode", mode, DELTA_MODES)
-    chunk_size = check_int("chunk_size", chunk_size, low=1)
+    lead, beta, mode, chunk_size = _check_delta(q, k, v, beta, mode, chunk_size)
     T, d_k, d_v = q.shape[-2], q.shape[-1], v.shape[-1]
-    if isinstance(beta, torch.Tensor):
-        check_tensor("beta", beta, min_rank=1)
-        check_same_kind(q=q, beta=beta)
-        check_dim("beta", beta.shape[-1], T, "sequence length T (last dim of beta)")
-        check_real_tensor("beta", beta, low=0.0, high=BETA_MAX)
-        lead = broadcast_lead(qkv=lead, beta=beta.shape[:-1])
-    else:
-        beta = torch.full((T,), check_real("beta", beta, low=0.0, high=BETA_MAX), dtype=q.dtype, device=q.device)
     S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
-        _check_state("initial_state", initial_state, (d_v, d_k), q, lead).expand(*lead, d_v, d_k)
+        _check_state("initial_state", initial_state, (d_v, d_k), q, lead)
     x = [t.expand(*lead, *t.shape[-2:]) for t in (q, k, v)] + [beta.expand(*lead, T), S0]
     if d_k == 0 or d_v == 0:       # an empty memory: every read-out S_t q_t is a sum over nothing
-        for name, t in (("q", q), ("k", k), ("v", v)):
-            check_finite(name, t)
-        o = q.new_zeros(*lead, T, d_v)
+        o = _check_result("delta_rule_attention", "", lambda: q.new_zeros(*lead, T, d_v), q, k, v)
         return (o, S0.clone()) if return_state else o
     _check_quadratic(mode, lead, T, chunk_size, q.float() if q.dtype in LOW_PRECISION else q)
     if q.dtype in LOW_PRECISION:  # compute in float32, return in the caller's dtype
         x = [t.float() for t in x]
     qx, kx, vx, bx, Sx = x
-    sums = _sums(q, k, v)
-    o, S = (delta_chunk_kernel(qx, kx, vx, bx, Sx, chunk_size) if mode == "chunk"
-            else literal.delta_recurrent(qx, kx, vx, bx, Sx))
-    _check_values("delta_rule_attention", "the state diverged: are the keys L2-normalised? each step scales the "
-                  "stored k-component by 1 − β‖k‖², which must stay within [−1, 1]", o, sums, q=q, k=k, v=v)
+    o, S = _check_result("delta_rule_attention", "the state diverged: are the keys L2-normalised? each step scales "
+                         "the stored k-component by 1 − β‖k‖², which must stay within [−1, 1]",
+                         lambda: (delta_chunk_kernel(qx, kx, vx, bx, Sx, chunk_size) if mode == "chunk"
+                                  else literal.delta_recurrent(qx, kx, vx, bx, Sx)), q, k, v)
     o, S = o.to(q.dtype), S.to(q.dtype)
     return (o, S) if return_state else o
 

@@ -117,19 +117,35 @@ def _recall(keys: torch.Tensor, ns: torch.Tensor, gram: torch.Tensor, beaten: to
                          (first[..., None, :] >= ns[:, None]) & stored)
 
 
-def _recall_chunks(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind: str,
-                   generator: torch.Generator | None, device: torch.device | str | None,
-                   dtype: torch.dtype | None) -> Iterator[RecallMetrics]:
-    """Checked arguments, then the experiment trial-chunk by trial-chunk (yields RecallMetrics)."""
+class _Recall(NamedTuple):
+    """The arguments of the store-and-recall experiment, checked: the grid ``ns`` as a long tensor."""
+    d_k: int
+    ns: torch.Tensor
+    trials: int
+    kind: str
+    device: torch.device | None
+    dtype: torch.dtype | None
+
+
+def _check_recall(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind: str,
+                  device: torch.device | str | None, dtype: torch.dtype | None) -> _Recall:
+    """The arguments of :func:`recall_sweep`, with the largest n's Gram matrix checked to fit in memory."""
     d_k = check_int("d_k", d_k, low=1)
     trials = check_int("trials", trials, low=1)
     kind = check_choice("kind", kind, KINDS)
     dtype = check_float_dtype("dtype", dtype)
-    device = check_device("device", device)
+    checked_device = check_device("device", device)
     ns_t = _check_ns(ns)
     N = int(ns_t[-1])
-    check_fits("ns", (N, N), dtype, device, "one trial's Gram matrix, n × n for the largest n",
+    check_fits("ns", (N, N), dtype, checked_device, "one trial's Gram matrix, n × n for the largest n",
                "sweep smaller numbers of pairs")
+    return _Recall(d_k, ns_t, trials, kind, checked_device, dtype)
+
+
+def _recall_chunks(a: _Recall, generator: torch.Generator | None) -> Iterator[RecallMetrics]:
+    """The experiment trial-chunk by trial-chunk (yields RecallMetrics)."""
+    d_k, ns_t, trials, kind, device, dtype = a
+    N = int(ns_t[-1])
     chunk = _chunk(N, dtype)
     gram = beaten = None
     for s in range(0, trials, chunk):  # memory chunks; all the trials inside a chunk run at once
@@ -160,7 +176,7 @@ def recall_sweep(d_k: int, ns: Sequence[int] | torch.Tensor, *, trials: int = 20
     stay within 32 MiB (the Binder budget). Returns :class:`RecallMetrics` with fields
     (trials, len(ns), max(ns)); item ``j >= n`` is nan/False.
     """
-    parts = list(_recall_chunks(d_k, ns, trials, kind, generator, device, dtype))
+    parts = list(_recall_chunks(_check_recall(d_k, ns, trials, kind, device, dtype), generator))
     return parts[0] if len(parts) == 1 else RecallMetrics(*(torch.cat(f, dim=0) for f in zip(*parts, strict=True)))
 
 
@@ -175,10 +191,6 @@ def fidelity_theory(n: int | float | torch.Tensor, d_k: int | float | torch.Tens
     check_numbers("d_k", d_k, low=0.0, low_open=True)
     n_t = n if isinstance(n, torch.Tensor) else torch.as_tensor(n, dtype=torch.float64)
     d_t = d_k if isinstance(d_k, torch.Tensor) else torch.as_tensor(d_k, dtype=torch.float64)
-    if bool((n_t < 1).any()):
-        raise ValueError(f"n: expected numbers of pairs >= 1, got a minimum of {float(n_t.min())}")
-    if bool((d_t <= 0).any()):
-        raise ValueError(f"d_k: expected a positive key dimension, got a minimum of {float(d_t.min())}")
     dtype = n_t.dtype if n_t.is_floating_point() else (d_t.dtype if d_t.is_floating_point() else torch.float64)
     return (1.0 + (n_t.to(dtype) - 1.0) / d_t.to(dtype)).rsqrt()
 
@@ -192,7 +204,9 @@ def average_capacity_theory(d_k: int | float | torch.Tensor, threshold: float = 
 
 
 # -------------------------------------------------------------------------------------------- estimators
-def _curve(name: str, ns: Sequence[int] | torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _check_curve(name: str, ns: Sequence[int] | torch.Tensor,
+                 values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A grid and a curve (..., len(ns)) over it; returns the grid as a long tensor and the curve on the CPU."""
     ns_t = _check_ns(ns)
     if not isinstance(values, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(values).__name__}")
@@ -211,13 +225,18 @@ def fidelity_gap(ns: Sequence[int] | torch.Tensor, fidelity: torch.Tensor,
     (``1/√(1 + x)`` is convex in the crosstalk ``x``) and below it for Gaussian keys (their normalised
     crosstalk has mean ``(n − 1)/(d_k − 2)``). Returns ``(gap, se)``, each (len(ns),) float64.
     """
-    ns_t, fid = _curve("fidelity", ns, fidelity)
-    if fid.dim() != 2 or fid.shape[0] < 2:
-        raise ValueError(f"fidelity: expected (trials >= 2, len(ns)) per-trial mean cosines, got shape "
-                         f"{tuple(fid.shape)}")
+    ns_t, fid = _check_curve("fidelity", ns, fidelity)
+    _check_trials(fid)
     theory = fidelity_theory(ns_t.double(), d_k)
     fid = fid.double()
     return (fid.mean(0) - theory) / theory, fid.std(0) / math.sqrt(fid.shape[0]) / theory
+
+
+def _check_trials(fidelity: torch.Tensor) -> None:
+    """Per-trial mean cosines (trials >= 2, len(ns))."""
+    if fidelity.dim() != 2 or fidelity.shape[0] < 2:
+        raise ValueError(f"fidelity: expected (trials >= 2, len(ns)) per-trial mean cosines, got shape "
+                         f"{tuple(fidelity.shape)}")
 
 
 def _largest_before_failure(ns: torch.Tensor, ok: torch.Tensor) -> int:
@@ -236,13 +255,18 @@ def capacity_from_fidelity(ns: Sequence[int] | torch.Tensor, fidelity: torch.Ten
     threshold = check_real("threshold", threshold, low=0.0, high=1.0, low_open=True)
     if isinstance(fidelity, torch.Tensor) and fidelity.dim() == 3:
         fidelity = fidelity.nanmean(-1)
-    ns_t, f = _curve("fidelity", ns, fidelity)
-    f = f.reshape(-1, ns_t.numel()).double().mean(0)
+    ns_t, f = _check_curve("fidelity", ns, fidelity)
+    f = _check_means(ns_t, f.reshape(-1, ns_t.numel()).double().mean(0))
+    return _largest_before_failure(ns_t, f >= threshold)
+
+
+def _check_means(ns: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
+    """Mean cosines over the grid ``ns``, finite (a NaN is a failed measurement, not a cosine); returns them."""
     if not bool(torch.isfinite(f).all()):
-        bad = [int(n) for n, x in zip(ns_t.tolist(), f.tolist(), strict=True) if not torch.isfinite(torch.tensor(x))]
+        bad = [int(n) for n, x in zip(ns.tolist(), f.tolist(), strict=True) if not torch.isfinite(torch.tensor(x))]
         raise ValueError(f"fidelity: expected finite mean cosines, got NaN/inf at n = {bad[:5]}"
                          f"{' …' if len(bad) > 5 else ''} (a NaN is a failed measurement, not a cosine)")
-    return _largest_before_failure(ns_t, f >= threshold)
+    return f
 
 
 # --------------------------------------------------------------------------------------- the full sweep
@@ -264,12 +288,7 @@ def n_grid(d_k: int, points: int = 24, max_ratio: float = 4.0) -> torch.Tensor:
     average-case capacity near ``d_k``. Neighbours are kept distinct (each at least one more than the last).
     The grid never passes ``top``: when ``points > top`` it is every n in 1..top (``top`` points, fewer than asked).
     """
-    d_k = check_int("d_k", d_k, low=1)
-    points = check_int("points", points, low=1)
-    max_ratio = check_real("max_ratio", max_ratio, low=0.0, low_open=True)
-    if round(max_ratio * d_k) < 1:
-        raise ValueError(f"max_ratio: expected max_ratio · d_k >= 1 (the grid starts at n = 1), got "
-                         f"{max_ratio:g} · {d_k} = {max_ratio * d_k:g}")
+    d_k, points, max_ratio = _check_grid(d_k, points, max_ratio)
     top = round(max_ratio * d_k)
     if points >= top:
         return torch.arange(1, top + 1)
@@ -279,6 +298,17 @@ def n_grid(d_k: int, points: int = 24, max_ratio: float = 4.0) -> torch.Tensor:
         ns.append(max(x, ns[-1] + 1))
     shift = ns[-1] - top          # the lower bound can push the last few past ``top``: pull them back
     return torch.tensor([min(n, top - (len(ns) - 1 - i)) if shift > 0 else n for i, n in enumerate(ns)])
+
+
+def _check_grid(d_k: int, points: int, max_ratio: float) -> tuple[int, int, float]:
+    """The arguments of :func:`n_grid`, returned as checked (a grid that reaches n = 1 at least)."""
+    d_k = check_int("d_k", d_k, low=1)
+    points = check_int("points", points, low=1)
+    max_ratio = check_real("max_ratio", max_ratio, low=0.0, low_open=True)
+    if round(max_ratio * d_k) < 1:
+        raise ValueError(f"max_ratio: expected max_ratio · d_k >= 1 (the grid starts at n = 1), got "
+                         f"{max_ratio:g} · {d_k} = {max_ratio * d_k:g}")
+    return d_k, points, max_ratio
 
 
 def capacity_sweep(d_ks: Sequence[int], *, points: int = 24, max_ratio: float = 4.0, trials: int = 200,
@@ -291,19 +321,25 @@ def capacity_sweep(d_ks: Sequence[int], *, points: int = 24, max_ratio: float = 
     and key sizes differ, and padding every dimension to the largest one would multiply the work by
     ``len(d_ks)``. Everything inside (trials, n, items) is vectorised.
     """
+    d_ks = _check_d_ks(d_ks)
+    out = CapacitySweep(d_ks, [], [])
+    for d in tqdm(d_ks, desc="d_k", disable=not progress):    # each d_k's grid and sizes checked as they come
+        ns = n_grid(d, points, max_ratio)
+        parts = [m.cosine.nanmean(-1) for m in _recall_chunks(_check_recall(d, ns, trials, kind, device, dtype),
+                                                              generator)]
+        out.ns.append(ns)
+        out.fidelity.append(torch.cat(parts) if len(parts) > 1 else parts[0])
+    return out
+
+
+def _check_d_ks(d_ks: Sequence[int]) -> list[int]:
+    """A non-empty sequence of key dimensions >= 1, returned as ints."""
     if isinstance(d_ks, (str, bytes)) or not hasattr(d_ks, "__len__"):
         raise TypeError(f"d_ks: expected a non-empty sequence of key dimensions such as [16, 32], "
                         f"got {type(d_ks).__name__} {d_ks!r}")
     if len(d_ks) == 0:
         raise ValueError(f"d_ks: expected a non-empty sequence of key dimensions, got {d_ks!r}")
-    d_ks = [check_int(f"d_ks[{i}]", d, low=1) for i, d in enumerate(d_ks)]
-    out = CapacitySweep(d_ks, [], [])
-    for d in tqdm(d_ks, desc="d_k", disable=not progress):
-        ns = n_grid(d, points, max_ratio)
-        parts = [m.cosine.nanmean(-1) for m in _recall_chunks(d, ns, trials, kind, generator, device, dtype)]
-        out.ns.append(ns)
-        out.fidelity.append(torch.cat(parts) if len(parts) > 1 else parts[0])
-    return out
+    return [check_int(f"d_ks[{i}]", d, low=1) for i, d in enumerate(d_ks)]
 
 
 __all__ = [

@@ -32,11 +32,11 @@ from ..sampling import random_keys, random_values
 from ..statistics import bootstrap_slope_se, fit_slope
 from .readouts import (
     MEMORIES,
-    adversarial_error_curve,
-    decoding_curve,
+    _adversarial_error_curve,
+    _decoding_curve,
+    _min_cosine_curve,
+    _readout_weights,
     first_failure,
-    min_cosine_curve,
-    readout_weights,
 )
 
 
@@ -95,6 +95,44 @@ def retrieval_capacity(d_k: int, criterion: str, *, trials: int = 100, n_max: in
     n_max: the longest context tried (default ``4 d_k``): a trial that never fails is censored.
     Trials run ``chunk`` at a time (vectorised inside a chunk; chunks bound the memory).
     """
+    a = _check_capacity(d_k, criterion, trials, n_max, rule, beta, threshold, d_v, codebook_size, chunk)
+    caps = []
+    for s in range(0, a.trials, a.chunk):
+        c = min(a.chunk, a.trials - s)
+        keys = random_keys(c, a.n_max, d=a.d_k, kind=kind, generator=generator, device=device, dtype=dtype)
+        if a.criterion == "adversarial":
+            ok = _adversarial_error_curve(keys)[0] < 1
+        elif a.criterion == "cosine":
+            values = random_values(c, a.n_max, d=a.d_v, kind="sphere", generator=generator, device=device,
+                                   dtype=keys.dtype)
+            ok = _min_cosine_curve(*_readout_weights(keys, values, a.rule, a.beta), values) >= a.threshold
+        else:
+            labels = torch.randint(0, a.codebook_size, (c, a.n_max), generator=generator).to(keys.device)
+            codebook = torch.eye(a.codebook_size, dtype=keys.dtype, device=keys.device)
+            A, W = _readout_weights(keys, codebook[labels], a.rule, a.beta)
+            ok = _decoding_curve(A, W, labels, codebook)
+        caps.append(first_failure(ok).cpu())
+    capacity = torch.cat(caps)
+    return RetrievalCapacity(capacity, capacity >= a.n_max, a.n_max)
+
+
+class _Capacity(NamedTuple):
+    """The arguments of :func:`retrieval_capacity`, checked, with the defaults of n_max and d_v filled in."""
+    d_k: int
+    criterion: str
+    trials: int
+    n_max: int
+    rule: str
+    threshold: float
+    d_v: int
+    codebook_size: int
+    chunk: int
+    beta: float
+
+
+def _check_capacity(d_k: int, criterion: str, trials: int, n_max: int | None, rule: str, beta: float,
+                    threshold: float, d_v: int | None, codebook_size: int, chunk: int) -> _Capacity:
+    """The arguments of :func:`retrieval_capacity`, as a :class:`_Capacity`."""
     d_k = check_int("d_k", d_k, low=1)
     criterion = check_choice("criterion", criterion, CRITERIA)
     trials = check_int("trials", trials, low=1)
@@ -106,24 +144,8 @@ def retrieval_capacity(d_k: int, criterion: str, *, trials: int = 100, n_max: in
     chunk = check_int("chunk", chunk, low=1)
     if criterion == "adversarial" and rule != "hebbian":
         raise ValueError(f"rule: the adversarial criterion is derived for the Hebbian memory, got {rule!r}")
-    caps = []
-    for s in range(0, trials, chunk):
-        c = min(chunk, trials - s)
-        keys = random_keys(c, n_max, d=d_k, kind=kind, generator=generator, device=device, dtype=dtype)
-        if criterion == "adversarial":
-            ok = adversarial_error_curve(keys)[0] < 1
-        elif criterion == "cosine":
-            values = random_values(c, n_max, d=d_v, kind="sphere", generator=generator, device=device,
-                                   dtype=keys.dtype)
-            ok = min_cosine_curve(*readout_weights(keys, values, rule, beta), values) >= threshold
-        else:
-            labels = torch.randint(0, codebook_size, (c, n_max), generator=generator).to(keys.device)
-            codebook = torch.eye(codebook_size, dtype=keys.dtype, device=keys.device)
-            A, W = readout_weights(keys, codebook[labels], rule, beta)
-            ok = decoding_curve(A, W, labels, codebook)
-        caps.append(first_failure(ok).cpu())
-    capacity = torch.cat(caps)
-    return RetrievalCapacity(capacity, capacity >= n_max, n_max)
+    return _Capacity(d_k, criterion, trials, n_max, rule, threshold, d_v, codebook_size, chunk,
+                     check_real("beta", beta, low=0.0, low_open=True))
 
 
 class CapacityScaling(NamedTuple):
@@ -151,9 +173,7 @@ def capacity_scaling(d_ks: Sequence[int], criterion: str, *, n_max: Callable[[in
     n_max: a function ``d_k -> longest context`` (default ``4 d_k``). Other keywords go to
     :func:`retrieval_capacity`. The loop over the few ``d_ks`` stays in Python (sizes differ).
     """
-    if isinstance(d_ks, int) or len(d_ks) < 2:
-        raise ValueError(f"d_ks: expected a sequence of at least two key dimensions, got {d_ks!r}")
-    d_ks = [check_int(f"d_ks[{i}]", d, low=1) for i, d in enumerate(d_ks)]
+    d_ks = _check_d_ks(d_ks)
     caps = []
     cens = []
     for d in tqdm(d_ks, desc="d_k", disable=not progress):
@@ -170,6 +190,13 @@ def capacity_scaling(d_ks: Sequence[int], criterion: str, *, n_max: Callable[[in
     return CapacityScaling(d_ks, mean, sem, torch.stack(cens), slope, slope_se, caps)
 
 
+def _check_d_ks(d_ks: Sequence[int]) -> list[int]:
+    """At least two key dimensions >= 1, returned as ints."""
+    if isinstance(d_ks, int) or len(d_ks) < 2:
+        raise ValueError(f"d_ks: expected a sequence of at least two key dimensions, got {d_ks!r}")
+    return [check_int(f"d_ks[{i}]", d, low=1) for i, d in enumerate(d_ks)]
+
+
 def local_slopes(scaling: CapacityScaling) -> tuple[torch.Tensor, torch.Tensor]:
     """Log–log slopes between neighbouring key dimensions, and their standard errors from the trials.
 
@@ -179,6 +206,15 @@ def local_slopes(scaling: CapacityScaling) -> tuple[torch.Tensor, torch.Tensor]:
     means). The error is sampling error only: a single fitted slope hides how ``b_i`` drifts with ``d_k``
     (curvature), which these show. Returns ``(slopes, se)``, each (len(d_ks) − 1,) float64.
     """
+    _check_scaling(scaling)
+    m, s = scaling.mean.double(), scaling.sem.double()
+    gap = torch.tensor(scaling.d_ks, dtype=torch.float64).log().diff()
+    rel = s / m
+    return m.log().diff() / gap, (rel[1:].square() + rel[:-1].square()).sqrt() / gap
+
+
+def _check_scaling(scaling: CapacityScaling) -> None:
+    """A :class:`CapacityScaling` with one mean > 0 and one standard error >= 0 per distinct key dimension."""
     if not isinstance(scaling, CapacityScaling):
         raise TypeError(f"scaling: expected a CapacityScaling, got {type(scaling).__name__}")
     sizes: dict[str, Sized] = {"scaling.d_ks": scaling.d_ks, "scaling.mean": scaling.mean, "scaling.sem": scaling.sem}
@@ -190,12 +226,9 @@ def local_slopes(scaling: CapacityScaling) -> tuple[torch.Tensor, torch.Tensor]:
     d_ks = [check_int(f"scaling.d_ks[{i}]", d, low=1) for i, d in enumerate(scaling.d_ks)]
     if len(set(d_ks)) < len(d_ks):
         raise ValueError(f"scaling.d_ks: expected distinct key dimensions (a slope needs two), got {d_ks}")
-    m, s = scaling.mean.double(), scaling.sem.double()
-    if bool((m <= 0).any()):
-        raise ValueError(f"scaling: expected positive mean capacities for a log-log slope, got {m.tolist()}")
-    gap = torch.tensor(scaling.d_ks, dtype=torch.float64).log().diff()
-    rel = s / m
-    return m.log().diff() / gap, (rel[1:].square() + rel[:-1].square()).sqrt() / gap
+    if bool((scaling.mean.double() <= 0).any()):
+        raise ValueError(f"scaling: expected positive mean capacities for a log-log slope, got "
+                         f"{scaling.mean.double().tolist()}")
 
 
 def nearer_law(scaling: CapacityScaling) -> tuple[str, float]:
@@ -207,12 +240,17 @@ def nearer_law(scaling: CapacityScaling) -> tuple[str, float]:
     that the exponent is exactly ½ or 1 (at finite ``d_k`` a worst-of-n criterion bends the slope a little
     below its asymptotic value). Returns ``(law, margin)``; a NaN slope or standard error raises ValueError.
     """
+    _check_fitted(scaling)
+    return ("√d_k" if scaling.slope < 0.75 else "d_k"), abs(scaling.slope - 0.75) / scaling.slope_se
+
+
+def _check_fitted(scaling: CapacityScaling) -> None:
+    """A :class:`CapacityScaling` whose slope and positive standard error are finite."""
     if not isinstance(scaling, CapacityScaling):
         raise TypeError(f"scaling: expected a CapacityScaling, got {type(scaling).__name__}")
     if not (math.isfinite(scaling.slope) and math.isfinite(scaling.slope_se) and scaling.slope_se > 0):
         raise ValueError(f"scaling: expected a finite slope with a positive standard error, got slope "
                          f"{scaling.slope!r} ± {scaling.slope_se!r}")
-    return ("√d_k" if scaling.slope < 0.75 else "d_k"), abs(scaling.slope - 0.75) / scaling.slope_se
 
 
 SCALINGS = {

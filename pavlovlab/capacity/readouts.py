@@ -55,6 +55,14 @@ def readout_weights(keys: torch.Tensor, values: torch.Tensor, rule: str = "hebbi
     The package's own layers give the same read-outs (tests: ``pl.delta_rule_attention`` and
     ``pl.softmax_attention(..., scale=beta)``).
     """
+    rule, beta = _check_readout(keys, values, rule, beta)
+    A, W = _readout_weights(keys, values, rule, beta)
+    warn_nonfinite("readout_weights", W if all_finite(A) else A, "very large keys or values overflow the dtype")
+    return A, W
+
+
+def _check_readout(keys: torch.Tensor, values: torch.Tensor, rule: str, beta: float) -> tuple[str, float]:
+    """The arguments of :func:`readout_weights`; returns the rule and β as checked."""
     check_tensor("keys", keys, min_rank=2)
     check_tensor("values", values, min_rank=2)
     if keys.shape[-2] != values.shape[-2]:
@@ -64,6 +72,12 @@ def readout_weights(keys: torch.Tensor, values: torch.Tensor, rule: str = "hebbi
     beta = check_real("beta", beta, low=0.0, low_open=True)
     check_fits("keys", (*keys.shape[:-2], keys.shape[-2], keys.shape[-2]), keys.dtype, keys.device,
                "the read-out weights, batch × N × N", "write fewer pairs")
+    return rule, beta
+
+
+def _readout_weights(keys: torch.Tensor, values: torch.Tensor, rule: str,
+                     beta: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`readout_weights` on checked arguments."""
     G = keys @ keys.mT
     if rule == "hebbian":
         A, W = G, values
@@ -76,7 +90,6 @@ def readout_weights(keys: torch.Tensor, values: torch.Tensor, rule: str = "hebbi
         W = torch.linalg.solve_triangular(L.expand(*K_lead, N, N), values.expand(*K_lead, *values.shape[-2:]),
                                           upper=False)
         A = G
-    warn_nonfinite("readout_weights", W if all_finite(A) else A, "very large keys or values overflow the dtype")
     return A, W
 
 
@@ -107,7 +120,11 @@ def min_cosine_curve(weights: torch.Tensor, written: torch.Tensor, targets: torc
     for n writes).
     """
     _check_curve_inputs(weights, written, targets=targets)
-    A, W, V = weights, written, targets
+    return _min_cosine_curve(weights, written, targets)
+
+
+def _min_cosine_curve(A: torch.Tensor, W: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
+    """:func:`min_cosine_curve` of weights A, written W and targets V, checked."""
     N = A.shape[-1]
     H = W @ W.mT                                                          # (..., N, N)
     num = (A * (W @ V.mT).mT).cumsum(-1)                                  # num[j, n] = Σ_{i≤n} A_ji w_i·v_j
@@ -130,13 +147,24 @@ def decoding_curve(weights: torch.Tensor, written: torch.Tensor, labels: torch.T
 
     weights: (..., N, N); written: (..., N, d_v); labels: (..., N) long in [0, M). Returns (..., N) bool.
     """
+    _check_decoding(weights, written, labels, codebook, block)
+    return _decoding_curve(weights, written, labels, codebook, block)
+
+
+def _check_decoding(weights: torch.Tensor, written: torch.Tensor, labels: torch.Tensor, codebook: torch.Tensor,
+                    block: int) -> None:
+    """The arguments of :func:`decoding_curve`."""
     _check_curve_inputs(weights, written, codebook=codebook)
     if not isinstance(labels, torch.Tensor) or labels.dtype != torch.long or labels.shape[-1:] != weights.shape[-1:]:
         got = getattr(labels, "dtype", type(labels).__name__)
         raise TypeError(f"labels: expected a long tensor (..., N = {weights.shape[-1]}), got {got} of shape "
                         f"{tuple(getattr(labels, 'shape', ()))}")
     check_int("block", block, low=1)
-    A = weights
+
+
+def _decoding_curve(A: torch.Tensor, written: torch.Tensor, labels: torch.Tensor, codebook: torch.Tensor,
+                    block: int = 32) -> torch.Tensor:
+    """:func:`decoding_curve` of weights A on checked arguments."""
     N, M = A.shape[-1], codebook.shape[0]
     E = written @ codebook.mT                                              # (..., N_i, M): c_m · w_i
     own_mask = torch.nn.functional.one_hot(labels, M).bool()[..., :, None, :]   # (..., N_j, 1, M)
@@ -182,7 +210,11 @@ def adversarial_error_curve(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     ``error`` is 0 for a perfect recall and ≥ 1 when the read-out points away from (or is orthogonal to)
     its value, i.e. retrieval fails; ``worst_item`` is ``j*``.
     """
-    check_tensor("keys", keys, min_rank=2)
+    return _adversarial_error_curve(check_tensor("keys", keys, min_rank=2))
+
+
+def _adversarial_error_curve(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`adversarial_error_curve` on checked keys."""
     G = keys @ keys.mT                                                     # (..., N, N), symmetric
     N = G.shape[-1]
     diag = torch.diagonal(G, dim1=-2, dim2=-1)                             # (..., N): the signals G_jj

@@ -34,14 +34,14 @@ from .._checks import (
     check_tensor,
     warn_nonfinite,
 )
-from .trials import TABLES, Design, Device, _n
+from .trials import TABLES, Design, Device, _check_count
 
 # --------------------------------------------------------------------------------------------------
 # The learning rules
 # --------------------------------------------------------------------------------------------------
 
 
-def _alpha(alpha: float | Sequence[float] | torch.Tensor, n_cs: int, like: torch.Tensor) -> torch.Tensor:
+def _check_alpha(alpha: float | Sequence[float] | torch.Tensor, n_cs: int, like: torch.Tensor) -> torch.Tensor:
     """Saliences as a tensor (..., n_cs) (or (..., 1)) on ``like``'s dtype and device."""
     if isinstance(alpha, torch.Tensor):
         check_float_dtype("alpha", alpha)
@@ -60,8 +60,10 @@ def _alpha(alpha: float | Sequence[float] | torch.Tensor, n_cs: int, like: torch
     return a
 
 
-def _conditioning(cs: torch.Tensor, us: torch.Tensor, alpha: float | Sequence[float] | torch.Tensor, beta: float,
-                  V0: torch.Tensor | None, error: bool) -> torch.Tensor:
+def _check_conditioning(cs: torch.Tensor, us: torch.Tensor, alpha: float | Sequence[float] | torch.Tensor,
+                        beta: float, V0: torch.Tensor | None, error: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """The arguments of a conditioning simulator (with Rescorla–Wagner's bound when ``error``); returns the rates
+    ``α β`` (..., n_cs) and the strengths before trial 1, expanded to the broadcast leading dims."""
     check_tensor("cs", cs, min_rank=2)
     check_tensor("us", us, min_rank=1)
     check_same_kind(cs=cs, us=us)
@@ -71,7 +73,7 @@ def _conditioning(cs: torch.Tensor, us: torch.Tensor, alpha: float | Sequence[fl
     check_dim("us", us.shape[-1], T, "one US per trial, i.e. trials (dim -2 of cs)")
     check_real_tensor("cs", cs)
     check_real_tensor("us", us)
-    a = _alpha(alpha, n_cs, cs)
+    a = _check_alpha(alpha, n_cs, cs)
     beta = check_real("beta", beta, low=0.0)
     if error and T:
         # The surprise of trial t, e = λ − xᵀV, becomes (1 − β Σ_i α_i x_i²) e after the update: the CSs present
@@ -96,7 +98,13 @@ def _conditioning(cs: torch.Tensor, us: torch.Tensor, alpha: float | Sequence[fl
     lead = broadcast_lead(**shapes)
     V = (torch.zeros(*lead, n_cs, dtype=cs.dtype, device=cs.device) if V0 is None
          else V0.expand(*lead, n_cs).clone())
-    rate = a * beta
+    return a * beta, V
+
+
+def _conditioning(cs: torch.Tensor, us: torch.Tensor, rate: torch.Tensor, V: torch.Tensor,
+                  error: bool) -> torch.Tensor:
+    """The trial-by-trial recurrence on checked arguments: V (..., trials + 1, n_cs)."""
+    T = cs.shape[-2]
     history = [V]
     for t in range(T):  # the recurrence: each trial starts from the strengths the last one left
         x, lam = cs[..., t, :], us[..., t]
@@ -132,7 +140,8 @@ def rescorla_wagner(cs: torch.Tensor, us: torch.Tensor, *, alpha: float | Sequen
         cs, us, labels = trial_tables.acquisition(20)
         V = rescorla_wagner(cs, us, alpha=0.3)      # V[-1] ≈ [1.0]
     """
-    return _conditioning(cs, us, alpha, beta, V0, error=True)
+    rate, V = _check_conditioning(cs, us, alpha, beta, V0, error=True)
+    return _conditioning(cs, us, rate, V, error=True)
 
 
 def hebbian_conditioning(cs: torch.Tensor, us: torch.Tensor, *,
@@ -145,7 +154,8 @@ def hebbian_conditioning(cs: torch.Tensor, us: torch.Tensor, *,
     Same arguments and return as :func:`rescorla_wagner`: cs (..., trials, n_cs), us (..., trials),
     returns V (..., trials + 1, n_cs).
     """
-    return warn_nonfinite("hebbian_conditioning", _conditioning(cs, us, alpha, beta, V0, error=False),
+    rate, V = _check_conditioning(cs, us, alpha, beta, V0, error=False)
+    return warn_nonfinite("hebbian_conditioning", _conditioning(cs, us, rate, V, error=False),
                           "very large cues or outcomes make the strengths grow past the dtype")
 
 
@@ -162,11 +172,16 @@ def prediction(V: torch.Tensor, cs: torch.Tensor) -> torch.Tensor:
     V: (..., trials + 1, n_cs) from :func:`rescorla_wagner`; cs: (..., trials, n_cs).
     Returns (..., trials): on trial t, the CSs present times the strengths left by trial t − 1.
     """
+    _check_prediction(V, cs)
+    return warn_nonfinite("prediction", (V[..., :-1, :] * cs.to(V)).sum(-1), "very large V or cs overflow the dtype")
+
+
+def _check_prediction(V: torch.Tensor, cs: torch.Tensor) -> None:
+    """Strengths V (..., trials + 1, n_cs) and the trials cs (..., trials, n_cs) they were learned on."""
     check_tensor("V", V, min_rank=2)
     check_tensor("cs", cs, min_rank=2)
     check_dim("V", V.shape[-2], cs.shape[-2] + 1, "trials + 1 (one more than dim -2 of cs)")
     check_dim("V", V.shape[-1], cs.shape[-1], "n_cs (last dim of cs)")
-    return warn_nonfinite("prediction", (V[..., :-1, :] * cs.to(V)).sum(-1), "very large V or cs overflow the dtype")
 
 
 def simulate(design: str, *, n_trials: int = 30, alpha: float = 0.3, beta: float = 1.0, lam: float = 1.0,
@@ -177,12 +192,17 @@ def simulate(design: str, *, n_trials: int = 30, alpha: float = 0.3, beta: float
     Returns ``(V, design)``: V (trials + 1, n_cs) (with the design's leading dims, if any).
     Example: ``V, (cs, us, labels) = simulate("blocking", alpha=0.3)``.
     """
-    check_choice("design", design, TABLES)
-    check_choice("rule", rule, SIMULATORS)
-    alpha = check_real("alpha", alpha, low=0.0)
+    alpha = _check_simulation(design, rule, alpha)
     d = TABLES[design](n_trials, lam=lam, dtype=dtype, device=device, **design_kwargs)
     saliences = torch.tensor(d.labels.salience, dtype=dtype, device=d.cs.device)
     return SIMULATORS[rule](d.cs, d.us, alpha=alpha * saliences, beta=beta), d
+
+
+def _check_simulation(design: str, rule: str, alpha: float) -> float:
+    """A design of :data:`TABLES`, a rule of :data:`SIMULATORS` and α >= 0 (returned as a float)."""
+    check_choice("design", design, TABLES)
+    check_choice("rule", rule, SIMULATORS)
+    return check_real("alpha", alpha, low=0.0)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -206,16 +226,7 @@ def blocking_curve(n_pretrain: Sequence[int] | torch.Tensor, *, n_compound: int 
         V_light: (P,) the light's strength after the last compound trial (``dtype``, on ``device``).
     Compare :func:`blocking_theory`, the closed form.
     """
-    n = torch.as_tensor(n_pretrain).detach().cpu()
-    if n.dim() != 1 or n.numel() == 0:
-        raise ValueError(f"n_pretrain: expected a non-empty 1-D sequence of lengths, got shape {tuple(n.shape)}")
-    if n.is_floating_point() and not bool((n == n.round()).all()):
-        raise ValueError("n_pretrain: expected whole numbers of trials")
-    n = n.long()
-    if bool((n < 0).any()):
-        raise ValueError(f"n_pretrain: expected lengths >= 0, got {n.min().item()}")
-    m = _n(n_compound, "n_compound")
-    check_real("lam", lam)
+    n, m = _check_pretraining(n_pretrain, n_compound, lam)
     top = int(n.max())
     t = torch.arange(top + m)                                    # trial index in the padded design
     start = (top - n)[:, None]                                   # (P, 1): first pretraining trial
@@ -224,6 +235,22 @@ def blocking_curve(n_pretrain: Sequence[int] | torch.Tensor, *, n_compound: int 
     cs = torch.stack([bell, light], dim=-1).to(device)           # (P, trials, 2)
     us = (lam * bell).to(device)                                 # food whenever the bell sounds
     return rescorla_wagner(cs, us, alpha=alpha, beta=beta)[:, -1, 1]
+
+
+def _check_pretraining(n_pretrain: Sequence[int] | torch.Tensor, n_compound: int,
+                       lam: float) -> tuple[torch.Tensor, int]:
+    """Pretraining lengths (P,) (whole numbers >= 0, returned as a long CPU tensor), compound trials and λ."""
+    n = torch.as_tensor(n_pretrain).detach().cpu()
+    if n.dim() != 1 or n.numel() == 0:
+        raise ValueError(f"n_pretrain: expected a non-empty 1-D sequence of lengths, got shape {tuple(n.shape)}")
+    if n.is_floating_point() and not bool((n == n.round()).all()):
+        raise ValueError("n_pretrain: expected whole numbers of trials")
+    n = n.long()
+    if bool((n < 0).any()):
+        raise ValueError(f"n_pretrain: expected lengths >= 0, got {n.min().item()}")
+    m = _check_count(n_compound, "n_compound")
+    check_real("lam", lam)
+    return n, m
 
 
 def blocking_theory(n_pretrain: torch.Tensor | Sequence[int] | int, *, n_compound: int = 30,
@@ -238,17 +265,25 @@ def blocking_theory(n_pretrain: torch.Tensor | Sequence[int] | int, *, n_compoun
     n_pretrain: (P,) or a number (lengths >= 0) → (P,) or () float64. Needs ``αβ <= 1`` (two CSs on the compound
     trials, see :func:`rescorla_wagner`).
     """
+    a, lam, m = _check_blocking(n_pretrain, n_compound, alpha, beta, lam)
+    n = torch.as_tensor(n_pretrain, dtype=torch.float64)
+    return lam * (1 - a) ** n * (1 - (1 - 2 * a) ** m) / 2
+
+
+def _check_blocking(n_pretrain: torch.Tensor | Sequence[int] | int, n_compound: int, alpha: float, beta: float,
+                    lam: float) -> tuple[float, float, int]:
+    """The arguments of :func:`blocking_theory`; returns ``a = αβ`` (at most 1: the compound trials present two
+    CSs, and Rescorla–Wagner's bound is 2αβ <= 2), λ and the compound trials."""
     alpha = check_real("alpha", alpha, low=0.0)
     beta = check_real("beta", beta, low=0.0)
     lam = check_real("lam", lam, low=0.0)
-    m = _n(n_compound, "n_compound")
+    m = _check_count(n_compound, "n_compound")
     check_numbers("n_pretrain", n_pretrain, low=0.0)
     a = alpha * beta
-    if 2 * a > 2:  # the compound trials present two CSs: Rescorla–Wagner's bound is 2αβ <= 2
+    if 2 * a > 2:
         raise ValueError(f"alpha: expected α·β <= 1 (the compound trials present two CSs, and Rescorla–Wagner needs "
                          f"α·β·(number of CSs present) <= 2), got α·β = {a:.4g}")
-    n = torch.as_tensor(n_pretrain, dtype=torch.float64)
-    return lam * (1 - a) ** n * (1 - (1 - 2 * a) ** m) / 2
+    return a, lam, m
 
 
 __all__ = [

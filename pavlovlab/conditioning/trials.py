@@ -54,9 +54,7 @@ BELL, LIGHT, BUZZER = "bell (A)", "light (B)", "buzzer (X)"
 def _build(phases: Sequence[tuple[str, Sequence[tuple[Sequence[float], float]]]], names: Sequence[str],
            description: str, *, lam: float, dtype: torch.dtype, device: Device, salience: Sequence[float] | None = None
            ) -> Design:
-    """Assemble a design from phases, each a list of trials ``(cs row, US present 0/1)``."""
-    lam = check_real("lam", lam, low=0.0)
-    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    """Assemble a design from phases, each a list of trials ``(cs row, US present 0/1)``, on checked arguments."""
     rows, us, spans, t = [], [], [], 0
     for name, trials in phases:
         for x, present in trials:
@@ -70,14 +68,21 @@ def _build(phases: Sequence[tuple[str, Sequence[tuple[Sequence[float], float]]]]
     return Design(cs, torch.tensor(us, dtype=dtype).to(device), labels)
 
 
-def _n(n_trials: object, name: str = "n_trials", low: int = 1) -> int:
+def _check_count(n_trials: object, name: str = "n_trials", low: int = 1) -> int:
+    """A number of trials >= ``low``, as an int."""
     return check_int(name, n_trials, low=low)
+
+
+def _check_table(n_trials: object, lam: float, dtype: torch.dtype, *, low: int = 1) -> tuple[int, float, torch.dtype]:
+    """The arguments every trial table shares: trials per phase, the US magnitude λ >= 0 and a dtype."""
+    n = _check_count(n_trials, low=low)
+    return n, check_real("lam", lam, low=0.0), check_float_dtype("dtype", dtype, allow_none=False)
 
 
 def acquisition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
                 device: Device = None) -> Design:
     """Acquisition: ``n_trials`` bell → food trials (A+). One CS: ``cs`` (n_trials, 1)."""
-    n = _n(n_trials)
+    n, lam, dtype = _check_table(n_trials, lam, dtype)
     return _build([("acquisition A+", [((1,), 1)] * n)], [BELL],
                   "the bell is always followed by food", lam=lam, dtype=dtype, device=device)
 
@@ -85,7 +90,7 @@ def acquisition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = to
 def extinction(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
                device: Device = None) -> Design:
     """Extinction after acquisition: ``n_trials`` A+ trials, then ``n_trials`` bell-alone trials (A−)."""
-    n = _n(n_trials)
+    n, lam, dtype = _check_table(n_trials, lam, dtype)
     return _build([("acquisition A+", [((1,), 1)] * n), ("extinction A−", [((1,), 0)] * n)], [BELL],
                   "bell → food, then the bell alone", lam=lam, dtype=dtype, device=device)
 
@@ -93,7 +98,7 @@ def extinction(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = tor
 def reacquisition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
                   device: Device = None) -> Design:
     """Acquisition (A+), extinction (A−), then reacquisition (A+): ``n_trials`` trials each."""
-    n = _n(n_trials)
+    n, lam, dtype = _check_table(n_trials, lam, dtype)
     return _build([("acquisition A+", [((1,), 1)] * n), ("extinction A−", [((1,), 0)] * n),
                    ("reacquisition A+", [((1,), 1)] * n)], [BELL],
                   "bell → food, bell alone, bell → food again", lam=lam, dtype=dtype, device=device)
@@ -108,19 +113,26 @@ def partial_reinforcement(n_trials: int = 60, *, p: float = 0.5, lam: float = 1.
     reproducible), then moved to ``device``. ``batch_shape`` draws independent animals: ``us`` is
     (*batch_shape, n_trials) while ``cs`` stays (n_trials, 1) and broadcasts.
     """
-    n = _n(n_trials)
-    p = check_real("p", p, low=0.0, high=1.0)
-    lam = check_real("lam", lam, low=0.0)
+    n, p, lam, batch, dtype = _check_partial(n_trials, p, lam, generator, batch_shape, dtype)
     if generator is None:
         generator = torch.Generator().manual_seed(0)
-    elif not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
-    batch = tuple(check_int(f"batch_shape[{i}]", b, low=1) for i, b in enumerate(batch_shape))
-    dtype = check_float_dtype("dtype", dtype, allow_none=False)
     fed = (torch.rand(*batch, n, generator=generator, dtype=torch.float64) < p).to(dtype)
     labels = Labels((BELL,), ((f"partial reinforcement A± (p = {p:g})", 0, n),), (1.0,),
                     f"the bell is followed by food on a random {p:.0%} of trials")
     return Design(torch.ones(n, 1, dtype=dtype, device=device), (lam * fed).to(device), labels)
+
+
+def _check_partial(n_trials: int, p: float, lam: float, generator: torch.Generator | None,
+                   batch_shape: Sequence[int], dtype: torch.dtype) -> tuple[int, float, float, tuple[int, ...],
+                                                                             torch.dtype]:
+    """The arguments of :func:`partial_reinforcement`, returned as checked (the generator is checked only)."""
+    n = _check_count(n_trials)
+    p = check_real("p", p, low=0.0, high=1.0)
+    lam = check_real("lam", lam, low=0.0)
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    batch = tuple(check_int(f"batch_shape[{i}]", b, low=1) for i, b in enumerate(batch_shape))
+    return n, p, lam, batch, check_float_dtype("dtype", dtype, allow_none=False)
 
 
 def blocking(n_trials: int = 30, *, n_compound: int | None = None, control: bool = False, lam: float = 1.0,
@@ -131,8 +143,8 @@ def blocking(n_trials: int = 30, *, n_compound: int | None = None, control: bool
     shows the bell without food (A−), so the bell predicts nothing when the light arrives: the
     light then learns its share. Two CSs: columns (bell A, light B).
     """
-    n = _n(n_trials, low=0)
-    m = n if n_compound is None else _n(n_compound, "n_compound")
+    n, lam, dtype = _check_table(n_trials, lam, dtype, low=0)
+    m = n if n_compound is None else _check_count(n_compound, "n_compound")
     first = ("bell alone A− (control)", [((1, 0), 0)] * n) if control else ("pretraining A+", [((1, 0), 1)] * n)
     return _build([first, ("compound AB+", [((1, 1), 1)] * m)], [BELL, LIGHT],
                   ("control: the bell was not paired with food before the compound" if control else
@@ -152,13 +164,18 @@ def overshadowing(n_trials: int = 30, *, salience: Sequence[float] = (1.0, 0.25)
     ``labels.salience`` holds the relative saliences (bell, light): multiply α by them. Rescorla–Wagner
     then shares λ in proportion to salience, ``V_i → λ α_i / Σ_j α_j``.
     """
-    n = _n(n_trials)
-    if len(salience) != 2:
-        raise ValueError(f"salience: expected two saliences (bell, light), got {len(salience)}")
-    sal = [check_real(f"salience[{i}]", s, low=0.0, low_open=True) for i, s in enumerate(salience)]
+    n, lam, dtype = _check_table(n_trials, lam, dtype)
+    sal = _check_saliences(salience)
     return _build([("compound AB+", [((1, 1), 1)] * n)], [BELL, LIGHT],
                   "a salient bell and a faint light, always together", lam=lam, dtype=dtype, device=device,
                   salience=sal)
+
+
+def _check_saliences(salience: Sequence[float]) -> list[float]:
+    """Two positive saliences (bell, light), as floats."""
+    if len(salience) != 2:
+        raise ValueError(f"salience: expected two saliences (bell, light), got {len(salience)}")
+    return [check_real(f"salience[{i}]", s, low=0.0, low_open=True) for i, s in enumerate(salience)]
 
 
 def conditioned_inhibition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
@@ -168,7 +185,7 @@ def conditioned_inhibition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch
     The buzzer X comes only when the food expected from the bell fails: X becomes an inhibitor,
     ``V_X → −λ``. Two CSs: columns (bell A, buzzer X).
     """
-    n = _n(n_trials)
+    n, lam, dtype = _check_table(n_trials, lam, dtype)
     mixed = [((1, 0), 1) if t % 2 == 0 else ((1, 1), 0) for t in range(n)]
     return _build([("acquisition A+", [((1, 0), 1)] * n), ("A+ / AX− alternating", mixed)], [BELL, BUZZER],
                   "the buzzer announces that the bell's food will not come", lam=lam, dtype=dtype,
@@ -182,7 +199,7 @@ def overexpectation(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype 
     Together the two trained CSs predict 2λ but get λ: both lose strength although every compound
     trial is rewarded (``V_A, V_B → λ/2``). Two CSs: columns (bell A, light B).
     """
-    n = _n(n_trials)
+    n, lam, dtype = _check_table(n_trials, lam, dtype)
     alt = [((1, 0), 1) if t % 2 == 0 else ((0, 1), 1) for t in range(n)]
     return _build([("A+ / B+ alternating", alt), ("compound AB+", [((1, 1), 1)] * n)], [BELL, LIGHT],
                   "two separately trained signals are then presented together", lam=lam, dtype=dtype,

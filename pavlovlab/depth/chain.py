@@ -58,7 +58,7 @@ class StackResult(NamedTuple):
     chains: int
 
 
-def _int(name: str, value: object) -> int:
+def _check_positive(name: str, value: object) -> int:
     """A positive integer; NumPy integers (e.g. from ``np.arange``) are accepted."""
     return check_int(name, int(value) if isinstance(value, np.integer) else value, low=1)
 
@@ -83,15 +83,9 @@ def chain_error(L: int, H: int, n: int, d_k: int, *, d_v: int | None = None, com
 
     >>> chain_error(4, 2, 16, 32, generator=torch.Generator().manual_seed(0)).error
     """
-    L, H, n, d_k, trials = (_int(name, value) for name, value in
-                            (("L", L), ("H", H), ("n", n), ("d_k", d_k), ("trials", trials)))
-    d_v = d_k if d_v is None else _int("d_v", d_v)
-    if n < 2:
-        raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
+    L, H = _check_positive("L", L), _check_positive("H", H)
+    n, d_k, d_v, T, device, dtype = _check_hop(n, d_k, d_v, trials, device, dtype)
     combine = check_choice("combine", combine, COMBINE)
-    dtype = check_float_dtype("dtype", dtype, allow_none=False)
-    device = check_device("device", device)
-    T = trials
     current = torch.arange(n).expand(T, n).to(device)                   # true = decoded item of each chain
     truth = current.clone()
     wrong_by_depth, head_wrong, hop_wrong = [], 0.0, 0.0
@@ -132,16 +126,22 @@ class HopSample(NamedTuple):
     t_max: torch.Tensor
 
 
-def _draw_hop(heads: tuple[int, ...], n: int, d_k: int, d_v: int | None, T: int,
-              generator: torch.Generator | None, device: object, dtype: object
-              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """One hop's draws, checked: ``T`` permutations π of the n items (T, n), unit keys K (T, *heads, n, d_k) and
-    values V (T, *heads, n, d_v), and the right value of each chain, ``V[π(x)]`` (T, *heads, n, d_v)."""
-    d_v = d_k if d_v is None else _int("d_v", d_v)
+def _check_hop(n: int, d_k: int, d_v: int | None, trials: int, device: torch.device | str | None,
+               dtype: torch.dtype) -> tuple[int, int, int, int, torch.device | None, torch.dtype]:
+    """The sizes of a hop (n >= 2 associations, d_k, d_v defaulting to d_k, trials), its device and dtype."""
+    n, d_k, T = _check_positive("n", n), _check_positive("d_k", d_k), _check_positive("trials", trials)
+    d_v = d_k if d_v is None else _check_positive("d_v", d_v)
     if n < 2:
         raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
     dtype = check_float_dtype("dtype", dtype, allow_none=False)
-    device = check_device("device", device)
+    return n, d_k, d_v, T, check_device("device", device), dtype
+
+
+def _draw_hop(heads: tuple[int, ...], n: int, d_k: int, d_v: int, T: int, generator: torch.Generator | None,
+              device: torch.device | None, dtype: torch.dtype
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One hop's draws: ``T`` permutations π of the n items (T, n), unit keys K (T, *heads, n, d_k) and values
+    V (T, *heads, n, d_v), and the right value of each chain, ``V[π(x)]`` (T, *heads, n, d_v)."""
     perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)              # π: (T, n)
     K = random_keys(T, *heads, n, d=d_k, kind="sphere", generator=generator, device=device, dtype=dtype)
     V = random_keys(T, *heads, n, d=d_v, kind="sphere", generator=generator, device=device, dtype=dtype)
@@ -160,7 +160,7 @@ def one_hop(n: int, d_k: int, *, d_v: int | None = None, trials: int = 200, gene
     Returns:
         :class:`HopSample` (failed, crosstalk_norm, t_max), each (trials, n).
     """
-    n, d_k, T = _int("n", n), _int("d_k", d_k), _int("trials", trials)
+    n, d_k, d_v, T, device, dtype = _check_hop(n, d_k, d_v, trials, device, dtype)
     perm, K, V, right = _draw_hop((), n, d_k, d_v, T, generator, device, dtype)            # right: v_π(x), chain x
     r = K @ (right.mT @ K).mT                                                              # S k_x: (T, chain, d_v)
     failed = (r @ V.mT).argmax(-1) != perm
@@ -200,7 +200,8 @@ def heads_hop(n: int, d_k: int, H: int, *, d_v: int | None = None, trials: int =
     Returns:
         :class:`HeadsHopSample`; per-chain tensors (trials, n), per-head ones (trials, H, n).
     """
-    n, d_k, H, T = (_int(name, value) for name, value in (("n", n), ("d_k", d_k), ("H", H), ("trials", trials)))
+    H = _check_positive("H", H)
+    n, d_k, d_v, T, device, dtype = _check_hop(n, d_k, d_v, trials, device, dtype)
     perm, K, V, right = _draw_hop((H,), n, d_k, d_v, T, generator, device, dtype)  # right: v^h_π(x), (T, H, chain, d_v)
     r = K @ (right.mT @ K).mT                                                              # S_h k^h_x
     scores = r @ V.mT                                                                      # (T, H, chain, m)
@@ -234,7 +235,7 @@ def bounds_against_heads(n: int, d_k: int, heads: Sequence[int], *, d_v: int | N
         raise TypeError(f"heads: expected a non-empty sequence of head counts, got {type(heads).__name__}")
     rows = []
     for H in heads:
-        H = _int("heads", H)
+        H = _check_positive("heads", H)
         s = heads_hop(n, d_k, H, d_v=d_v, trials=trials, generator=generator, device=device, dtype=dtype)
         Z = s.crosstalk_power.double()
         M = ((Z ** H).mean() / Z.mean() ** H).item()
@@ -277,11 +278,7 @@ def raw_chain(L: int, n: int, d: int, *, trials: int = 200, generator: torch.Gen
     Returns:
         :class:`RawChainResult` (error_by_depth (L,), noise_by_depth (L,), chains).
     """
-    L, n, d, T = (_int(name, value) for name, value in (("L", L), ("n", n), ("d", d), ("trials", trials)))
-    if n < 2:
-        raise ValueError(f"n: expected at least 2 stored associations, got {n}")
-    dtype = check_float_dtype("dtype", dtype, allow_none=False)
-    device = check_device("device", device)
+    L, n, d, T, device, dtype = _check_raw_chain(L, n, d, trials, device, dtype)
     codes = random_keys(T, n, d=d, kind="sphere", generator=generator, device=device, dtype=dtype)   # C_0
     r, truth = codes, torch.arange(n).expand(T, n).to(device)                   # (T, chain, d), (T, chain)
     errors, noise = [], []
@@ -295,6 +292,16 @@ def raw_chain(L: int, n: int, d: int, *, trials: int = 200, generator: torch.Gen
         noise.append(((r * r).sum(-1) - signal ** 2).mean() / (signal ** 2).mean())
         errors.append(((r @ codes.mT).argmax(-1) != truth).double().mean())
     return RawChainResult(torch.stack(errors).cpu(), torch.stack(noise).double().cpu(), T * n)
+
+
+def _check_raw_chain(L: int, n: int, d: int, trials: int, device: torch.device | str | None,
+                     dtype: torch.dtype) -> tuple[int, int, int, int, torch.device | None, torch.dtype]:
+    """The arguments of :func:`raw_chain` (n >= 2), returned as checked."""
+    L, n, d, T = (_check_positive(name, value) for name, value in (("L", L), ("n", n), ("d", d), ("trials", trials)))
+    if n < 2:
+        raise ValueError(f"n: expected at least 2 stored associations, got {n}")
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    return L, n, d, T, check_device("device", device), dtype
 
 
 __all__ = [

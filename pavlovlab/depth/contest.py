@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import NamedTuple
 
 import numpy as np
@@ -20,7 +21,7 @@ import torch
 
 from .._checks import check_int, check_numbers
 from ..statistics import t_quantile
-from .chain import _int, chain_error
+from .chain import _check_positive, chain_error
 from .theory import Numbers, _as_array, paper_bound, stack_error_theory
 
 
@@ -39,21 +40,27 @@ def same_task_budget(hops: int, width: int, n: int, *, trials: int = 100, min_he
     "theory", "paper_bound"}`` (``se``: binomial standard error of ``measured``; ``paper_bound``
     uncapped :func:`pavlovlab.depth.theory.paper_bound`).
     """
-    hops, width, n = _int("hops", hops), _int("width", width), _int("n", n)
-    min_head = check_int("min_head", min_head, low=1)
-    shapes = [h for h in range(1, width + 1) if width % h == 0 and width // h >= max(4, min_head)]
-    if not shapes:
-        raise ValueError(f"width: expected a width with at least one way to cut it into heads of d_k >= "
-                         f"{max(4, min_head)} (max(4, min_head)), got width = {width}")
+    hops, n, shapes = _check_budget(hops, width, n, min_head)
     rows = []
-    for H in shapes:
-        d_k = width // H
+    for H, d_k in shapes:
         r = chain_error(hops, H, n, d_k, trials=trials, generator=generator, device=device)
         rows.append({"L": hops, "H": H, "d_k": d_k, "entries": H * d_k * d_k, "measured": r.error,
                      "se": math.sqrt(max(r.error * (1 - r.error), 1.0 / r.chains) / r.chains),
                      "theory": float(stack_error_theory(hops, H, n, d_k)),
                      "paper_bound": float(paper_bound(hops, H, n, d_k, cap=False))})
     return rows
+
+
+def _check_budget(hops: int, width: int, n: int, min_head: int) -> tuple[int, int, list[tuple[int, int]]]:
+    """The arguments of :func:`same_task_budget`; returns hops, n and the shapes (H, d_k) of the width with
+    heads of d_k >= max(4, min_head), fewest heads first (at least one)."""
+    hops, width, n = _check_positive("hops", hops), _check_positive("width", width), _check_positive("n", n)
+    min_head = check_int("min_head", min_head, low=1)
+    shapes = [(H, d_k) for H, d_k in _budget_shapes(width) if d_k >= max(4, min_head)]
+    if not shapes:
+        raise ValueError(f"width: expected a width with at least one way to cut it into heads of d_k >= "
+                         f"{max(4, min_head)} (max(4, min_head)), got width = {width}")
+    return hops, n, shapes
 
 
 class ShapeDifference(NamedTuple):
@@ -92,13 +99,8 @@ def shape_difference(a: Numbers, b: Numbers, *, answers: int | None = None) -> S
     floored at ``max(p̄(1 − p̄), 1/answers)/answers`` (p̄ the shape's mean accuracy): a few seeds that agree by
     chance can no longer give a near-zero interval whose sign follows the rounding of one run.
     """
-    check_numbers("a", a)
-    check_numbers("b", b)
-    if answers is not None:
-        answers = check_int("answers", answers, low=1)
+    answers = _check_seeds(a, b, answers)
     a, b = _as_array(a).ravel(), _as_array(b).ravel()
-    if a.size < 2 or b.size < 2:
-        raise ValueError(f"a, b: expected at least 2 seeds each, got {a.size} and {b.size}")
 
     def variance(x: np.ndarray) -> float:
         v = float(x.var(ddof=1))
@@ -115,6 +117,18 @@ def shape_difference(a: Numbers, b: Numbers, *, answers: int | None = None) -> S
     df = se ** 4 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
     half = t_quantile(max(1, math.floor(df + 1e-9))) * se   # 2.0 may come out as 1.999…
     return ShapeDifference(diff, diff - half, diff + half, float(df), se)
+
+
+def _check_seeds(a: Numbers, b: Numbers, answers: int | None) -> int | None:
+    """Two shapes' per-seed accuracies (at least 2 seeds each) and the answers per accuracy (returned)."""
+    check_numbers("a", a)
+    check_numbers("b", b)
+    if answers is not None:
+        answers = check_int("answers", answers, low=1)
+    size_a, size_b = _as_array(a).size, _as_array(b).size
+    if size_a < 2 or size_b < 2:
+        raise ValueError(f"a, b: expected at least 2 seeds each, got {size_a} and {size_b}")
+    return answers
 
 
 def shape_contests(record: dict) -> list[dict]:
@@ -142,7 +156,11 @@ def shape_contests(record: dict) -> list[dict]:
 
 def budget_shapes(budget: int) -> list[tuple[int, int]]:
     """All (L, H) with ``L · H = budget`` (the same number of heads, hence of parameters), shallow first."""
-    budget = _int("budget", budget)
+    return _budget_shapes(_check_positive("budget", budget))
+
+
+def _budget_shapes(budget: int) -> list[tuple[int, int]]:
+    """All (a, budget / a) for the divisors a of ``budget``, in increasing a."""
     return [(L, budget // L) for L in range(1, budget + 1) if budget % L == 0]
 
 
@@ -155,6 +173,11 @@ def cached_shape_runs(hops: int, *, steps: int | None = None) -> dict:
     labelled as such where it is shown: re-run the command to check it. ``hops``: 1, 2 or 3. ``steps``: a
     longer run of some shapes, stored as ``depth_width_{hops}hop_{steps}steps.json`` (None: the main run).
     """
+    return json.loads(_check_cached(hops, steps).read_text(encoding="utf-8"))
+
+
+def _check_cached(hops: int, steps: int | None) -> Traversable:
+    """The file of a cached run shipped in ``pavlovlab/data``, for ``hops`` (and ``steps``)."""
     hops = check_int("hops", hops, low=1)
     name = f"depth_width_{hops}hop.json"
     if steps is not None:
@@ -163,7 +186,7 @@ def cached_shape_runs(hops: int, *, steps: int | None = None) -> dict:
     if not source.is_file():
         raise ValueError(f"hops, steps: expected a cached run shipped in pavlovlab/data (hops 1, 2 or 3), got "
                          f"hops = {hops}, steps = {steps}")
-    return json.loads(source.read_text(encoding="utf-8"))
+    return source
 
 
 __all__ = [

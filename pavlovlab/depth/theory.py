@@ -21,6 +21,9 @@ is not derived for this clean-up.
 
 A stack without clean-up (:func:`pavlovlab.depth.chain.raw_chain`) compounds its noise instead
 (:func:`raw_noise_theory`).
+
+Every closed form takes numbers, arrays or tensors (broadcast together) and returns a float64 NumPy array, or a
+float when every argument is a single number.
 """
 
 from __future__ import annotations
@@ -33,7 +36,10 @@ import torch
 from .._checks import check_choice, check_int, check_numbers, warn_nonfinite
 
 Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
-"""A number or an array of numbers (broadcast together; a float comes back for scalar inputs)."""
+"""A number or an array of numbers (broadcast together)."""
+
+Theory = float | np.ndarray
+"""What a closed form returns: a float64 array of the broadcast shape, or a float when every input is a number."""
 
 THEORY_RULES = ("average", "all_fail")
 """The decoders the closed forms describe: averaged heads, or a hop that fails only when all H heads fail."""
@@ -43,18 +49,28 @@ def _as_array(x: Numbers) -> np.ndarray:
     return np.asarray(x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
 
 
-def _out(values: np.ndarray, *inputs: Numbers) -> float | np.ndarray:
+def _check_at_least(**numbers: tuple[Numbers, float | None]) -> None:
+    """Each argument ``name=(x, low)``: numbers, arrays or tensors of finite numbers >= low (None: no bound)."""
+    for name, (x, low) in numbers.items():
+        check_numbers(name, x, low=low)
+
+
+def _out(values: np.ndarray, *inputs: Numbers) -> Theory:
+    """``values``, or a float when every input is a number."""
     return float(values) if all(np.ndim(_as_array(x)) == 0 for x in inputs) else values
 
 
-def crosstalk_variance(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1) -> float | np.ndarray:
+def crosstalk_variance(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1) -> Theory:
     """Variance of each component of the crosstalk in one head's read-out, ``(n−1)/(d_k·d_v)``, ÷ H when
     H heads are averaged (notebook 04's ``(n−1)/d_k`` for unit-variance values, here per unit-norm value)."""
-    for name, x, low in (("n", n, 1), ("d_k", d_k, 1), ("d_v", d_k if d_v is None else d_v, 1), ("H", H, 1)):
-        check_numbers(name, x, low=low)
-    n, d_k, H = _as_array(n), _as_array(d_k), _as_array(H)
-    d_v = d_k if d_v is None else _as_array(d_v)
-    return _out((n - 1) / (d_k * d_v * H), n, d_k, H)
+    _check_at_least(n=(n, 1), d_k=(d_k, 1), d_v=(d_k if d_v is None else d_v, 1), H=(H, 1))
+    dk = _as_array(d_k)
+    return _out(_crosstalk_variance(_as_array(n), dk, dk if d_v is None else _as_array(d_v), _as_array(H)), n, d_k, H)
+
+
+def _crosstalk_variance(n: np.ndarray, d_k: np.ndarray, d_v: np.ndarray, H: np.ndarray) -> np.ndarray:
+    """``(n−1)/(d_k·d_v·H)`` on arrays (:func:`crosstalk_variance`)."""
+    return (n - 1) / (d_k * d_v * H)
 
 
 def _overlap_nodes(m: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray]:
@@ -68,7 +84,7 @@ def _overlap_nodes(m: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def hop_error_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1, *,
-                     points: int = 32) -> float | np.ndarray:
+                     points: int = 32) -> Theory:
     """Predicted error of one hop: the right item loses to one of the n − 1 others after cleanup.
 
     For competitor m of the right item j (value overlap ``t = v_j·v_m``, key overlap ``g = k_m·k_x``,
@@ -85,20 +101,13 @@ def hop_error_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Nu
     t and g follow the exact overlap law of unit vectors.
     H averaged heads are approximated as one head with overlaps in H·d dimensions and variances ÷ H
     (good for H ≲ 3; it underestimates the tiny errors of wider layers). With ``H = 1`` this is the
-    single-head error p(n, d_k). Needs d_k, d_v ≥ 4. Arguments broadcast; a float for scalar inputs.
+    single-head error p(n, d_k). Needs d_k, d_v ≥ 4. Arguments broadcast (see the module docstring for what comes back).
     """
-    for name, x in (("n", n), ("d_k", d_k), ("d_v", d_k if d_v is None else d_v), ("H", H)):
-        check_numbers(name, x)
-    check_int("points", points, low=1)
-    n_, dk = _as_array(n), _as_array(d_k)
+    _check_hop_theory(n, d_k, d_v, H, points)
+    n_, dk, H_ = _as_array(n), _as_array(d_k), _as_array(H)
     dv = dk if d_v is None else _as_array(d_v)
-    H_ = _as_array(H)
-    if np.any(dk < 4) or np.any(dv < 4):
-        raise ValueError(f"d_k, d_v: expected dimensions >= 4 for the theory, got d_k={d_k}, d_v={d_v}")
-    if np.any(n_ < 2) or np.any(H_ < 1):
-        raise ValueError(f"n, H: expected n >= 2 and H >= 1, got n={n}, H={H}")
     n_, dk, dv, H_ = np.broadcast_arrays(n_, dk, dv, H_)
-    sigma_a = np.sqrt((n_ - 1) / (dk * dv * H_))[..., None, None, None]        # A = v_j·c
+    sigma_a = np.sqrt(_crosstalk_variance(n_, dk, dv, H_))[..., None, None, None]  # A = v_j·c
     sigma_x = np.sqrt(np.maximum(n_ - 2, 1e-3) / (dk * dv * H_))[..., None, None, None]
     t, wt = _overlap_nodes(H_ * dv, points)                                    # (..., P)
     g, wg = _overlap_nodes(H_ * dk, points)
@@ -113,8 +122,19 @@ def hop_error_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Nu
     return _out(np.clip(p, 0.0, 1.0), n, d_k, H)
 
 
+def _check_hop_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None, H: Numbers, points: int) -> None:
+    """The arguments of :func:`hop_error_theory`: n >= 2, d_k, d_v >= 4, H >= 1 and quadrature points >= 1."""
+    _check_at_least(n=(n, None), d_k=(d_k, None), d_v=(d_k if d_v is None else d_v, None), H=(H, None))
+    check_int("points", points, low=1)
+    dk = _as_array(d_k)
+    if np.any(dk < 4) or np.any((dk if d_v is None else _as_array(d_v)) < 4):
+        raise ValueError(f"d_k, d_v: expected dimensions >= 4 for the theory, got d_k={d_k}, d_v={d_v}")
+    if np.any(_as_array(n) < 2) or np.any(_as_array(H) < 1):
+        raise ValueError(f"n, H: expected n >= 2 and H >= 1, got n={n}, H={H}")
+
+
 def stack_error_theory(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Numbers | None = None, *,
-                       rule: str = "average", p_head: Numbers | None = None) -> float | np.ndarray:
+                       rule: str = "average", p_head: Numbers | None = None) -> Theory:
     """Predicted end-to-end error of L hops with H heads per layer: ``1 − (1 − p_hop)^L ≈ L·p_hop``.
 
     rule ``"average"``: ``p_hop = hop_error_theory(n, d_k, d_v, H)`` (averaged heads);
@@ -125,11 +145,7 @@ def stack_error_theory(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Nu
     the average can be wrong while some heads are right (one confidently wrong head outweighs them) and
     right while every head is wrong (their errors point at different items). Arguments broadcast.
     """
-    rule = check_choice("rule", rule, THEORY_RULES)
-    check_numbers("L", L, low=0)
-    check_numbers("H", H, low=1)
-    if p_head is not None:
-        check_numbers("p_head", p_head, low=0, high=1)
+    rule = _check_stack(rule, L, H, p_head)
     L, H = _as_array(L), _as_array(H)
     if rule == "average":
         p_hop = _as_array(hop_error_theory(n, d_k, d_v, H))
@@ -139,7 +155,16 @@ def stack_error_theory(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Nu
     return _out(1 - (1 - p_hop) ** L, L, H, n, d_k)
 
 
-def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, *, cap: bool = True) -> float | np.ndarray:
+def _check_stack(rule: str, L: Numbers, H: Numbers, p_head: Numbers | None) -> str:
+    """The rule (returned), depth and heads of :func:`stack_error_theory`, and a head error in [0, 1] if given."""
+    rule = check_choice("rule", rule, THEORY_RULES)
+    _check_at_least(L=(L, 0), H=(H, 1))
+    if p_head is not None:
+        check_numbers("p_head", p_head, low=0, high=1)
+    return rule
+
+
+def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, *, cap: bool = True) -> Theory:
     """The paper's expression ``L · ((n−1)/d_k)^H`` (arXiv:2508.08289), as it is argued:
 
     1. one head: its read-out is the signal (norm 1) plus crosstalk of power ``E‖c‖² = (n−1)/d_k``;
@@ -160,14 +185,13 @@ def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, *, cap: bool =
     It is vacuous (≥ 1) once ``n − 1 ≥ d_k``, for any L, H. ``cap=True`` caps it at 1; ``cap=False`` returns
     the raw product (to show where it is vacuous).
     """
-    for name, x, low in (("L", L, 0), ("H", H, 1), ("n", n, 1), ("d_k", d_k, 1)):
-        check_numbers(name, x, low=low)
+    _check_at_least(L=(L, 0), H=(H, 1), n=(n, 1), d_k=(d_k, 1))
     L, H, n, d_k = (_as_array(x) for x in (L, H, n, d_k))
     raw = L * ((n - 1) / d_k) ** H
     return _out(np.minimum(1.0, raw) if cap else raw, L, H, n, d_k)
 
 
-def loss_threshold(t: Numbers) -> float | np.ndarray:
+def loss_threshold(t: Numbers) -> Theory:
     """The smallest crosstalk norm with which competitor m can beat the right value j: ``√((1 − t)/2)``.
 
     With ``r = v_j + c`` and unit values of cosine ``t = v_j·v_m``, m wins the nearest-value clean-up iff
@@ -179,7 +203,7 @@ def loss_threshold(t: Numbers) -> float | np.ndarray:
 
 
 def hop_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1, *,
-                      t_max: Numbers | None = None) -> float | np.ndarray:
+                      t_max: Numbers | None = None) -> Theory:
     """A derived upper bound on the error of one hop with the nearest-value clean-up of
     :func:`pavlovlab.depth.chain.chain_error`.
 
@@ -202,14 +226,14 @@ def hop_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: N
     ``2(n−1)/d_k``, whatever H: one inequality on the norm of the crosstalk cannot see the averaging along
     each decision direction (that needs the tails, :func:`hop_error_theory`). A chain of L hops fails with
     probability at most L times it (the union bound).
-    Arguments broadcast; a float for scalar inputs.
+    Arguments broadcast (see the module docstring for what comes back).
     """
-    for name, x in (("n", n), ("d_k", d_k), ("d_v", d_k if d_v is None else d_v), ("H", H)):
-        check_numbers(name, x, low=1)
+    _check_at_least(n=(n, 1), d_k=(d_k, 1), d_v=(d_k if d_v is None else d_v, 1), H=(H, 1))
+    if t_max is not None:
+        check_numbers("t_max", t_max, low=-1, high=1)
     n_, dk, H_ = _as_array(n), _as_array(d_k), _as_array(H)
     dv = dk if d_v is None else _as_array(d_v)
     if t_max is not None:
-        check_numbers("t_max", t_max, low=-1, high=1)
         t = _as_array(t_max)
         with np.errstate(divide="ignore"):
             bound = np.where(t < 1, 2 * (n_ - 1) / (dk * np.maximum(1 - t, 1e-300)), np.inf)
@@ -220,7 +244,7 @@ def hop_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: N
     return _out(np.minimum(1.0, bound), n, d_k, H)
 
 
-def all_heads_fail_bound(n: Numbers, d_k: Numbers, t_max: Numbers) -> float | np.ndarray:
+def all_heads_fail_bound(n: Numbers, d_k: Numbers, t_max: Numbers) -> Theory:
     """A derived bound of the paper's form ``(n/d_k)^H``, with its constant, for the decoder under which a hop
     fails only when **every** head's own clean-up fails (one right head suffices):
 
@@ -231,19 +255,24 @@ def all_heads_fail_bound(n: Numbers, d_k: Numbers, t_max: Numbers) -> float | np
     with ``C_h = 2/(1 − t_max,h)``: the paper's ``L·(n/d_k)^H`` up to this constant (a union bound over the
     L hops). ``t_max``: (..., H), each head's largest cosine of the right value with a competitor.
     """
-    check_numbers("n", n, low=1)
-    check_numbers("d_k", d_k, low=1)
-    check_numbers("t_max", t_max, low=-1, high=1)
-    t = _as_array(t_max)
-    if t.ndim == 0:
-        raise ValueError(f"t_max: expected one cosine per head on the last axis (..., H), got a scalar {t_max}")
-    per_head = hop_failure_bound(_as_array(n)[..., None], _as_array(d_k)[..., None], t_max=t)
+    t = _check_heads_cosines(n, d_k, t_max)
+    per_head = _as_array(hop_failure_bound(_as_array(n)[..., None], _as_array(d_k)[..., None], t_max=t))
     product = np.prod(per_head, axis=-1)
     return float(product) if product.ndim == 0 else product
 
 
+def _check_heads_cosines(n: Numbers, d_k: Numbers, t_max: Numbers) -> np.ndarray:
+    """n, d_k >= 1 and one cosine in [−1, 1] per head on the last axis (returned as an array (..., H))."""
+    _check_at_least(n=(n, 1), d_k=(d_k, 1))
+    check_numbers("t_max", t_max, low=-1, high=1)
+    t = _as_array(t_max)
+    if t.ndim == 0:
+        raise ValueError(f"t_max: expected one cosine per head on the last axis (..., H), got a scalar {t_max}")
+    return t
+
+
 def averaged_heads_bound(n: Numbers, d_k: Numbers, t_mean_max: Numbers, H: Numbers,
-                         moment_ratio: Numbers) -> float | np.ndarray:
+                         moment_ratio: Numbers) -> Theory:
     """A derived bound of the paper's form for H **averaged** heads (the clean-up of
     :func:`pavlovlab.depth.chain.chain_error`):
 
@@ -256,9 +285,7 @@ def averaged_heads_bound(n: Numbers, d_k: Numbers, t_mean_max: Numbers, H: Numbe
     (:func:`pavlovlab.depth.chain.heads_hop`, ``crosstalk_power``), 1 for H = 1. ``t_mean_max``: the largest
     head-averaged cosine of the right value with a competitor. Arguments broadcast.
     """
-    check_numbers("n", n, low=1)
-    check_numbers("d_k", d_k, low=1)
-    check_numbers("H", H, low=1)
+    _check_at_least(n=(n, 1), d_k=(d_k, 1), H=(H, 1))
     check_numbers("t_mean_max", t_mean_max, low=-1, high=1)
     check_numbers("moment_ratio", moment_ratio, low=0)
     n_, dk, t, H_, M = (_as_array(x) for x in (n, d_k, t_mean_max, H, moment_ratio))
@@ -268,15 +295,14 @@ def averaged_heads_bound(n: Numbers, d_k: Numbers, t_mean_max: Numbers, H: Numbe
     return _out(np.minimum(1.0, bound), n, d_k, t_mean_max, H, moment_ratio)
 
 
-def raw_noise_theory(L: Numbers, n: Numbers, d: Numbers) -> float | np.ndarray:
+def raw_noise_theory(L: Numbers, n: Numbers, d: Numbers) -> Theory:
     """Noise-to-signal power ratio after L raw layers: ``ρ_L = (1 + λ)^L − 1`` with ``λ = (n−1)/d``.
 
     One layer adds crosstalk of power λ per unit of what it reads (notebook 04: fidelity 1/√(1+λ)),
     and the noise it receives is made of stored codes, which the layer retrieves like signal (gain 1):
     ``1 + ρ_ℓ = (1 + λ)(1 + ρ_{ℓ−1})``. So ρ grows like L·λ while L·λ ≪ 1, then compounds.
     """
-    for name, x, low in (("L", L, 0), ("n", n, 1), ("d", d, 1)):
-        check_numbers(name, x, low=low)
+    _check_at_least(L=(L, 0), n=(n, 1), d=(d, 1))
     L_, n_, d_ = _as_array(L), _as_array(n), _as_array(d)
     with np.errstate(over="ignore"):
         rho = (1 + (n_ - 1) / d_) ** L_ - 1

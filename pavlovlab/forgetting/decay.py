@@ -25,7 +25,7 @@ from ..attention.forms import BETA_MAX, delta_rule_attention, linear_attention, 
 from ..sampling import random_keys
 
 
-def _as_gamma(gamma: float | torch.Tensor, name: str = "gamma", *, high_open: bool = False) -> torch.Tensor:
+def _check_gamma(gamma: float | torch.Tensor, name: str = "gamma", *, high_open: bool = False) -> torch.Tensor:
     """γ as a float64 CPU-or-device tensor checked to lie in (0, 1] (or (0, 1) when ``high_open``)."""
     if isinstance(gamma, torch.Tensor):
         check_tensor(name, gamma, min_rank=0)
@@ -47,16 +47,28 @@ def retnet_decays(n_heads: int, *, first: int = 5, device: torch.device | str | 
     Returns a tensor (n_heads,): 0.96875, 0.984375, 0.9921875, ... each head remembers twice as long
     as the one before. >>> retnet_decays(4)
     """
+    device, dtype = _check_heads(n_heads, first, device, dtype)
+    h = torch.arange(n_heads, dtype=torch.float64)
+    return _check_below_one((1.0 - 2.0 ** (-first - h)).to(device=device, dtype=dtype), first)
+
+
+def _check_heads(n_heads: int, first: int, device: torch.device | str | None,
+                 dtype: torch.dtype) -> tuple[torch.device | None, torch.dtype]:
+    """The arguments of :func:`retnet_decays`; returns the device and dtype as checked."""
     check_int("n_heads", n_heads, low=1)
     check_int("first", first, low=1)
     dtype = check_float_dtype("dtype", dtype, allow_none=False)
-    device = check_device("device", device)
-    h = torch.arange(n_heads, dtype=torch.float64)
-    gammas = (1.0 - 2.0 ** (-first - h)).to(device=device, dtype=dtype)
-    if bool((gammas >= 1).any()):  # 1 − 2^−m rounds to 1 ("never forget") once m exceeds the mantissa
+    return check_device("device", device), dtype
+
+
+def _check_below_one(gammas: torch.Tensor, first: int) -> torch.Tensor:
+    """RetNet's decays, refused where ``1 − 2^−m`` rounds to 1 ("never forget") in their dtype, once m exceeds the
+    mantissa."""
+    if bool((gammas >= 1).any()):
         ok = int((gammas < 1).sum())
-        raise ValueError(f"n_heads: in {dtype} only the first {ok} of {n_heads} heads (first={first}) have a decay "
-                         f"γ < 1, the others round to γ = 1.0 (never forget); use dtype=torch.float64 or fewer heads")
+        raise ValueError(f"n_heads: in {gammas.dtype} only the first {ok} of {len(gammas)} heads (first={first}) have "
+                         f"a decay γ < 1, the others round to γ = 1.0 (never forget); use dtype=torch.float64 or fewer "
+                         "heads")
     return gammas
 
 
@@ -66,7 +78,7 @@ def half_life(gamma: float | torch.Tensor) -> float | torch.Tensor:
     gamma: a float or a tensor (...) in (0, 1]; γ = 1 gives ``inf`` (a Hebbian memory never fades).
     Returns the same kind (float or tensor of the same shape). For γ close to 1, ℓ½ ≈ 0.69 / (1 − γ).
     """
-    g = _as_gamma(gamma)
+    g = _check_gamma(gamma)
     out = torch.where(g >= 1, math.inf, math.log(2.0) / -torch.log(g))
     return out if isinstance(gamma, torch.Tensor) else float(out)
 
@@ -76,7 +88,7 @@ def effective_window(gamma: float | torch.Tensor) -> float | torch.Tensor:
 
     gamma: a float or a tensor in (0, 1]; γ = 1 gives ``inf``.
     """
-    g = _as_gamma(gamma)
+    g = _check_gamma(gamma)
     out = torch.where(g >= 1, math.inf, 1.0 / (1.0 - g))
     return out if isinstance(gamma, torch.Tensor) else float(out)
 
@@ -86,15 +98,29 @@ def retention(gamma: float | torch.Tensor, lags: torch.Tensor) -> torch.Tensor:
 
     gamma: float or tensor (...); lags: (L,) non-negative -> (..., L).
     """
-    g = _as_gamma(gamma)
+    g = _check_gamma(gamma).to(device=_check_lags(lags).device)
+    return g[..., None] ** lags.to(g.dtype)
+
+
+def _check_lags(lags: torch.Tensor) -> torch.Tensor:
+    """Lags (L,): a rank-1 tensor of non-negative numbers."""
     if not isinstance(lags, torch.Tensor):
         raise TypeError(f"lags: expected a torch.Tensor of lags (L,), got {type(lags).__name__}")
     if lags.dim() != 1:
         raise ValueError(f"lags: expected a tensor of rank 1 (L,), got shape {tuple(lags.shape)}")
     if bool((lags < 0).any()):
         raise ValueError(f"lags: expected non-negative lags, got a minimum of {lags.min().item()}")
-    g = g.to(device=lags.device)
-    return g[..., None] ** lags.to(g.dtype)
+    return lags
+
+
+def _check_trials(d_k: int, d_v: int, n_trials: int, device: torch.device | str | None, dtype: torch.dtype, *,
+                  d_k_low: int = 1) -> tuple[torch.device | None, torch.dtype]:
+    """The sizes of a recall measurement (d_k >= ``d_k_low``, d_v, n_trials), its device and dtype (returned)."""
+    check_int("d_k", d_k, low=d_k_low)
+    check_int("d_v", d_v, low=1)
+    check_int("n_trials", n_trials, low=1)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    return check_device("device", device), dtype
 
 
 def recall_vs_lag(gamma: float | torch.Tensor, max_lag: int, *, d_k: int = 64, d_v: int = 64, n_trials: int = 64,
@@ -118,12 +144,8 @@ def recall_vs_lag(gamma: float | torch.Tensor, max_lag: int, *, d_k: int = 64, d
         r: (..., n_trials, max_lag + 1), the target's read-out strength per trial and lag.
     """
     check_int("max_lag", max_lag, low=0)
-    check_int("d_k", d_k, low=2 if orthogonal else 1)
-    check_int("d_v", d_v, low=1)
-    check_int("n_trials", n_trials, low=1)
-    dtype = check_float_dtype("dtype", dtype, allow_none=False)
-    device = check_device("device", device)
-    g = _as_gamma(gamma)
+    device, dtype = _check_trials(d_k, d_v, n_trials, device, dtype, d_k_low=2 if orthogonal else 1)
+    g = _check_gamma(gamma)
     decay = g.to(device=device, dtype=dtype)[..., None].expand(*g.shape, n_trials)
     return _first_pair_recall(
         lambda q, k, v: linear_attention(q, k, v, decay=decay, mode="chunk", chunk_size=chunk_size),
@@ -160,15 +182,7 @@ def measured_half_life(strength: torch.Tensor, *, level: float = 0.5) -> torch.T
     Returns (...) lags as floats; ``inf`` where the curve never falls that low, 0 where it starts below it. A
     ``level`` above every curve's maximum raises (ValueError): no curve reaches it, so none can fall to it.
     """
-    check_tensor("strength", strength, min_rank=1)
-    if strength.shape[-1] < 2:
-        raise ValueError(f"strength: expected a curve over at least 2 lags (..., L >= 2) to interpolate, got shape "
-                         f"{tuple(strength.shape)}")
-    level = check_real("level", level)
-    top = float(strength.max())
-    if top < level:
-        raise ValueError(f"level: expected a level the curves reach (at most their maximum, {top:.4g}), got "
-                         f"{level:g}: a curve that never rises to it cannot fall to it")
+    level = _check_curves(strength, level)
     below = strength < level
     found = below.any(-1)
     i = below.to(torch.int64).argmax(-1).clamp(min=1)        # first index below the level
@@ -178,6 +192,20 @@ def measured_half_life(strength: torch.Tensor, *, level: float = 0.5) -> torch.T
     lag = (i - 1).to(strength.dtype) + frac
     lag = torch.where(below[..., 0], torch.zeros_like(lag), lag)
     return torch.where(found, lag, torch.full_like(lag, math.inf))
+
+
+def _check_curves(strength: torch.Tensor, level: float) -> float:
+    """Curves (..., L >= 2) and a level they reach (returned as a float)."""
+    check_tensor("strength", strength, min_rank=1)
+    if strength.shape[-1] < 2:
+        raise ValueError(f"strength: expected a curve over at least 2 lags (..., L >= 2) to interpolate, got shape "
+                         f"{tuple(strength.shape)}")
+    level = check_real("level", level)
+    top = float(strength.max())
+    if top < level:
+        raise ValueError(f"level: expected a level the curves reach (at most their maximum, {top:.4g}), got "
+                         f"{level:g}: a curve that never rises to it cannot fall to it")
+    return level
 
 
 def half_life_se(curves: torch.Tensor, *, level: float = 0.5, resamples: int = 400,
@@ -190,14 +218,19 @@ def half_life_se(curves: torch.Tensor, *, level: float = 0.5, resamples: int = 4
     half-life. A band of a few of these standard errors around ``ln 2/(−ln γ)`` fails by noise only rarely
     (about 6 in 100,000 at four s.e., for a normal error). Returns (...) float64.
     """
-    check_tensor("curves", curves, min_rank=2)
+    resamples = _check_resampling(curves, resamples)
     trials = curves.shape[-2]
-    if trials < 2:
-        raise ValueError(f"curves: expected at least 2 trials (dim -2) to resample, got shape {tuple(curves.shape)}")
-    resamples = check_int("resamples", resamples, low=2)
     picks = torch.randint(0, trials, (resamples, trials), generator=generator).to(curves.device)
     lags = torch.stack([measured_half_life(curves.index_select(-2, p).mean(-2), level=level) for p in picks], -1)
     return lags.double().std(-1)
+
+
+def _check_resampling(curves: torch.Tensor, resamples: int) -> int:
+    """Per-trial curves (..., trials >= 2, L) and a number of resamples >= 2 (returned)."""
+    check_tensor("curves", curves, min_rank=2)
+    if curves.shape[-2] < 2:
+        raise ValueError(f"curves: expected at least 2 trials (dim -2) to resample, got shape {tuple(curves.shape)}")
+    return check_int("resamples", resamples, low=2)
 
 
 def age_group_margin(recall: torch.Tensor, baseline: torch.Tensor, edges: Sequence[int]) -> torch.Tensor:
@@ -209,17 +242,23 @@ def age_group_margin(recall: torch.Tensor, baseline: torch.Tensor, edges: Sequen
     (positive: ``recall`` is higher). Returns (G,) float64; its minimum says whether ``recall`` is above
     ``baseline`` in *every* group.
     """
+    edges = _check_age_groups(recall, baseline, edges)
+    diff = torch.stack([(recall[:, a:b] - baseline[:, a:b]).double().mean(-1) for a, b in itertools.pairwise(edges)])
+    return diff.mean(-1) / (diff.std(-1) / math.sqrt(diff.shape[-1]))
+
+
+def _check_age_groups(recall: torch.Tensor, baseline: torch.Tensor, edges: Sequence[int]) -> list[int]:
+    """Paired recall curves (trials >= 2, n_pairs) and increasing ages up to n_pairs (returned as ints)."""
     check_tensor("recall", recall, rank=2)
     check_tensor("baseline", baseline, rank=2)
     if recall.shape != baseline.shape or recall.shape[0] < 2:
         raise ValueError(f"baseline: expected the shape of recall {tuple(recall.shape)} with at least 2 trials, "
                          f"got {tuple(baseline.shape)}")
-    edges = [check_int(f"edges[{i}]", e, low=0) for i, e in enumerate(edges)]
-    if len(edges) < 2 or any(b <= a for a, b in itertools.pairwise(edges)) or edges[-1] > recall.shape[-1]:
+    ages = [check_int(f"edges[{i}]", e, low=0) for i, e in enumerate(edges)]
+    if len(ages) < 2 or any(b <= a for a, b in itertools.pairwise(ages)) or ages[-1] > recall.shape[-1]:
         raise ValueError(f"edges: expected at least two increasing ages up to n_pairs = {recall.shape[-1]}, "
-                         f"got {edges}")
-    diff = torch.stack([(recall[:, a:b] - baseline[:, a:b]).double().mean(-1) for a, b in itertools.pairwise(edges)])
-    return diff.mean(-1) / (diff.std(-1) / math.sqrt(diff.shape[-1]))
+                         f"got {ages}")
+    return ages
 
 
 def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int = 64,
@@ -232,11 +271,7 @@ def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int
     Returns r: (..., n_trials, T), the read-out projected on v₀ (theory: ``Π_{r=1..t} g_r``).
     """
     check_tensor("g", g, min_rank=1)
-    check_int("d_k", d_k, low=1)
-    check_int("d_v", d_v, low=1)
-    check_int("n_trials", n_trials, low=1)
-    dtype = check_float_dtype("dtype", dtype, allow_none=False)
-    device = check_device("device", device)
+    device, dtype = _check_trials(d_k, d_v, n_trials, device, dtype)
     gates = g.to(device=device, dtype=dtype)[..., None, :]
     return _first_pair_recall(lambda q, k, v: scalar_gated_linear_attention(q, k, v, gates), (), n_trials, g.shape[-1],
                               d_k, d_v, orthogonal=False, generator=generator, device=device, dtype=dtype)
@@ -255,17 +290,7 @@ def recall_by_age(n_pairs: int, *, d_k: int = 64, d_v: int = 64, gammas: Sequenc
 
     Returns {name: (n_trials, n_pairs)} with column a the pair of age a (a = 0: written last).
     """
-    check_int("n_pairs", n_pairs, low=1)
-    check_int("d_k", d_k, low=1)
-    check_int("d_v", d_v, low=1)
-    check_int("n_trials", n_trials, low=1)
-    for name, seq in (("gammas", gammas), ("betas", betas)):
-        if isinstance(seq, (str, bytes)) or not isinstance(seq, Iterable):
-            raise TypeError(f"{name}: expected a sequence of numbers such as (0.9,), got {type(seq).__name__}")
-    gammas = [float(_as_gamma(g, "gammas", high_open=True)) for g in gammas]
-    betas = [check_real("betas", b, low=0.0, low_open=True, high=BETA_MAX) for b in betas]
-    dtype = check_float_dtype("dtype", dtype, allow_none=False)
-    device = check_device("device", device)
+    gammas, betas, device, dtype = _check_ages(n_pairs, d_k, d_v, gammas, betas, n_trials, device, dtype)
     k = random_keys(n_trials, n_pairs, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
     v = random_keys(n_trials, n_pairs, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
     k, v = k.to(device=device, dtype=dtype), v.to(device=device, dtype=dtype)
@@ -276,6 +301,23 @@ def recall_by_age(n_pairs: int, *, d_k: int = 64, d_v: int = 64, gammas: Sequenc
         states[f"delta {b:g}"] = delta_rule_attention(k, k, v, b, return_state=True)[1]
     return {name: torch.nn.functional.cosine_similarity(k @ S.mT, v, dim=-1, eps=1e-12).flip(-1)
             for name, S in states.items()}
+
+
+def _check_ages(n_pairs: int, d_k: int, d_v: int, gammas: Sequence[float], betas: Sequence[float], n_trials: int,
+                device: torch.device | str | None,
+                dtype: torch.dtype) -> tuple[list[float], list[float], torch.device | None, torch.dtype]:
+    """The arguments of :func:`recall_by_age`; returns γs and βs as floats, the device and the dtype."""
+    check_int("n_pairs", n_pairs, low=1)
+    check_int("d_k", d_k, low=1)
+    check_int("d_v", d_v, low=1)
+    check_int("n_trials", n_trials, low=1)
+    for name, seq in (("gammas", gammas), ("betas", betas)):
+        if isinstance(seq, (str, bytes)) or not isinstance(seq, Iterable):
+            raise TypeError(f"{name}: expected a sequence of numbers such as (0.9,), got {type(seq).__name__}")
+    checked_gammas = [float(_check_gamma(g, "gammas", high_open=True)) for g in gammas]
+    checked_betas = [check_real("betas", b, low=0.0, low_open=True, high=BETA_MAX) for b in betas]
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    return checked_gammas, checked_betas, check_device("device", device), dtype
 
 
 __all__ = ["age_group_margin", "effective_window", "gated_recall", "half_life", "half_life_se", "measured_half_life",

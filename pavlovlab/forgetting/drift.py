@@ -34,7 +34,7 @@ from .._checks import (
     check_tensor,
     warn_nonfinite,
 )
-from ..memory.associative import RULES, _step, check_lr, resolve_rule
+from ..memory.associative import _FORMS, _step, check_lr, resolve_rule
 from ..sampling import random_keys
 
 __all__ = ["DriftStream", "Tracking", "arrival_stream", "key_reuse_task", "recovery_steps", "redraw_stream",
@@ -78,19 +78,23 @@ class DriftStream:
 
 def _random_keys(n: int, d_k: int, batch: torch.Size, orthogonal: bool, generator: torch.Generator | None,
                  dtype: torch.dtype) -> torch.Tensor:
-    """n unit keys in d_k dims, (*batch, n, d_k); orthonormal when asked (needs n ≤ d_k)."""
-    if orthogonal and n > d_k:
-        raise ValueError(f"n_keys: expected at most d_k = {d_k} keys for orthogonal keys, got {n}")
+    """n unit keys in d_k dims, (*batch, n, d_k); orthonormal when asked (n ≤ d_k)."""
     kind = "orthogonal" if orthogonal else "sphere"
     return random_keys(*batch, n, d=d_k, kind=kind, generator=generator, dtype=torch.float64).to(dtype)
 
 
-def _check_common(n_keys: int, d_k: int, d_v: int, steps: int, batch_shape: Sequence[int]) -> torch.Size:
+def _check_common(n_keys: int, d_k: int, d_v: int, steps: int, batch_shape: Sequence[int], orthogonal: bool,
+                  device: torch.device | str | None) -> tuple[torch.Size, torch.device | None]:
+    """The arguments every stream shares (at most d_k keys when they are orthogonal); returns the batch shape and
+    the device."""
     check_int("n_keys", n_keys, low=1)
     check_int("d_k", d_k, low=1)
     check_int("d_v", d_v, low=1)
     check_int("steps", steps, low=1)
-    return torch.Size(check_shape("batch_shape", batch_shape))
+    batch = torch.Size(check_shape("batch_shape", batch_shape))
+    if orthogonal and n_keys > d_k:
+        raise ValueError(f"n_keys: expected at most d_k = {d_k} keys for orthogonal keys, got {n_keys}")
+    return batch, check_device("device", device)
 
 
 def _shuffled_order(n: int, steps: int, batch: torch.Size, generator: torch.Generator | None) -> torch.Tensor:
@@ -109,8 +113,7 @@ def _present(probes: torch.Tensor, targets: torch.Tensor, idx: torch.Tensor) -> 
 
 
 def _finish(probes: torch.Tensor, targets: torch.Tensor, active: torch.Tensor, idx: torch.Tensor,
-            drift_times: torch.Tensor, device: torch.device | str | None, dtype: torch.dtype) -> DriftStream:
-    device = check_device("device", device)
+            drift_times: torch.Tensor, device: torch.device | None, dtype: torch.dtype) -> DriftStream:
     keys, values = _present(probes, targets, idx)
     keys, values, probes, targets = (x.to(device=device, dtype=dtype) for x in (keys, values, probes, targets))
     return DriftStream(keys, values, probes, targets,
@@ -129,7 +132,7 @@ def redraw_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 50
     Returns a :class:`DriftStream` with keys (..., steps, d_k), values (..., steps, d_v),
     targets (..., steps, n_keys, d_v) and ``drift_times`` = [period, 2·period, ...].
     """
-    batch = _check_common(n_keys, d_k, d_v, steps, batch_shape)
+    batch, device = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device)
     check_int("period", period, low=1)
     probes = _random_keys(n_keys, d_k, batch, orthogonal, generator, dtype)
     regimes = -(-steps // period)
@@ -152,10 +155,8 @@ def rotation_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 
     vectors (needs d_v ≥ 2), so every value keeps unit norm and turns by ω per step.
     Returns a :class:`DriftStream` (``drift_times`` is empty: the change never stops).
     """
-    batch = _check_common(n_keys, d_k, d_v, steps, batch_shape)
-    check_int("turn_period", turn_period, low=1)
-    if d_v < 2:
-        raise ValueError(f"d_v: expected at least 2 value dims for a rotation, got {d_v}")
+    batch, device = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device)
+    _check_rotation(turn_period, d_v)
     probes = _random_keys(n_keys, d_k, batch, orthogonal, generator, dtype)
     pair = random_keys(*batch, n_keys, 2, d=d_v, kind="orthogonal", generator=generator, dtype=torch.float64)
     a, b = pair[..., 0, :], pair[..., 1, :]                             # (*batch, n, d_v), orthonormal
@@ -164,6 +165,13 @@ def rotation_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 
     idx = _shuffled_order(n_keys, steps, batch, generator)
     active = torch.ones(*batch, steps, n_keys, dtype=torch.bool)
     return _finish(probes, targets.to(dtype), active, idx, torch.zeros(0, dtype=torch.long), device, dtype)
+
+
+def _check_rotation(turn_period: int, d_v: int) -> None:
+    """A whole number of steps per turn, in at least 2 value dims."""
+    check_int("turn_period", turn_period, low=1)
+    if d_v < 2:
+        raise ValueError(f"d_v: expected at least 2 value dims for a rotation, got {d_v}")
 
 
 def arrival_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 5000, every: int = 500,
@@ -176,11 +184,8 @@ def arrival_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 5
     (random unit) value. ``active[..., t, i]`` says whether key i has arrived by step t, and
     ``drift_times`` are the arrival times.
     """
-    batch = _check_common(n_keys, d_k, d_v, steps, batch_shape)
-    check_int("every", every, low=1)
-    check_int("start", start, low=1)
-    if start > n_keys:
-        raise ValueError(f"start: expected at most n_keys = {n_keys} keys at first, got {start}")
+    batch, device = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device)
+    _check_arrivals(every, start, n_keys)
     probes = _random_keys(n_keys, d_k, batch, orthogonal, generator, dtype)
     values = random_keys(*batch, n_keys, d=d_v, kind="sphere", generator=generator, dtype=torch.float64).to(dtype)
     targets = values[..., None, :, :].expand(*batch, steps, n_keys, d_v)
@@ -191,6 +196,14 @@ def arrival_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 5
     drift_times = torch.arange(every, every * (n_keys - start) + 1, every)
     drift_times = drift_times[drift_times < steps]
     return _finish(probes, targets, active, idx, drift_times, device, dtype)
+
+
+def _check_arrivals(every: int, start: int, n_keys: int) -> None:
+    """Steps between arrivals, and the keys there at first (at most n_keys)."""
+    check_int("every", every, low=1)
+    check_int("start", start, low=1)
+    if start > n_keys:
+        raise ValueError(f"start: expected at most n_keys = {n_keys} keys at first, got {start}")
 
 
 @dataclass
@@ -226,16 +239,22 @@ _CHUNK = 250  # memories measured together, in one batched pass
 def scale_values(stream: DriftStream, scales: torch.Tensor | Sequence[float]) -> DriftStream:
     """The same stream with every value multiplied elementwise by ``scales`` (d_v,): values whose
     components have unequal sizes (e.g. ``torch.logspace(0, -1.3, d_v)``, from 1 down to 0.05)."""
-    if not isinstance(stream, DriftStream):
-        raise TypeError(f"stream: expected a DriftStream, got {type(stream).__name__}")
-    scales = torch.as_tensor(scales, dtype=stream.values.dtype, device=stream.values.device)
-    if scales.shape != stream.values.shape[-1:]:
-        raise ValueError(f"scales: expected shape ({stream.values.shape[-1]},) (one scale per value dim), "
-                         f"got {tuple(scales.shape)}")
-    if not bool(torch.isfinite(scales).all()):
-        raise ValueError("scales: expected finite numbers")
+    scales = _check_scales(stream, scales)
     return DriftStream(stream.keys, stream.values * scales, stream.probes, stream.targets * scales, stream.active,
                        stream.drift_times)
+
+
+def _check_scales(stream: DriftStream, scales: torch.Tensor | Sequence[float]) -> torch.Tensor:
+    """A stream and finite scales (d_v,), returned as a tensor like its values."""
+    if not isinstance(stream, DriftStream):
+        raise TypeError(f"stream: expected a DriftStream, got {type(stream).__name__}")
+    checked = torch.as_tensor(scales, dtype=stream.values.dtype, device=stream.values.device)
+    if checked.shape != stream.values.shape[-1:]:
+        raise ValueError(f"scales: expected shape ({stream.values.shape[-1]},) (one scale per value dim), "
+                         f"got {tuple(checked.shape)}")
+    if not bool(torch.isfinite(checked).all()):
+        raise ValueError("scales: expected finite numbers")
+    return checked
 
 
 def _check_stream(stream: DriftStream) -> None:
@@ -279,25 +298,8 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
     Returns:
         a :class:`Tracking` with cosine, gain, error and norm of shape (R, ..., T).
     """
-    if not isinstance(stream, DriftStream):
-        raise TypeError(f"stream: expected a DriftStream, got {type(stream).__name__}")
-    if isinstance(rules, str) or not isinstance(rules, Sequence) or len(rules) == 0:
-        raise TypeError(f"rules: expected a non-empty sequence of rule names, got {rules!r}")
-    rules = tuple(resolve_rule(r, "rules") for r in rules)
-    updates = [RULES[r] for r in rules]                                  # resolved once, not per write
-    single = isinstance(lr, numbers.Real) or (isinstance(lr, torch.Tensor) and lr.numel() == 1)
-    rates: list[Any]                                                        # numbers, checked below
-    if single:
-        rates = [lr] * len(rules)
-    elif isinstance(lr, (Sequence, torch.Tensor)) and not isinstance(lr, str):
-        rates = list(lr)
-    else:
-        raise TypeError(f"lr: expected a number or one number per rule ({len(rules)}), got {type(lr).__name__}")
-    if len(rates) != len(rules):
-        raise ValueError(f"lr: expected one learning rate or {len(rules)} (one per rule), got {len(rates)}")
-    checked = [check_lr("lr" if single else f"lr[{i}]", r, rule)
-               for i, (r, rule) in enumerate(zip(rates, rules, strict=True))]
-    _check_stream(stream)
+    rules, checked = _check_track(stream, rules, lr)
+    updates = [_FORMS[r] for r in rules]                       # resolved once, sizes checked once (the stream's)
     keys, values, probes = stream.keys, stream.values, stream.probes
     eta = torch.tensor(checked, dtype=keys.dtype, device=keys.device)
     R, T = len(rules), keys.shape[-2]
@@ -343,6 +345,30 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
     return Tracking(rules, eta.flatten(), cat(cosine), cat(gain), cat(error), cat(norm), S)
 
 
+def _check_track(stream: DriftStream, rules: Sequence[str],
+                 lr: float | Sequence[float]) -> tuple[tuple[str, ...], list[float | torch.Tensor]]:
+    """The arguments of :func:`track`; returns the rule names and one checked learning rate per rule."""
+    if not isinstance(stream, DriftStream):
+        raise TypeError(f"stream: expected a DriftStream, got {type(stream).__name__}")
+    if isinstance(rules, str) or not isinstance(rules, Sequence) or len(rules) == 0:
+        raise TypeError(f"rules: expected a non-empty sequence of rule names, got {rules!r}")
+    names = tuple(resolve_rule(r, "rules") for r in rules)
+    single = isinstance(lr, numbers.Real) or (isinstance(lr, torch.Tensor) and lr.numel() == 1)
+    rates: list[Any]                                                        # numbers, checked below
+    if single:
+        rates = [lr] * len(names)
+    elif isinstance(lr, (Sequence, torch.Tensor)) and not isinstance(lr, str):
+        rates = list(lr)
+    else:
+        raise TypeError(f"lr: expected a number or one number per rule ({len(names)}), got {type(lr).__name__}")
+    if len(rates) != len(names):
+        raise ValueError(f"lr: expected one learning rate or {len(names)} (one per rule), got {len(rates)}")
+    checked = [check_lr("lr" if single else f"lr[{i}]", r, rule)
+               for i, (r, rule) in enumerate(zip(rates, names, strict=True))]
+    _check_stream(stream)
+    return names, checked
+
+
 def recovery_steps(cosine: torch.Tensor, drift_times: torch.Tensor, *, threshold: float = 0.95) -> torch.Tensor:
     """Steps after each drift until the tracking cosine first reaches ``threshold``.
 
@@ -350,6 +376,21 @@ def recovery_steps(cosine: torch.Tensor, drift_times: torch.Tensor, *, threshold
     from each drift up to the next one (or the end); returns (..., n_drifts) as floats, ``inf`` where the
     threshold is never reached.
     """
+    times = _check_drift_times(cosine, drift_times, threshold)
+    T = cosine.shape[-1]
+    if not times:                                                   # no drift: nothing to recover from
+        return cosine.new_zeros(*cosine.shape[:-1], 0)
+    ends = [*times[1:], T]
+    out = []
+    for start, end in zip(times, ends, strict=True):  # a handful of drifts: one masked search each
+        window = cosine[..., start:end] >= threshold
+        first = window.float().argmax(dim=-1).to(cosine.dtype)
+        out.append(torch.where(window.any(dim=-1), first, torch.full_like(first, math.inf)))
+    return torch.stack(out, dim=-1)
+
+
+def _check_drift_times(cosine: torch.Tensor, drift_times: torch.Tensor | Sequence[int], threshold: float) -> list[int]:
+    """A tracking curve (..., T), a threshold and increasing drift times in [0, T) (returned as ints)."""
     check_tensor("cosine", cosine, min_rank=1)
     check_real("threshold", threshold)
     T = cosine.shape[-1]
@@ -362,17 +403,7 @@ def recovery_steps(cosine: torch.Tensor, drift_times: torch.Tensor, *, threshold
         raise ValueError(f"drift_times: expected times in [0, T = {T}) (T: the last dim of cosine), got {times}")
     if any(b <= a for a, b in itertools.pairwise(times)):
         raise ValueError(f"drift_times: expected increasing times, got {times}")
-    if not times:                                                   # no drift: nothing to recover from
-        return cosine.new_zeros(*cosine.shape[:-1], 0)
-    ends = [*times[1:], T]
-    out = []
-    for start, end in zip(times, ends, strict=True):  # a handful of drifts: one masked search each
-        window = cosine[..., start:end] >= threshold
-        first = window.float().argmax(dim=-1).to(cosine.dtype)
-        out.append(torch.where(window.any(dim=-1), first, torch.full_like(first, math.inf)))
-    if not out:
-        return cosine.new_zeros(*cosine.shape[:-1], 0)
-    return torch.stack(out, dim=-1)
+    return times
 
 
 def key_reuse_task(n_keys: int = 16, d_k: int = 32, d_v: int = 32, rewrites: int = 4, *,
@@ -390,7 +421,7 @@ def key_reuse_task(n_keys: int = 16, d_k: int = 32, d_v: int = 32, rewrites: int
     (..., n_keys, d_v), the right answer for each query. Keys are orthonormal when n_keys ≤ d_k.
     """
     check_int("rewrites", rewrites, low=1)
-    batch = _check_common(n_keys, d_k, d_v, n_keys * rewrites, batch_shape)
+    batch, device = _check_common(n_keys, d_k, d_v, n_keys * rewrites, batch_shape, False, device)
     keys = _random_keys(n_keys, d_k, batch, n_keys <= d_k, generator, dtype)
     table = random_keys(*batch, rewrites, n_keys, d=d_v, kind="sphere", generator=generator,
                         dtype=torch.float64).to(dtype)

@@ -46,22 +46,31 @@ def data_cloud(n: int = 2000, d: int = 2, *, scales: Sequence[float] | None = No
     subtracted, so ``C = xᵀx / n`` is both the covariance and the second moment that Oja's rule sees.
     ``scales`` defaults to 2, 1, 0.5, 0.25, ... (d of them). Returns x: (..., n, d).
     """
-    check_int("n", n, low=2)
-    check_int("d", d, low=1)
-    batch = torch.Size(check_shape("batch_shape", batch_shape))
-    dtype = check_float_dtype("dtype", dtype, allow_none=False)
-    device = check_device("device", device)
-    if scales is not None:
-        if isinstance(scales, (str, bytes)):
-            raise TypeError(f"scales: expected {d} numbers (one standard deviation per dim), got the string {scales!r}")
-        check_numbers("scales", scales, low=0.0)
-    s = torch.tensor([2.0 * 0.5 ** i for i in range(d)] if scales is None else list(scales), dtype=torch.float64)
-    if s.shape != (d,):
-        raise ValueError(f"scales: expected {d} standard deviations (one per dim d), got {s.numel()}")
+    batch, s, device, dtype = _check_cloud(n, d, scales, batch_shape, device, dtype)
     axes = random_keys(*batch, d, d=d, kind="orthogonal", generator=generator, dtype=torch.float64)  # rows: Qᵀ
     x = torch.randn(*batch, n, d, generator=generator, dtype=torch.float64) * s @ axes
     x = x - x.mean(dim=-2, keepdim=True)
     return x.to(device=device, dtype=dtype)
+
+
+def _check_cloud(n: int, d: int, scales: Sequence[float] | None, batch_shape: Sequence[int],
+                 device: torch.device | str | None,
+                 dtype: torch.dtype) -> tuple[torch.Size, torch.Tensor, torch.device | None, torch.dtype]:
+    """The arguments of :func:`data_cloud`; returns the batch shape, the scales as a float64 tensor (d,), the
+    device and the dtype."""
+    check_int("n", n, low=2)
+    check_int("d", d, low=1)
+    batch = torch.Size(check_shape("batch_shape", batch_shape))
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    checked_device = check_device("device", device)
+    if isinstance(scales, (str, bytes)):
+        raise TypeError(f"scales: expected {d} numbers (one standard deviation per dim), got the string {scales!r}")
+    if scales is not None:
+        check_numbers("scales", scales, low=0.0)
+    s = torch.tensor([2.0 * 0.5 ** i for i in range(d)] if scales is None else list(scales), dtype=torch.float64)
+    if s.shape != (d,):
+        raise ValueError(f"scales: expected {d} standard deviations (one per dim d), got {s.numel()}")
+    return batch, s, checked_device, dtype
 
 
 def principal_components(x: torch.Tensor, k: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
@@ -69,6 +78,14 @@ def principal_components(x: torch.Tensor, k: int = 1) -> tuple[torch.Tensor, tor
 
     x: (..., n, d). Returns (eigenvalues (..., k), eigenvectors (..., d, k)), columns of unit norm.
     """
+    C = _check_second_moment(x, k)
+    vals, vecs = torch.linalg.eigh(C)
+    return vals.flip(-1)[..., :k], vecs.flip(-1)[..., :k]
+
+
+def _check_second_moment(x: torch.Tensor, k: int) -> torch.Tensor:
+    """The arguments of :func:`principal_components`; returns ``C = xᵀx / n``, checked to fit in x's dtype (eigh
+    cannot run on an overflowed C: say why, not LAPACK's "failed to converge")."""
     check_tensor("x", x, min_rank=2)
     check_int("k", k, low=1)
     if k > x.shape[-1]:
@@ -76,35 +93,55 @@ def principal_components(x: torch.Tensor, k: int = 1) -> tuple[torch.Tensor, tor
     if x.shape[-2] == 0:
         raise ValueError(f"x: expected at least one sample (..., n >= 1, d), got shape {tuple(x.shape)}")
     C = x.mT @ x / x.shape[-2]
-    if not all_finite(C):   # eigh cannot run on it: say why, not LAPACK's "failed to converge"
+    if not all_finite(C):
         raise ValueError(f"x: expected samples whose second moment xᵀx/n fits in {x.dtype}, got entries up to "
                          f"{float(x.abs().max()):.3g} that overflow it (rescale x)")
-    vals, vecs = torch.linalg.eigh(C)
-    return vals.flip(-1)[..., :k], vecs.flip(-1)[..., :k]
+    return C
 
 
 def alignment(w: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
     """|cos| of the angle between w and u (sign does not matter for a direction). w, u: (..., d) -> (...)."""
+    _check_directions(w, u)
+    return warn_nonfinite("alignment", torch.nn.functional.cosine_similarity(w, u, dim=-1).abs(),
+                          "very large w or u overflow their norms in the dtype")
+
+
+def _check_directions(w: torch.Tensor, u: torch.Tensor) -> None:
+    """Two tensors of directions (..., d) whose leading dims broadcast."""
     check_tensor("w", w)
     check_tensor("u", u)
     check_same_kind(w=w, u=u)
     check_dim("u", u.shape[-1], w.shape[-1], "the dimension d of w (last dim)")
     broadcast_lead(w=w.shape[:-1], u=u.shape[:-1])
-    return warn_nonfinite("alignment", torch.nn.functional.cosine_similarity(w, u, dim=-1).abs(),
-                          "very large w or u overflow their norms in the dtype")
 
 
-def _initial(name: str, w0: torch.Tensor | None, shape: tuple[int, ...], x: torch.Tensor,
-             generator: torch.Generator | None) -> torch.Tensor:
-    if w0 is None:  # small random weights drawn on the CPU generator, then moved
-        w = torch.randn(*shape, generator=generator, dtype=torch.float64) * 0.1
-        return w.to(dtype=x.dtype, device=x.device)
+def _check_training(x: torch.Tensor, lr: float, epochs: int) -> float:
+    """The samples x (..., n, d), the step size lr > 0 (returned as a float) and the number of epochs."""
+    check_tensor("x", x, min_rank=2)
+    lr = check_real("lr", lr, low=0.0, low_open=True)
+    check_int("epochs", epochs, low=1)
+    return lr
+
+
+def _check_initial(name: str, w0: torch.Tensor | None, shape: tuple[int, ...], x: torch.Tensor) -> torch.Tensor | None:
+    """Initial weights like x that broadcast to ``shape``, returned as a copy of that shape (None stays None)."""
+    if w0 is None:
+        return None
     check_tensor(name, w0)
     check_same_kind(x=x, **{name: w0})
     try:
         return w0.expand(shape).clone()
     except RuntimeError:
         raise ValueError(f"{name}: expected a shape that broadcasts to {shape}, got {tuple(w0.shape)}") from None
+
+
+def _initial(w0: torch.Tensor | None, shape: tuple[int, ...], x: torch.Tensor,
+             generator: torch.Generator | None) -> torch.Tensor:
+    """The checked initial weights, or small random ones drawn on the CPU generator, then moved."""
+    if w0 is not None:
+        return w0
+    w = torch.randn(*shape, generator=generator, dtype=torch.float64) * 0.1
+    return w.to(dtype=x.dtype, device=x.device)
 
 
 def _run(x: torch.Tensor, w: torch.Tensor, lr: float, epochs: int,
@@ -155,11 +192,10 @@ def oja_pca(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torch.Ten
     Returns:
         w: (..., d), or ``(w, trajectory)``.
     """
-    check_tensor("x", x, min_rank=2)
-    lr = check_real("lr", lr, low=0.0, low_open=True)
-    check_int("epochs", epochs, low=1)
+    lr = _check_training(x, lr, epochs)
     step = {"oja": _oja_step, "hebbian": _hebbian_step}[check_choice("rule", rule, ("oja", "hebbian"))]
-    w = _initial("w0", w0, (*x.shape[:-2], x.shape[-1]), x, generator)
+    shape = (*x.shape[:-2], x.shape[-1])
+    w = _initial(_check_initial("w0", w0, shape, x), shape, x, generator)
     ws = _run(x, w, lr, epochs, step, return_trajectory, progress, "Oja unit" if rule == "oja" else "Hebbian unit")
     w = ws[-1]
     warn_nonfinite(f"oja_pca(rule={rule!r})", w, "the step size lr is too large for the data's variance (Oja needs "
@@ -186,13 +222,9 @@ def oja_subspace(x: torch.Tensor, k: int = 2, *, lr: float = 0.01, epochs: int =
 
     x: (..., n, d); W0: (..., k, d); lr: η > 0. Returns W (..., k, d), or ``(W, trajectory (..., epochs·n + 1, k, d))``.
     """
-    check_tensor("x", x, min_rank=2)
-    check_int("k", k, low=1)
-    if k > x.shape[-1]:
-        raise ValueError(f"k: expected at most d = {x.shape[-1]} units (the dimension of x), got {k}")
-    lr = check_real("lr", lr, low=0.0, low_open=True)
-    check_int("epochs", epochs, low=1)
-    W = _initial("W0", W0, (*x.shape[:-2], k, x.shape[-1]), x, generator)
+    lr = _check_subspace(x, k, lr, epochs)
+    shape = (*x.shape[:-2], k, x.shape[-1])
+    W = _initial(_check_initial("W0", W0, shape, x), shape, x, generator)
 
     def step(W, xt, lr):
         y = (W * xt[..., None, :]).sum(-1)                    # y = W x: (..., k)
@@ -203,6 +235,15 @@ def oja_subspace(x: torch.Tensor, k: int = 2, *, lr: float = 0.01, epochs: int =
     W = Ws[-1]
     warn_nonfinite("oja_subspace", W, "the step size lr is too large for the data's variance (lr·λ₁ ≪ 1 needed)")
     return (W, torch.stack(Ws, dim=-2)) if return_trajectory else W
+
+
+def _check_subspace(x: torch.Tensor, k: int, lr: float, epochs: int) -> float:
+    """The arguments of :func:`oja_subspace`: at most d units; returns lr as a float."""
+    check_tensor("x", x, min_rank=2)
+    check_int("k", k, low=1)
+    if k > x.shape[-1]:
+        raise ValueError(f"k: expected at most d = {x.shape[-1]} units (the dimension of x), got {k}")
+    return _check_training(x, lr, epochs)
 
 
 def memory_fixed_point(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
@@ -218,6 +259,16 @@ def memory_fixed_point(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
 
     S: (..., d_v, d_k); keys: (..., n, d_k); values: (..., n, d_v) of full rank n ≤ d_v -> S*: (..., d_v, d_k).
     """
+    _check_fixed_point(S, keys, values)
+    V, K = values.mT, keys.mT                                             # (..., d_v, n), (..., d_k, n)
+    gram = V.mT @ V                                                       # (..., n, n)
+    inside = V @ torch.linalg.solve(gram, V.mT @ S)                       # P S
+    return warn_nonfinite("memory_fixed_point", S - inside + V @ torch.linalg.solve(gram, K.mT),
+                          "very large values overflow their Gram matrix VᵀV in the dtype")
+
+
+def _check_fixed_point(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> None:
+    """The arguments of :func:`memory_fixed_point`: matching sizes, n <= d_v linearly independent values."""
     check_tensor("S", S, min_rank=2)
     check_tensor("keys", keys, min_rank=2)
     check_tensor("values", values, min_rank=2)
@@ -230,11 +281,7 @@ def memory_fixed_point(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
     if values.shape[-2] > values.shape[-1]:
         raise ValueError(f"values: expected at most d_v = {values.shape[-1]} values (full rank), "
                          f"got {values.shape[-2]}")
-    if values.numel() and int(torch.linalg.matrix_rank(values).min()) < values.shape[-2]:
+    rank = int(torch.linalg.matrix_rank(values).min()) if values.numel() else values.shape[-2]
+    if rank < values.shape[-2]:
         raise ValueError(f"values: expected {values.shape[-2]} linearly independent values (full rank), "
-                         f"got rank {int(torch.linalg.matrix_rank(values).min())}")
-    V, K = values.mT, keys.mT                                             # (..., d_v, n), (..., d_k, n)
-    gram = V.mT @ V                                                       # (..., n, n)
-    inside = V @ torch.linalg.solve(gram, V.mT @ S)                       # P S
-    return warn_nonfinite("memory_fixed_point", S - inside + V @ torch.linalg.solve(gram, K.mT),
-                          "very large values overflow their Gram matrix VᵀV in the dtype")
+                         f"got rank {rank}")

@@ -35,7 +35,7 @@ from .._checks import (
     check_tensor,
     warn_nonfinite,
 )
-from ..memory.hebbian import _pairs, outer_product_memory, recall_cosine
+from ..memory.hebbian import check_pairs, outer_product_memory, recall_cosine
 from ..sampling import random_keys
 
 METHODS = ("hebbian", "delta", "delta_protected")
@@ -51,15 +51,30 @@ def random_associations(n: int, d_k: int, d_v: int, *, batch_shape: tuple[int, .
     Returns keys (*batch_shape, n, d_k) and values (*batch_shape, n, d_v), drawn on the CPU generator.
     ``overlap = 0`` leaves key 1 random (cosine ≈ ±1/√d_k with key 0, like every other pair).
     """
+    overlap, batch_shape, device, dtype = _check_associations(n, d_k, d_v, overlap, batch_shape, device, dtype)
+    return _random_associations(n, d_k, d_v, batch_shape, overlap, generator, device, dtype)
+
+
+def _check_associations(n: int, d_k: int, d_v: int, overlap: float, batch_shape: tuple[int, ...],
+                        device: torch.device | str | None,
+                        dtype: torch.dtype) -> tuple[float, tuple[int, ...], torch.device | None, torch.dtype]:
+    """The arguments of :func:`random_associations`; returns overlap, batch_shape, device and dtype as checked."""
     check_int("n", n, low=1)
     check_int("d_k", d_k, low=2)
     check_int("d_v", d_v, low=1)
     overlap = check_real("overlap", overlap, low=-1.0, high=1.0)
     dtype = check_float_dtype("dtype", dtype, allow_none=False)
     batch_shape = check_shape("batch_shape", batch_shape)
-    device = check_device("device", device)
+    checked_device = check_device("device", device)
     if overlap != 0.0 and n < 2:
         raise ValueError(f"n: expected at least 2 associations when overlap is set, got {n}")
+    return overlap, batch_shape, checked_device, dtype
+
+
+def _random_associations(n: int, d_k: int, d_v: int, batch_shape: tuple[int, ...], overlap: float,
+                         generator: torch.Generator | None, device: torch.device | None,
+                         dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`random_associations` on checked arguments."""
     keys = random_keys(*batch_shape, n, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
     values = random_keys(*batch_shape, n, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
     if overlap != 0.0:
@@ -73,7 +88,7 @@ def random_associations(n: int, d_k: int, d_v: int, *, batch_shape: tuple[int, .
 
 def _check_read(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> None:
     """Check a memory S (..., d_v, d_k) and the pairs keys (..., n, d_k), values (..., n, d_v) read from it."""
-    _pairs(keys, values)
+    check_pairs(keys, values)
     check_tensor("S", S, min_rank=2)
     check_same_kind(S=S, keys=keys, values=values)
     check_dim("keys", keys.shape[-1], S.shape[-1], "key dimension d_k (last dim of S)")
@@ -96,13 +111,23 @@ def unlearn_hebbian(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, times:
     S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v). Exact only if the pair was written exactly
     ``times`` times with this very value, and never removes what overlapping keys taught about k.
     """
+    times = _check_hebbian_edit(S, k, v, times)
+    return warn_nonfinite("unlearn_hebbian", _unlearn_hebbian(S, k, v, times),
+                          "very large S, k, v or times overflow the dtype")
+
+
+def _check_hebbian_edit(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, times: float) -> float:
+    """The arguments of :func:`unlearn_hebbian`; returns ``times`` as a float."""
     _check_memory_and_key(S, k)
     check_tensor("v", v, min_rank=1)
     check_same_kind(S=S, v=v)
     check_dim("v", v.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
-    times = check_real("times", times, low=0.0)
-    return warn_nonfinite("unlearn_hebbian", S - times * v[..., :, None] * k[..., None, :],
-                          "very large S, k, v or times overflow the dtype")
+    return check_real("times", times, low=0.0)
+
+
+def _unlearn_hebbian(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, times: float = 1.0) -> torch.Tensor:
+    """``S − times · v kᵀ`` (:func:`unlearn_hebbian` on checked arguments)."""
+    return S - times * v[..., :, None] * k[..., None, :]
 
 
 def _check_protect(protect: object, k: torch.Tensor) -> None:
@@ -112,8 +137,11 @@ def _check_protect(protect: object, k: torch.Tensor) -> None:
     check_same_kind(k=k, protect=protect)
     check_dim("protect", protect.shape[-1], k.shape[-1], "key dimension d_k (last dim of k)")
     m = protect.shape[-2]
-    if m >= k.shape[-1] or m == 0:
-        return  # said in the body (no direction left), or nothing to protect
+    if m >= k.shape[-1]:
+        raise ValueError(f"protect: expected fewer protected keys than d_k = {k.shape[-1]} (else no direction "
+                         f"is left to edit), got {m}")
+    if m == 0:
+        return  # nothing to protect
     P = torch.nn.functional.normalize(protect.detach().double(), dim=-1)
     cos = (P @ P.mT).abs().reshape(-1, m, m).amax(0) - 2 * torch.eye(m, dtype=torch.float64)   # (m, m), diag out
     if float(cos.max()) > 1 - 1e-9:
@@ -142,49 +170,56 @@ def unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None =
     Returns:
         the new memory, (..., d_v, d_k).
     """
+    beta = _check_delta_edit(S, k, v_new, beta, protect)
+    v_new = S.new_zeros(S.shape[-2]) if v_new is None else v_new
+    return warn_nonfinite("unlearn_delta", _unlearn_delta(S, k, v_new, beta, protect),
+                          "very large S, k or v_new overflow the dtype")
+
+
+def _check_delta_edit(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None, beta: float | None,
+                      protect: torch.Tensor | None) -> float | None:
+    """The arguments of :func:`unlearn_delta`, with the step's bound ``β‖k‖² <= 2`` (β <= 2 with ``protect``) and
+    a key whose squared norm fits in its dtype; returns β as a float (None: the exact step)."""
     _check_memory_and_key(S, k)
-    if v_new is None:
-        v_new = S.new_zeros(S.shape[-2])
-    else:
+    if v_new is not None:
         check_tensor("v_new", v_new, min_rank=1)
         check_same_kind(S=S, v_new=v_new)
         check_dim("v_new", v_new.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
     if protect is not None:
         _check_protect(protect, k)
+    elif not all_finite((k * k).sum(-1, keepdim=True)):  # k / inf would be a zero step: S returned unchanged
+        raise ValueError(f"k: expected a key whose squared norm ‖k‖² fits in {k.dtype}, got one of norm "
+                         f"{float(k.norm(dim=-1).max()):.3g} whose square overflows it (rescale k)")
+    if beta is None:
+        return None
+    b = check_real("beta", beta, low=0.0)
+    worst = b if protect is not None else float((b * (k * k).sum(-1)).max()) if k.numel() else 0.0
+    if worst > 2.0:  # the key's error is multiplied by 1 − gain: |1 − gain| > 1 strengthens it
+        raise ValueError(f"beta: expected beta·‖k‖² <= 2 (the step multiplies the key's error by 1 − beta·‖k‖², "
+                         f"which must stay within [−1, 1]), got beta = {b:g} with beta·‖k‖² = {worst:.4g}"
+                         if protect is None else
+                         f"beta: expected a number <= 2 with protect (the step multiplies the key's error by "
+                         f"1 − beta), got {b:g}")
+    return b
+
+
+def _unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor, beta: float | None = None,
+                   protect: torch.Tensor | None = None) -> torch.Tensor:
+    """``S + β (v_new − S k) uᵀ`` (:func:`unlearn_delta` on checked arguments): u = k/‖k‖², or the part of k
+    orthogonal to the protected keys scaled so that u·k = 1; β = 1 unless given (then u·k = β‖k‖², or β)."""
     error = v_new - (S @ k[..., :, None])[..., 0]                       # what we want − what it predicts
     if protect is None:
-        norm2 = (k * k).sum(-1, keepdim=True)
-        if not all_finite(norm2):  # k / inf would be a zero step: the memory returned unchanged, silently
-            raise ValueError(f"k: expected a key whose squared norm ‖k‖² fits in {k.dtype}, got one of norm "
-                             f"{float(k.norm(dim=-1).max()):.3g} whose square overflows it (rescale k)")
-        u = k / norm2
+        u = k / (k * k).sum(-1, keepdim=True)
     else:
-        check_tensor("protect", protect, min_rank=2)
-        check_same_kind(S=S, protect=protect)
-        check_dim("protect", protect.shape[-1], k.shape[-1], "key dimension d_k (last dim of k)")
-        if protect.shape[-2] >= k.shape[-1]:
-            raise ValueError(f"protect: expected fewer protected keys than d_k = {k.shape[-1]} (else no direction "
-                             f"is left to edit), got {protect.shape[-2]}")
-        gram = protect @ protect.mT                                      # (..., m, m)
-        coef = torch.linalg.solve(gram, (protect @ k[..., :, None]))     # projection of k on span(protect)
+        coef = torch.linalg.solve(protect @ protect.mT, (protect @ k[..., :, None]))  # k's part in span(protect)
         u = k - (protect.mT @ coef)[..., 0]
         norm = (u * k).sum(-1, keepdim=True)
         if bool((norm.abs() < 1e-6 * (k * k).sum(-1, keepdim=True)).any()):
             raise ValueError("protect: k lies in the span of the protected keys, so it cannot be edited alone")
         u = u / norm
     if beta is not None:
-        b = check_real("beta", beta, low=0.0)
-        gain = b * (k * k).sum(-1, keepdim=True) if protect is None else torch.full_like(u[..., :1], b)
-        worst = float(gain.max()) if gain.numel() else 0.0
-        if worst > 2.0:  # the key's error is multiplied by 1 − gain: |1 − gain| > 1 strengthens it
-            raise ValueError(f"beta: expected beta·‖k‖² <= 2 (the step multiplies the key's error by 1 − beta·‖k‖², "
-                             f"which must stay within [−1, 1]), got beta = {b:g} with beta·‖k‖² = {worst:.4g}"
-                             if protect is None else
-                             f"beta: expected a number <= 2 with protect (the step multiplies the key's error by "
-                             f"1 − beta), got {b:g}")
-        u = u * gain
-    return warn_nonfinite("unlearn_delta", S + error[..., :, None] * u[..., None, :],
-                          "very large S, k or v_new overflow the dtype")
+        u = u * (beta * (k * k).sum(-1, keepdim=True) if protect is None else torch.full_like(u[..., :1], beta))
+    return S + error[..., :, None] * u[..., None, :]
 
 
 class UnlearningReport(NamedTuple):
@@ -216,9 +251,13 @@ def recall_strength(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -
     once with unit key and no crosstalk, r for one written r times, 0 when unlearned.
     """
     _check_read(S, keys, values)
-    return warn_nonfinite("recall_strength", ((keys @ S.mT) * values).sum(-1)
-                          / (values * values).sum(-1).clamp(min=torch.finfo(values.dtype).tiny),
+    return warn_nonfinite("recall_strength", _recall_strength(S, keys, values),
                           "very large S, keys or values overflow the dtype")
+
+
+def _recall_strength(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """``v_i·S k_i / ‖v_i‖²`` (:func:`recall_strength` on checked arguments)."""
+    return ((keys @ S.mT) * values).sum(-1) / (values * values).sum(-1).clamp(min=torch.finfo(values.dtype).tiny)
 
 
 def unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
@@ -228,7 +267,14 @@ def unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch
     S_before, S_after: (..., d_v, d_k); keys (..., n, d_k), values (..., n, d_v); target: the index of
     the unlearned association; v_new: (..., d_v) the wanted read-out (default zeros).
     """
-    _pairs(keys, values)
+    _check_report(S_before, S_after, keys, values, target, v_new)
+    return _unlearning_report(S_before, S_after, keys, values, target, v_new)
+
+
+def _check_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                  target: int, v_new: torch.Tensor | None) -> None:
+    """The arguments of :func:`unlearning_report`."""
+    check_pairs(keys, values)
     n = keys.shape[-2]
     check_int("target", target, low=0)
     if target >= n or n < 2:
@@ -242,12 +288,18 @@ def unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch
         check_tensor("v_new", v_new, min_rank=1)
         check_same_kind(S_before=S_before, v_new=v_new)
         check_dim("v_new", v_new.shape[-1], S_before.shape[-2], "value dimension d_v (dim -2 of S_before)")
+
+
+def _unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                       target: int, v_new: torch.Tensor | None = None) -> UnlearningReport:
+    """:func:`unlearning_report` on checked arguments."""
+    n = keys.shape[-2]
     k = keys[..., target, :]
     want = S_before.new_zeros(S_before.shape[-2]) if v_new is None else v_new
     before = ((S_before @ k[..., :, None])[..., 0] - want).norm(dim=-1)
     after = ((S_after @ k[..., :, None])[..., 0] - want).norm(dim=-1)
     residual = after / before.clamp(min=torch.finfo(before.dtype).tiny)
-    sb, sa = recall_strength(S_before, keys, values), recall_strength(S_after, keys, values)
+    sb, sa = _recall_strength(S_before, keys, values), _recall_strength(S_after, keys, values)
     cb, ca = recall_cosine(keys, values, S_before), recall_cosine(keys, values, S_after)
     others = torch.ones(n, dtype=torch.bool, device=keys.device)
     others[target] = False
@@ -267,24 +319,35 @@ def unlearning_experiment(n: int = 16, d_k: int = 64, d_v: int = 64, *, repeats:
     ``"delta"`` is ``unlearn_delta`` towards 0; ``"delta_protected"`` is the same with the other n − 1
     keys protected. Returns {method: UnlearningReport} with fields of shape (n_trials,) / (n_trials, n).
     """
+    overlap, device, dtype, repeats, hebbian_times = _check_unlearning_experiment(
+        n, d_k, d_v, repeats, overlap, n_trials, hebbian_times, device, dtype)
+    keys, values = _random_associations(n, d_k, d_v, (n_trials,), overlap, generator, device, dtype)
+    r = torch.ones(n, dtype=dtype, device=keys.device)
+    r[0] = repeats
+    S = outer_product_memory(keys, values, r)
+    k0, v0 = keys[..., 0, :], values[..., 0, :]
+    after = {
+        "hebbian": _unlearn_hebbian(S, k0, v0, hebbian_times),
+        "delta": _unlearn_delta(S, k0, S.new_zeros(S.shape[-2])),
+        "delta_protected": _unlearn_delta(S, k0, S.new_zeros(S.shape[-2]), protect=keys[..., 1:, :]),
+    }
+    return {m: _unlearning_report(S, S_after, keys, values, 0) for m, S_after in after.items()}
+
+
+def _check_unlearning_experiment(n: int, d_k: int, d_v: int, repeats: float, overlap: float, n_trials: int,
+                                 hebbian_times: float, device: torch.device | str | None, dtype: torch.dtype
+                                 ) -> tuple[float, torch.device | None, torch.dtype, float, float]:
+    """The arguments of :func:`unlearning_experiment`; returns overlap, device, dtype, repeats and hebbian_times
+    as checked."""
     check_int("n_trials", n_trials, low=1)
     check_int("n", n, low=2)
     check_int("d_k", d_k, low=1)
     if n - 1 >= d_k:
         raise ValueError(f"n: the 'delta_protected' method protects the other n − 1 keys, which needs n − 1 < d_k; "
                          f"got n = {n}, d_k = {d_k}")
-    keys, values = random_associations(n, d_k, d_v, batch_shape=(n_trials,), overlap=overlap, generator=generator,
-                                       device=device, dtype=dtype)
-    r = torch.ones(n, dtype=dtype, device=keys.device)
-    r[0] = check_real("repeats", repeats, low=0.0, low_open=True)
-    S = outer_product_memory(keys, values, r)
-    k0, v0 = keys[..., 0, :], values[..., 0, :]
-    after = {
-        "hebbian": unlearn_hebbian(S, k0, v0, times=hebbian_times),
-        "delta": unlearn_delta(S, k0),
-        "delta_protected": unlearn_delta(S, k0, protect=keys[..., 1:, :]),
-    }
-    return {m: unlearning_report(S, S_after, keys, values, 0) for m, S_after in after.items()}
+    overlap, _, checked_device, dtype = _check_associations(n, d_k, d_v, overlap, (n_trials,), device, dtype)
+    return (overlap, checked_device, dtype, check_real("repeats", repeats, low=0.0, low_open=True),
+            check_real("times", hebbian_times, low=0.0))
 
 
 CUES = ("bell 0", "bell 1 (stored look-alike)", "blend of bells 0 and 1", "unseen look-alike", "unseen bell")
@@ -298,6 +361,12 @@ def probe_cues(keys: torch.Tensor, *, overlap: float = 0.7, generator: torch.Gen
 
     keys: (..., n, d_k) unit keys, n ≥ 2 -> cues (..., 5, d_k), unit vectors; drawn on the CPU ``generator``.
     """
+    overlap = _check_probe_cues(keys, overlap)
+    return _probe_cues(keys, overlap, generator)
+
+
+def _check_probe_cues(keys: torch.Tensor, overlap: float) -> float:
+    """The arguments of :func:`probe_cues`: at least 2 unit keys of at least 2 dims; returns ``overlap``."""
     check_tensor("keys", keys, min_rank=2)
     if keys.shape[-2] < 2 or keys.shape[-1] < 2:
         raise ValueError(f"keys: expected at least 2 keys of at least 2 dims, got shape {tuple(keys.shape)}")
@@ -306,6 +375,11 @@ def probe_cues(keys: torch.Tensor, *, overlap: float = 0.7, generator: torch.Gen
     if bool(((norms - 1).abs() > 1e-3).any()):
         raise ValueError(f"keys: expected unit keys (norm 1 along the last dim), got norms from "
                          f"{norms.min().item():.4g} to {norms.max().item():.4g}")
+    return overlap
+
+
+def _probe_cues(keys: torch.Tensor, overlap: float, generator: torch.Generator | None) -> torch.Tensor:
+    """:func:`probe_cues` on checked arguments."""
     k0, k1 = keys[..., 0, :], keys[..., 1, :]
     fresh = random_keys(*keys.shape[:-2], 2, d=keys.shape[-1], kind="sphere", generator=generator,
                         dtype=torch.float64).to(keys)
@@ -321,6 +395,13 @@ def cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor) -> to
 
     S: (..., d_v, d_k), cues: (..., m, d_k), value: (..., d_v) -> (..., m).
     """
+    _check_cue_response(S, cues, value)
+    return warn_nonfinite("cue_response", _cue_response(S, cues, value),
+                          "very large S, cues or value overflow the dtype")
+
+
+def _check_cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor) -> None:
+    """The arguments of :func:`cue_response`: a memory, cues and a non-zero value of matching sizes."""
     check_tensor("S", S, min_rank=2)
     check_tensor("cues", cues, min_rank=2)
     check_tensor("value", value, min_rank=1)
@@ -329,14 +410,18 @@ def cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor) -> to
     check_dim("value", value.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
     if bool(((value * value).sum(-1) == 0).any()):
         raise ValueError("value: expected a non-zero value vector (the response is divided by ‖v‖²), got a zero one")
+
+
+def _cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+    """``v·S q / ‖v‖²`` for each cue (:func:`cue_response` on checked arguments)."""
     reads = cues @ S.mT                                                   # (..., m, d_v)
-    return warn_nonfinite("cue_response", (reads * value[..., None, :]).sum(-1) / (value * value).sum(-1, keepdim=True),
-                          "very large S, cues or value overflow the dtype")
+    return (reads * value[..., None, :]).sum(-1) / (value * value).sum(-1, keepdim=True)
 
 
-def _check_edit_set_up(n_trials: int, n: int, d_k: int, overlap: float) -> float:
-    """The checks of an edit experiment's set-up (n memories of n pairs, bells 0 and 1 at cosine ``overlap``,
-    the other n − 1 keys protectable); returns ``overlap`` as a float."""
+def _check_edit_set_up(n_trials: int, n: int, d_k: int, d_v: int, overlap: float, device: torch.device | str | None,
+                       dtype: torch.dtype) -> tuple[float, torch.device | None, torch.dtype]:
+    """The checks of an edit experiment's set-up (n_trials memories of n pairs, bells 0 and 1 at cosine
+    ``overlap``, the other n − 1 keys protectable); returns overlap, device and dtype as checked."""
     check_int("n_trials", n_trials, low=1)
     check_int("n", n, low=2)
     check_int("d_k", d_k, low=2)
@@ -346,7 +431,16 @@ def _check_edit_set_up(n_trials: int, n: int, d_k: int, overlap: float) -> float
     if abs(overlap) == 1:
         raise ValueError(f"overlap: expected a number strictly between -1 and 1 (with |overlap| = 1 bell 1 is "
                          f"±bell 0, and editing bell 0 while protecting bell 1 is impossible), got {overlap}")
-    return overlap
+    overlap, _, checked_device, dtype = _check_associations(n, d_k, d_v, overlap, (n_trials,), device, dtype)
+    return overlap, checked_device, dtype
+
+
+def _edits(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The memory before and after association 0 is edited by each method of :data:`METHODS`."""
+    k0, v0 = keys[..., 0, :], values[..., 0, :]
+    zero = S.new_zeros(S.shape[-2])
+    return {"before": S, "hebbian": _unlearn_hebbian(S, k0, v0), "delta": _unlearn_delta(S, k0, zero),
+            "delta_protected": _unlearn_delta(S, k0, zero, protect=keys[..., 1:, :])}
 
 
 def generalisation_after_unlearning(n: int = 16, d_k: int = 64, d_v: int = 64, *, overlap: float = 0.7,
@@ -360,15 +454,11 @@ def generalisation_after_unlearning(n: int = 16, d_k: int = 64, d_v: int = 64, *
     read along food 0, :func:`cue_response`. Returns {"before" or a method of :data:`METHODS`: (n_trials, 5)},
     columns in the order of :data:`CUES`.
     """
-    overlap = _check_edit_set_up(n_trials, n, d_k, overlap)
-    keys, values = random_associations(n, d_k, d_v, batch_shape=(n_trials,), overlap=overlap, generator=generator,
-                                       device=device, dtype=dtype)
-    cues = probe_cues(keys, overlap=overlap, generator=generator)
-    S = outer_product_memory(keys, values)
-    k0, v0 = keys[..., 0, :], values[..., 0, :]
-    memories = {"before": S, "hebbian": unlearn_hebbian(S, k0, v0), "delta": unlearn_delta(S, k0),
-                "delta_protected": unlearn_delta(S, k0, protect=keys[..., 1:, :])}
-    return {name: cue_response(M, cues, v0) for name, M in memories.items()}
+    overlap, device, dtype = _check_edit_set_up(n_trials, n, d_k, d_v, overlap, device, dtype)
+    keys, values = _random_associations(n, d_k, d_v, (n_trials,), overlap, generator, device, dtype)
+    cues = _probe_cues(keys, overlap, generator)
+    edits = _edits(outer_product_memory(keys, values), keys, values)
+    return {name: _cue_response(M, cues, values[..., 0, :]) for name, M in edits.items()}
 
 
 class EditReach(NamedTuple):
@@ -397,20 +487,16 @@ def edit_reach(n: int = 16, d_k: int = 64, d_v: int = 64, *, overlap: float = 0.
     Returns {"before" or a method: EditReach}; "before" has a zero step and change.
     """
     check_int("n_cues", n_cues, low=1)
-    overlap = _check_edit_set_up(n_trials, n, d_k, overlap)
-    keys, values = random_associations(n, d_k, d_v, batch_shape=(n_trials,), overlap=overlap, generator=generator,
-                                       device=device, dtype=dtype)
-    look_alike = probe_cues(keys, overlap=overlap, generator=generator)[..., 3:4, :]
+    overlap, device, dtype = _check_edit_set_up(n_trials, n, d_k, d_v, overlap, device, dtype)
+    keys, values = _random_associations(n, d_k, d_v, (n_trials,), overlap, generator, device, dtype)
+    look_alike = _probe_cues(keys, overlap, generator)[..., 3:4, :]
     unseen = random_keys(n_trials, n_cues, d=d_k, kind="sphere", generator=generator, dtype=torch.float64).to(keys)
     S = outer_product_memory(keys, values)
-    k0, v0, v1 = keys[..., 0, :], values[..., 0, :], values[..., 1, :]
-    memories = {"before": S, "hebbian": unlearn_hebbian(S, k0, v0), "delta": unlearn_delta(S, k0),
-                "delta_protected": unlearn_delta(S, k0, protect=keys[..., 1:, :])}
     reach = {}
-    for name, M in memories.items():
+    for name, M in _edits(S, keys, values).items():
         delta = M - S
         reach[name] = EditReach(delta.flatten(-2).norm(dim=-1), (unseen @ delta.mT).square().sum(-1).mean(-1).sqrt(),
-                                cue_response(M, look_alike, v1)[..., 0])
+                                _cue_response(M, look_alike, values[..., 1, :])[..., 0])
     return reach
 
 

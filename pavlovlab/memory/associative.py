@@ -59,12 +59,20 @@ def check_lr(name: str, lr: float | torch.Tensor, rule: str) -> float | torch.Te
 def hebbian_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Hebb's rule, "fire together, wire together": ``ΔS = v kᵀ``. S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v)."""
     _check_pair(S, k, v)
+    return _hebbian(S, k, v)
+
+
+def _hebbian(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return v[..., :, None] * k[..., None, :]
 
 
 def delta_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """The delta rule (Rescorla–Wagner, Widrow–Hoff): write the prediction error, ``ΔS = (v − S k) kᵀ``."""
     _check_pair(S, k, v)
+    return _delta(S, k, v)
+
+
+def _delta(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     error = v - (S @ k[..., :, None])[..., 0]
     return error[..., :, None] * k[..., None, :]
 
@@ -88,6 +96,10 @@ def oja_subspace_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> to
     S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v) -> ΔS (..., d_v, d_k).
     """
     _check_pair(S, k, v)
+    return _oja_subspace(S, k, v)
+
+
+def _oja_subspace(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     Stv = (v[..., :, None] * S).sum(-2)                       # Sᵀ v: (..., d_k)
     return v[..., :, None] * (k - Stv)[..., None, :]
 
@@ -102,6 +114,10 @@ def oja_clamped_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tor
     and the norm bound grows as 1/min |v_a|. S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v).
     """
     _check_pair(S, k, v)
+    return _oja_clamped(S, k, v)
+
+
+def _oja_clamped(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return v[..., :, None] * k[..., None, :] - (v * v)[..., :, None] * S
 
 
@@ -111,7 +127,10 @@ RULES: dict[str, Rule] = {"hebbian": hebbian_update, "delta": delta_update, "oja
 whole conditioning experiments on CS strengths)."""
 
 
-_RULE_FUNCTIONS = frozenset(RULES.values())
+_FORMS: dict[str, Rule] = {"hebbian": _hebbian, "delta": _delta, "oja_subspace": _oja_subspace,
+                           "oja_clamped": _oja_clamped}
+"""The rules of :data:`RULES` without the size check, for the recurrences whose sizes are checked once at their
+door (a write's k and v against S)."""
 
 
 def resolve_rule(name: object, argument: str = "rule") -> str:
@@ -133,6 +152,14 @@ def step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: str | Rule, *,
     Returns:
         the new S, same shape.
     """
+    update = _check_step(S, k, v, rule, lr, decay)
+    return warn_nonfinite("step", _step(S, k, v, update, lr, decay),
+                          "a custom rule returned NaN/inf, or very large S, k, v or lr overflow the dtype")
+
+
+def _check_step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: str | Rule, lr: float | torch.Tensor,
+                decay: float | torch.Tensor) -> Rule:
+    """The arguments of :func:`step`; returns the update to apply (see :func:`_check_rule`)."""
     if not isinstance(rule, str) and not callable(rule):
         raise TypeError(f"rule: expected a name of memory.RULES or a callable (S, k, v) -> ΔS, got "
                         f"{type(rule).__name__} {rule!r} (lr and decay are keyword arguments: step(S, k, v, rule, "
@@ -142,17 +169,32 @@ def step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: str | Rule, *,
             check_real_tensor(name, x, low=0.0, high=high)
         else:
             check_real(name, x, low=0.0, high=high)
-    update = RULES[resolve_rule(rule)] if isinstance(rule, str) else rule
-    return warn_nonfinite("step", _step(S, k, v, update, lr, decay),
-                          "a custom rule returned NaN/inf, or very large S, k, v or lr overflow the dtype")
+    update = _check_rule(rule)
+    if update in _FORMS.values():
+        _check_pair(S, k, v)
+    return update
+
+
+def _check_rule(rule: str | Rule) -> Rule:
+    """The update ΔS(S, k, v) a rule stands for: a named rule (or one of :data:`RULES`) as its bare form, whose
+    caller checks the sizes; any other callable wrapped so that what it returns is checked against S's shape,
+    dtype and device at every write (a user's function can return anything)."""
+    if isinstance(rule, str):
+        return _FORMS[resolve_rule(rule)]
+    for name, public in RULES.items():
+        if rule is public:
+            return _FORMS[name]
+
+    def check_rule_output(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return check_output("rule", rule(S, k, v), S.shape, S)
+
+    return check_rule_output
 
 
 def _step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, update: Rule, lr: float | torch.Tensor,
           decay: float | torch.Tensor) -> torch.Tensor:
-    """:func:`step` on arguments already checked (a recurrence checks its rates once, not at every write)."""
+    """:func:`step` on checked arguments (a recurrence checks its rates once, not at every write)."""
     dS = update(S, k, v)
-    if update not in _RULE_FUNCTIONS:
-        dS = check_output("rule", dS, S.shape, S)
     return S + lr * dS if isinstance(decay, (int, float)) and decay == 1 else decay * S + lr * dS
 
 
@@ -181,19 +223,10 @@ class AssociativeMemory:
     def __init__(self, d_key: int, d_value: int, *, rule: str | Rule = "hebbian", lr: float = 1.0,
                  decay: float = 1.0, batch_shape: Sequence[int] = (), device: torch.device | str | None = None,
                  dtype: torch.dtype = torch.float32) -> None:
-        self.d_key = check_int("d_key", d_key, low=1)
-        self.d_value = check_int("d_value", d_value, low=1)
-        if callable(rule):
-            self.rule_name, self.rule = getattr(rule, "__name__", "custom"), rule
-        else:
-            self.rule_name = resolve_rule(rule)
-            self.rule = RULES[self.rule_name]
-        self.lr = check_lr("lr", lr, self.rule_name)
-        self.decay = check_real("decay", decay, low=0.0, high=1.0)
-        dtype = check_float_dtype("dtype", dtype, allow_none=False)
-        self.batch_shape = torch.Size(check_shape("batch_shape", batch_shape))
-        device = check_device("device", device)
-        check_fits("S", (*self.batch_shape, d_value, d_key), dtype, device, "batch × d_value × d_key")
+        self.d_key, self.d_value, self.rule_name, self.lr, self.decay, self.batch_shape, device, dtype = \
+            _check_memory(d_key, d_value, rule, lr, decay, batch_shape, device, dtype)
+        self.rule = rule if callable(rule) else RULES[self.rule_name]
+        self._update = _check_rule(self.rule)
         self.S = torch.zeros(*self.batch_shape, d_value, d_key, device=device, dtype=dtype)
 
     def __repr__(self) -> str:
@@ -204,7 +237,7 @@ class AssociativeMemory:
         """Forget everything: ``S ← 0``."""
         self.S.zero_()
 
-    def _check(self, name: str, x: object, d: int, what: str) -> bool:
+    def _check_item(self, name: str, x: object, d: int, what: str) -> bool:
         """Check a key/value/query tensor; return True for a sequence (..., T, d), False for one (..., d)."""
         x = check_tensor(name, x, min_rank=1)
         if x.dtype != self.S.dtype or x.device != self.S.device:
@@ -217,7 +250,8 @@ class AssociativeMemory:
                              f"{(*self.batch_shape, 'T', d)} (a sequence), got {tuple(x.shape)}")
         return x.dim() == B + 2
 
-    def _lr(self, lr: float | torch.Tensor | None, T: int) -> torch.Tensor | float:
+    def _check_rate(self, lr: float | torch.Tensor | None, T: int) -> torch.Tensor | float:
+        """The learning rate of one call: the memory's, a float, or a tensor broadcasting to (*batch_shape, T)."""
         if lr is None:
             return self.lr
         if isinstance(lr, torch.Tensor) and lr.numel() != 1:
@@ -239,7 +273,7 @@ class AssociativeMemory:
     def read(self, q: torch.Tensor) -> torch.Tensor:
         """Recall ``S q``: q (*batch, d_key) -> (*batch, d_value), or (*batch, n, d_key) -> (*batch, n, d_value).
         A read-out that is NaN/inf for a finite q warns once (NonFiniteWarning)."""
-        many = self._check("q", q, self.d_key, "key dimension d_key")
+        many = self._check_item("q", q, self.d_key, "key dimension d_key")
         out = q @ self.S.mT if many else (self.S @ q[..., :, None])[..., 0]
         return warn_nonfinite(f"AssociativeMemory.read(rule={self.rule_name!r})", out, "the memory or the read-out "
                               "S q overflows the dtype: very large or unnormalised keys and values, or a diverged "
@@ -252,20 +286,12 @@ class AssociativeMemory:
         k: (*batch, T, d_key), v: (*batch, T, d_value), q: (*batch, T, d_key) or None.
         Returns the reads (*batch, T, d_value), or None when ``q`` is None.
         """
-        seq = self._check("k", k, self.d_key, "key dimension d_key")
-        if self._check("v", v, self.d_value, "value dimension d_value") != seq:
-            raise ValueError(f"v: expected the same layout as k {tuple(k.shape)}, got {tuple(v.shape)}")
-        if not seq:
-            k, v = k[..., None, :], v[..., None, :]
+        k, v, rate = self._check_run(k, v, q, lr)
         T = k.shape[-2]
-        check_dim("v", v.shape[-2], T, "sequence length T (dim -2 of k)")
-        if q is not None and not (self._check("q", q, self.d_key, "key dimension d_key") and q.shape[-2] == T):
-            raise ValueError(f"q: expected shape {(*self.batch_shape, T, self.d_key)}, got {tuple(q.shape)}")
-        rate = self._lr(lr, T)
         reads = []
         for t in range(T):  # the recurrence itself: each write depends on the state left by the last
             r = rate[..., t, None, None] if isinstance(rate, torch.Tensor) else rate
-            self.S = _step(self.S, k[..., t, :], v[..., t, :], self.rule, r, self.decay)
+            self.S = _step(self.S, k[..., t, :], v[..., t, :], self._update, r, self.decay)
             if q is not None:
                 reads.append((self.S @ q[..., t, :, None])[..., 0])
         warn_nonfinite(f"AssociativeMemory(rule={self.rule_name!r})", self.S, "the memory diverged: unnormalised keys "
@@ -273,6 +299,37 @@ class AssociativeMemory:
         if q is None:
             return None
         return torch.stack(reads, dim=-2) if reads else self.S.new_zeros(*self.S.shape[:-2], 0, self.d_value)
+
+    def _check_run(self, k: torch.Tensor, v: torch.Tensor, q: torch.Tensor | None,
+                   lr: float | torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | float]:
+        """The arguments of :meth:`run`; returns k and v as sequences (*batch, T, d) and the rate of the call."""
+        seq = self._check_item("k", k, self.d_key, "key dimension d_key")
+        if self._check_item("v", v, self.d_value, "value dimension d_value") != seq:
+            raise ValueError(f"v: expected the same layout as k {tuple(k.shape)}, got {tuple(v.shape)}")
+        if not seq:
+            k, v = k[..., None, :], v[..., None, :]
+        T = k.shape[-2]
+        check_dim("v", v.shape[-2], T, "sequence length T (dim -2 of k)")
+        if q is not None and not (self._check_item("q", q, self.d_key, "key dimension d_key") and q.shape[-2] == T):
+            raise ValueError(f"q: expected shape {(*self.batch_shape, T, self.d_key)}, got {tuple(q.shape)}")
+        return k, v, self._check_rate(lr, T)
+
+
+def _check_memory(d_key: int, d_value: int, rule: str | Rule, lr: float, decay: float, batch_shape: Sequence[int],
+                  device: torch.device | str | None, dtype: torch.dtype
+                  ) -> tuple[int, int, str, float | torch.Tensor, float, torch.Size, torch.device | None, torch.dtype]:
+    """The arguments of :class:`AssociativeMemory`, with the memory checked to fit in the device's memory; returns
+    d_key, d_value, the rule's name, lr, decay, the batch shape, device and dtype."""
+    d_key = check_int("d_key", d_key, low=1)
+    d_value = check_int("d_value", d_value, low=1)
+    rule_name = getattr(rule, "__name__", "custom") if callable(rule) else resolve_rule(rule)
+    checked_lr = check_lr("lr", lr, rule_name)
+    decay = check_real("decay", decay, low=0.0, high=1.0)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    batch = torch.Size(check_shape("batch_shape", batch_shape))
+    checked_device = check_device("device", device)
+    check_fits("S", (*batch, d_value, d_key), dtype, checked_device, "batch × d_value × d_key")
+    return d_key, d_value, rule_name, checked_lr, decay, batch, checked_device, dtype
 
 
 __all__ = ["RULES", "AssociativeMemory", "delta_update", "hebbian_update", "oja_clamped_update", "oja_subspace_update",

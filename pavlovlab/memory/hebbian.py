@@ -26,13 +26,12 @@ from .._checks import (
     check_real_tensor,
     check_same_kind,
     check_tensor,
-    inner_call,
     warn_nonfinite,
 )
 from ..sampling import random_keys
 
 
-def _pairs(keys: torch.Tensor, values: torch.Tensor) -> None:
+def check_pairs(keys: torch.Tensor, values: torch.Tensor) -> None:
     """Check a set of stored pairs: keys (..., n, d_k), values (..., n, d_v), same dtype/device, same n."""
     check_tensor("keys", keys, min_rank=2)
     check_tensor("values", values, min_rank=2)
@@ -51,20 +50,24 @@ def outer_product_memory(keys: torch.Tensor, values: torch.Tensor,
 
     >>> S = outer_product_memory(torch.eye(3), torch.ones(3, 2))   # (2, 3)
     """
-    _pairs(keys, values)
+    check_pairs(keys, values)
     if repeats is None:
         return warn_nonfinite("outer_product_memory", values.mT @ keys, "very large keys or values overflow the dtype")
-    if isinstance(repeats, torch.Tensor):
-        check_real_tensor("repeats", repeats, low=0.0)
-        n = keys.shape[-2]
-        if repeats.dim() and repeats.shape[-1] not in (1, n):
-            raise ValueError(f"repeats: expected a number or a tensor broadcasting to (n,) = ({n},), got shape "
-                             f"{tuple(repeats.shape)}")
-        r = repeats.to(device=keys.device, dtype=keys.dtype)
-    else:
-        r = torch.tensor(check_real("repeats", repeats, low=0.0), device=keys.device, dtype=keys.dtype)
+    r = _check_repeats(repeats, keys)
     return warn_nonfinite("outer_product_memory", (values * r[..., None]).mT @ keys,
                           "very large keys, values or repeats overflow the dtype")
+
+
+def _check_repeats(repeats: float | torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+    """The numbers of writes r >= 0 as a tensor like ``keys`` that broadcasts to (..., n)."""
+    if not isinstance(repeats, torch.Tensor):
+        return torch.tensor(check_real("repeats", repeats, low=0.0), device=keys.device, dtype=keys.dtype)
+    check_real_tensor("repeats", repeats, low=0.0)
+    n = keys.shape[-2]
+    if repeats.dim() and repeats.shape[-1] not in (1, n):
+        raise ValueError(f"repeats: expected a number or a tensor broadcasting to (n,) = ({n},), got shape "
+                         f"{tuple(repeats.shape)}")
+    return repeats.to(device=keys.device, dtype=keys.dtype)
 
 
 def crosstalk(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
@@ -76,13 +79,23 @@ def crosstalk(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     Zero for orthonormal keys; for random unit keys and values with unit-variance components, each
     component has mean 0 and variance ``(n − 1)/d_k``.
     """
-    _pairs(keys, values)
+    check_pairs(keys, values)
     check_fits("keys", (*keys.shape[:-2], keys.shape[-2], keys.shape[-2]), keys.dtype, keys.device,
                "the overlaps, batch × n × n", "store fewer pairs per memory")
     overlaps = keys @ keys.mT                              # (..., n, n): G_ij = k_i·k_j
     self_overlap = torch.diagonal(overlaps, dim1=-2, dim2=-1)[..., None]   # (..., n, 1): k_j·k_j
     return warn_nonfinite("crosstalk", overlaps @ values - self_overlap * values,   # row j: Σ_i (k_j·k_i) v_i − (i = j)
                           "very large keys or values overflow the dtype")
+
+
+def _check_read(keys: torch.Tensor, values: torch.Tensor, memory: torch.Tensor | None) -> None:
+    """The pairs, and the memory (..., d_v, d_k) they are read from when one is given."""
+    check_pairs(keys, values)
+    if memory is not None:
+        check_tensor("memory", memory, min_rank=2)
+        check_same_kind(keys=keys, memory=memory)
+        check_dim("keys", keys.shape[-1], memory.shape[-1], "key dimension d_k (last dim of memory)")
+        check_dim("values", values.shape[-1], memory.shape[-2], "value dimension d_v (dim -2 of memory)")
 
 
 def recall_cosine(keys: torch.Tensor, values: torch.Tensor, memory: torch.Tensor | None = None) -> torch.Tensor:
@@ -93,15 +106,9 @@ def recall_cosine(keys: torch.Tensor, values: torch.Tensor, memory: torch.Tensor
     of these pairs, ``S = Σ_i v_i k_iᵀ``, for which, with random unit keys and Gaussian values, the
     cosine is about ``1 / sqrt(1 + (n − 1)/d_k)``. A zero read-out gives 0.
     """
+    _check_read(keys, values, memory)
     if memory is None:
-        with inner_call():
-            memory = outer_product_memory(keys, values)
-    else:
-        _pairs(keys, values)
-        check_tensor("memory", memory, min_rank=2)
-        check_same_kind(keys=keys, memory=memory)
-        check_dim("keys", keys.shape[-1], memory.shape[-1], "key dimension d_k (last dim of memory)")
-        check_dim("values", values.shape[-1], memory.shape[-2], "value dimension d_v (dim -2 of memory)")
+        memory = values.mT @ keys                               # the Hebbian memory of the pairs
     recalled = keys @ memory.mT                                # (..., n, d_v): row j is S k_j
     cosine = torch.nn.functional.cosine_similarity(recalled, values.expand_as(recalled), dim=-1, eps=1e-12)
     return warn_nonfinite("recall_cosine", cosine, "very large keys, values or memory overflow the dtype")
@@ -119,19 +126,23 @@ def measure_crosstalk_variance(ns: Sequence[int] | torch.Tensor, d_k: int, *, tr
     ``(n − 1)/d_k``). Random numbers are drawn on the CPU from ``generator`` (then moved to ``device``),
     so a seed gives the same numbers on any device. One batched draw per ``n``.
     """
-    sizes = [check_int(f"ns[{i}]", int(x) if isinstance(x, torch.Tensor) else x, low=2)
-             for i, x in enumerate(ns)]
-    if not sizes:
-        raise ValueError("ns: expected at least one number of pairs")
-    d_k = check_int("d_k", d_k, low=1)
-    trials = check_int("trials", trials, low=1)
-    d_v = check_int("d_v", d_v, low=1)
+    sizes, d_k, trials, d_v = _check_crosstalk_sweep(ns, d_k, trials, d_v)
     cols = []
     for n in sizes:
         keys = random_keys(trials, n, d=d_k, kind="sphere", generator=generator, dtype=dtype)
         values = torch.randn(trials, n, d_v, generator=generator, dtype=dtype)
         cols.append(crosstalk(keys.to(device), values.to(device)).pow(2).mean((-2, -1)))
     return torch.stack(cols, dim=-1)
+
+
+def _check_crosstalk_sweep(ns: Sequence[int] | torch.Tensor, d_k: int, trials: int,
+                           d_v: int) -> tuple[list[int], int, int, int]:
+    """The sizes of :func:`measure_crosstalk_variance`: the numbers of pairs (each >= 2) as ints, d_k, trials, d_v."""
+    sizes = [check_int(f"ns[{i}]", int(x) if isinstance(x, torch.Tensor) else x, low=2)
+             for i, x in enumerate(ns)]
+    if not sizes:
+        raise ValueError("ns: expected at least one number of pairs")
+    return sizes, check_int("d_k", d_k, low=1), check_int("trials", trials, low=1), check_int("d_v", d_v, low=1)
 
 
 __all__ = ["crosstalk", "measure_crosstalk_variance", "outer_product_memory", "recall_cosine"]

@@ -30,16 +30,32 @@ from .._checks import check_choice, check_int, check_real, check_tensor, warn_no
 from ..memory.associative import AssociativeMemory
 from ..models.transformer import Block, TinyTransformer, _check_model
 from ..statistics import Effect, summarize
-from .sequences import COMPOUNDS, DESIGNS, PREDICTIONS, SEPARATING, ProbeBatch, make_probes
+from .sequences import (
+    COMPOUNDS,
+    DESIGNS,
+    PREDICTIONS,
+    SEPARATING,
+    ProbeBatch,
+    _check_probes,
+    _make_probes,
+    make_probes,
+    trials,
+)
 
 
 def _check_effects(name: str, results: object, *required: str) -> Mapping[str, torch.Tensor]:
+    """Effects {design: (seeds, N)} for the ``required`` designs, with as many seeds for each."""
     if not isinstance(results, Mapping):
         raise TypeError(f"{name}: expected {{design: effects (seeds, N)}}, got {type(results).__name__}")
     for d in required:
         if d not in results:
             raise ValueError(f"{name}: expected effects for {d!r}, got designs {sorted(results)}")
         check_tensor(f"{name}[{d!r}]", results[d], rank=2)
+    design, *others = required
+    for d in others:
+        if results[design].shape[0] != results[d].shape[0]:
+            raise ValueError(f"{name}: expected as many seeds for {design!r} as for {d}, got "
+                             f"{results[design].shape[0]} and {results[d].shape[0]}")
     return results
 
 _AGREES = {"effect": {"effect"}, "none": {"none", "small"}, "size only": {"effect", "small", "none"}}
@@ -52,10 +68,21 @@ def model_logits(model: TinyTransformer, weights: torch.Tensor) -> torch.Tensor:
     The input embedding is ``weights @ E`` (E the model's embedding table), then the model's blocks,
     final LayerNorm and read-out, as in ``model.forward``. Returns logits (N, T, V).
     """
+    _check_token_weights(model, weights)
+    return _model_logits(model, weights)
+
+
+def _check_token_weights(model: TinyTransformer, weights: torch.Tensor) -> None:
+    """Token weights (N, T, V) over the model's vocabulary."""
     check_tensor("weights", weights, rank=3)
+    if weights.shape[-1] != model.embed.weight.shape[0]:
+        raise ValueError(f"weights: expected last dim = vocab_size {model.embed.weight.shape[0]}, got "
+                         f"{weights.shape[-1]}")
+
+
+def _model_logits(model: TinyTransformer, weights: torch.Tensor) -> torch.Tensor:
+    """:func:`model_logits` on checked weights."""
     E = model.embed.weight
-    if weights.shape[-1] != E.shape[0]:
-        raise ValueError(f"weights: expected last dim = vocab_size {E.shape[0]}, got {weights.shape[-1]}")
     x = weights.to(E) @ E
     for block in model.blocks:
         x = block(x)
@@ -67,6 +94,17 @@ def model_response(model: TinyTransformer, weights: torch.Tensor, outcome: torch
     """The model's response to the test query, (N,): the *centred logit* of ``outcome`` at the last
     position, ``z_o − mean_j z_j`` (nats of odds). Unlike ``log p(o)``, which saturates at 0 once the
     model is sure, it keeps growing with the evidence, like an associative strength."""
+    _check_outcome(model, weights, outcome)
+    was = model.training
+    model.eval()
+    z = _model_logits(model, weights)[:, -1]
+    model.train(was)
+    z = z - z.mean(-1, keepdim=True)
+    return z.gather(-1, outcome[:, None].to(z.device))[:, 0]
+
+
+def _check_outcome(model: TinyTransformer, weights: torch.Tensor, outcome: torch.Tensor) -> None:
+    """The outcome token ids (N,) of token weights (N, T, V) over the model's vocabulary."""
     V = model.embed.weight.shape[0]
     if not isinstance(outcome, torch.Tensor) or outcome.dtype != torch.long or outcome.shape != weights.shape[:1]:
         raise TypeError(f"outcome: expected a long tensor (N,) = ({weights.shape[0]},) of token ids, got "
@@ -75,12 +113,7 @@ def model_response(model: TinyTransformer, weights: torch.Tensor, outcome: torch
     if outcome.numel() and (int(outcome.min()) < 0 or int(outcome.max()) >= V):
         raise ValueError(f"outcome: expected token ids in [0, vocab_size = {V}), got ids from {int(outcome.min())} "
                          f"to {int(outcome.max())}")
-    was = model.training
-    model.eval()
-    z = model_logits(model, weights)[:, -1]
-    model.train(was)
-    z = z - z.mean(-1, keepdim=True)
-    return z.gather(-1, outcome[:, None].to(z.device))[:, 0]
+    _check_token_weights(model, weights)
 
 
 @torch.no_grad()
@@ -93,6 +126,21 @@ def readout_norm(model: TinyTransformer, weights: torch.Tensor, layer: int = 0) 
     (the norm over all heads' read-outs together), computed by the model's own forward pass on
     ``weights`` (N, T, V) (see :func:`model_logits`). Softmax blocks have no such normalisation.
     """
+    norm_layer = _check_normalised_layer(model, weights, layer)
+    seen: list[torch.Tensor] = []
+    hook = norm_layer.register_forward_pre_hook(lambda _m, args: seen.append(args[0][:, :, -1]))
+    was = model.training
+    model.eval()
+    try:
+        _model_logits(model, weights)
+    finally:
+        hook.remove()
+        model.train(was)
+    return seen[0].flatten(1).norm(dim=-1)                       # (N, H, d_head) -> (N,)
+
+
+def _check_normalised_layer(model: TinyTransformer, weights: torch.Tensor, layer: int) -> torch.nn.Module:
+    """A model, token weights over its vocabulary and one of its layers with a per-head LayerNorm (returned)."""
     _check_model(model)
     check_tensor("weights", weights, rank=3)
     check_int("layer", layer, low=0)
@@ -102,16 +150,7 @@ def readout_norm(model: TinyTransformer, weights: torch.Tensor, layer: int = 0) 
     if norm_layer is None:
         raise ValueError(f"model: expected linear or delta attention (a per-head LayerNorm), got "
                          f"{model.config['attention']!r}")
-    seen: list[torch.Tensor] = []
-    hook = norm_layer.register_forward_pre_hook(lambda _m, args: seen.append(args[0][:, :, -1]))
-    was = model.training
-    model.eval()
-    try:
-        model_logits(model, weights)
-    finally:
-        hook.remove()
-        model.train(was)
-    return seen[0].flatten(1).norm(dim=-1)                       # (N, H, d_head) -> (N,)
+    return norm_layer
 
 
 @torch.no_grad()
@@ -126,15 +165,9 @@ def compound_key_cosine(model: TinyTransformer, n_keys: int, layer: int = 0) -> 
     placed after every outcome token (ids ``n_keys … V − 1``, the previous token in the designs' sequences).
     Returns (pairs · outcomes, H) cosines ``k_AB · k_A``.
     """
-    _check_model(model)
-    check_int("layer", layer, low=0)
-    if layer >= len(model.blocks):
-        raise ValueError(f"layer: expected < n_layers = {len(model.blocks)}, got {layer}")
-    if model.config["attention"] == "softmax":
-        raise ValueError("model: expected linear or delta attention (unit keys), got 'softmax'")
+    n_keys = _check_keyed_layer(model, n_keys, layer)
     E = model.embed.weight
     V = E.shape[0]
-    n_keys = check_int("n_keys", n_keys, low=2, high=V - 1)
     a, b = torch.meshgrid(torch.arange(n_keys), torch.arange(n_keys), indexing="ij")
     a, b = a[a != b], b[a != b]
     prev = torch.arange(n_keys, V)
@@ -151,6 +184,18 @@ def compound_key_cosine(model: TinyTransformer, n_keys: int, layer: int = 0) -> 
         return F.normalize(k, dim=-1)                                  # (M, H, d_head)
 
     return (key(E[a] + E[b]) * key(E[a])).sum(-1)
+
+
+def _check_keyed_layer(model: TinyTransformer, n_keys: int, layer: int) -> int:
+    """A model with unit keys (linear or delta attention), one of its layers and 2 <= n_keys < vocab_size
+    (returned)."""
+    _check_model(model)
+    check_int("layer", layer, low=0)
+    if layer >= len(model.blocks):
+        raise ValueError(f"layer: expected < n_layers = {len(model.blocks)}, got {layer}")
+    if model.config["attention"] == "softmax":
+        raise ValueError("model: expected linear or delta attention (unit keys), got 'softmax'")
+    return check_int("n_keys", n_keys, low=2, high=model.embed.weight.shape[0] - 1)
 
 
 def memory_response(weights: torch.Tensor, outcome: torch.Tensor, n_keys: int, *, rule: str = "delta",
@@ -170,13 +215,23 @@ def memory_response(weights: torch.Tensor, outcome: torch.Tensor, n_keys: int, *
     that ignores its size (it also removes the mean and applies an affine map, which this does not model).
     """
     check_tensor("weights", weights, rank=3)
+    _check_circuit(n_keys, rule, lr, d_key, compound)
+    return _memory_response(weights, outcome, n_keys, rule, lr, d_key, normalize, compound, generator)
+
+
+def _check_circuit(n_keys: int, rule: str, lr: float, d_key: int, compound: str) -> None:
+    """The hand-built memory of :func:`memory_response`: its key tokens, rule, rate, key size and compounds."""
     check_int("n_keys", n_keys, low=1)
-    # the memory runs in float64 on the CPU (a few hundred small sequences); the result comes back on
-    # ``weights``' device and dtype
     check_choice("rule", rule, ("hebbian", "delta"))
     check_real("lr", lr, low=0.0, low_open=True)
     check_int("d_key", d_key, low=1)
     check_choice("compound", compound, COMPOUNDS)
+
+
+def _memory_response(weights: torch.Tensor, outcome: torch.Tensor, n_keys: int, rule: str, lr: float, d_key: int,
+                     normalize: bool, compound: str, generator: torch.Generator | None) -> torch.Tensor:
+    """:func:`memory_response` on checked arguments: the memory runs in float64 on the CPU (a few hundred small
+    sequences); the result comes back on ``weights``' device and dtype."""
     N, T, V = weights.shape
     K = F.normalize(torch.randn(n_keys, d_key, generator=generator, dtype=torch.float64), dim=-1)
     w = weights.double().cpu()
@@ -197,13 +252,23 @@ def effects(batch: ProbeBatch, respond: Callable[[torch.Tensor], torch.Tensor]) 
     """Paired effects (N,): ``respond(design) − respond(control)``, sign-flipped when the design arm is
     predicted to respond less, so that a positive effect is Rescorla–Wagner's phenomenon.
     ``respond(weights) -> (N,)`` is e.g. ``lambda w: model_response(model, w, batch.outcome)``."""
+    _check_response(batch, respond)
+    return warn_nonfinite("effects", _effects(batch, respond), "respond returned NaN/inf, or its responses overflow "
+                          "the dtype")
+
+
+def _check_response(batch: ProbeBatch, respond: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    """A :class:`ProbeBatch` and a function weights -> (N,) responses."""
     if not isinstance(batch, ProbeBatch):
         raise TypeError(f"batch: expected a ProbeBatch from designs.make_probes, got {type(batch).__name__}")
     if not callable(respond):
         raise TypeError(f"respond: expected a function weights -> (N,) responses, got {type(respond).__name__}")
+
+
+def _effects(batch: ProbeBatch, respond: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    """The signed paired effects of :func:`effects`."""
     diff = respond(batch.design) - respond(batch.control)
-    return warn_nonfinite("effects", diff if batch.design_higher else -diff, "respond returned NaN/inf, or its "
-                          "responses overflow the dtype")
+    return diff if batch.design_higher else -diff
 
 
 # ---------------------------------------------------------------------------------------------- experiments
@@ -213,16 +278,18 @@ def circuit_effects(design: str, *, rule: str, n: int = 400, m: int = 2, lr: flo
     """Effects (N,) of ``design`` on the hand-built memory with ``rule`` (see :func:`memory_response`;
     ``normalize=True`` probes the read-out's direction only; ``compound`` as there)."""
     g = torch.Generator().manual_seed(check_int("seed", seed, low=0))
-    batch = make_probes(design, n, m=m, n_pairs=n_pairs, generator=g, dtype=torch.float64)
+    spec = trials(design, m)
+    N = _check_probes(spec, n, n_pairs, 16, 16, g)
+    _check_circuit(16, rule, lr, d_key, compound)
+    batch = _make_probes(spec, N, n_pairs, 16, 16, g, torch.float64, None)
     gk = torch.Generator().manual_seed(seed + 1)
     state = gk.get_state()
 
     def respond(w: torch.Tensor) -> torch.Tensor:
         gk.set_state(state)                                        # the same keys for design and control
-        return memory_response(w, batch.outcome, batch.n_keys, rule=rule, lr=lr, d_key=d_key,
-                               normalize=normalize, compound=compound, generator=gk)
+        return _memory_response(w, batch.outcome, batch.n_keys, rule, lr, d_key, normalize, compound, gk)
 
-    return effects(batch, respond)
+    return warn_nonfinite("effects", _effects(batch, respond), "the memory's responses overflow the dtype")
 
 
 def model_effects(runs: Mapping[str, Sequence[Mapping[str, Any]]], designs: Sequence[str] = DESIGNS, *,
@@ -236,17 +303,7 @@ def model_effects(runs: Mapping[str, Sequence[Mapping[str, Any]]], designs: Sequ
     ``measure="norm"``: ``log(‖o_design‖ / ‖o_control‖)`` per sequence, the log-ratio of the read-out
     norms before the per-head LayerNorm (:func:`readout_norm`; linear and delta models only).
     """
-    if not isinstance(runs, Mapping):
-        raise TypeError(f"runs: expected {{attention: [{{'model': TinyTransformer, ...}} per seed]}} as "
-                        f"training.train_models returns, got {type(runs).__name__}")
-    for a, rs in runs.items():
-        for i, r in enumerate(rs):
-            if not isinstance(r, Mapping) or not isinstance(r.get("model"), TinyTransformer):
-                raise TypeError(f"runs[{a!r}][{i}]: expected a dict with a TinyTransformer under 'model', got "
-                                f"{type(r.get('model') if isinstance(r, Mapping) else r).__name__}")
-    for d in designs:
-        check_choice("designs", d, DESIGNS)
-    measure = check_choice("measure", measure, ("response", "norm"))
+    measure = _check_runs(runs, designs, measure)
     out: dict[str, dict[str, torch.Tensor]] = {}
     for a, rs in runs.items():
         out[a] = {}
@@ -269,6 +326,22 @@ def model_effects(runs: Mapping[str, Sequence[Mapping[str, Any]]], designs: Sequ
     return out
 
 
+def _check_runs(runs: Mapping[str, Sequence[Mapping[str, Any]]], designs: Sequence[str], measure: str) -> str:
+    """Trained runs {attention: [{"model": TinyTransformer, ...} per seed]}, designs of :data:`DESIGNS` and the
+    measure (returned)."""
+    if not isinstance(runs, Mapping):
+        raise TypeError(f"runs: expected {{attention: [{{'model': TinyTransformer, ...}} per seed]}} as "
+                        f"training.train_models returns, got {type(runs).__name__}")
+    for a, rs in runs.items():
+        for i, r in enumerate(rs):
+            if not isinstance(r, Mapping) or not isinstance(r.get("model"), TinyTransformer):
+                raise TypeError(f"runs[{a!r}][{i}]: expected a dict with a TinyTransformer under 'model', got "
+                                f"{type(r.get('model') if isinstance(r, Mapping) else r).__name__}")
+    for d in designs:
+        check_choice("designs", d, DESIGNS)
+    return check_choice("measure", measure, ("response", "norm"))
+
+
 def relative_effects(results: Mapping[str, torch.Tensor], design: str) -> Effect:
     """A design's effect in units of the same model's acquisition effect, with its 95 % interval.
 
@@ -279,9 +352,6 @@ def relative_effects(results: Mapping[str, torch.Tensor], design: str) -> Effect
     """
     _check_effects("results", results, design, "acquisition")
     x, acq = results[design].double(), results["acquisition"].double()
-    if x.shape[0] != acq.shape[0]:
-        raise ValueError(f"results: expected as many seeds for {design!r} as for acquisition, got "
-                         f"{x.shape[0]} and {acq.shape[0]}")
     if x.shape[0] >= 2:
         return summarize((x.mean(-1) / acq.mean(-1))[:, None])
     return summarize(x / acq.mean())
@@ -299,13 +369,7 @@ def verdicts(results: Mapping[str, Mapping[str, torch.Tensor]], predictions: Map
     False when it contradicts it, None when inconclusive. Each row also carries ``margin``, the margin in
     nats, with ``margin_lo``/``margin_hi`` from acquisition's interval.
     """
-    for a, per in results.items():
-        for d, x in per.items():
-            check_tensor(f"results[{a!r}][{d!r}]", x, rank=2)
-            if d not in predictions or a not in predictions[d]:
-                raise ValueError(f"results[{a!r}][{d!r}]: expected a design and attention with a prediction "
-                                 f"(predictions[{d!r}][{a!r}]), got none")
-    check_real("margin_fraction", margin_fraction, low=0.0)
+    _check_verdicts(results, predictions, margin_fraction)
     rows = []
     for a, per in results.items():
         acq = summarize(per["acquisition"]) if "acquisition" in per else None
@@ -320,6 +384,18 @@ def verdicts(results: Mapping[str, Mapping[str, torch.Tensor]], predictions: Map
                              margin_lo=margin_fraction * acq.lo if acq else 0.0,
                              margin_hi=margin_fraction * acq.hi if acq else 0.0))
     return rows
+
+
+def _check_verdicts(results: Mapping[str, Mapping[str, torch.Tensor]], predictions: Mapping[str, Mapping[str, str]],
+                    margin_fraction: float) -> None:
+    """Effects (seeds, N) per attention and design, each with a prediction, and a margin >= 0."""
+    for a, per in results.items():
+        for d, x in per.items():
+            check_tensor(f"results[{a!r}][{d!r}]", x, rank=2)
+            if d not in predictions or a not in predictions[d]:
+                raise ValueError(f"results[{a!r}][{d!r}]: expected a design and attention with a prediction "
+                                 f"(predictions[{d!r}][{a!r}]), got none")
+    check_real("margin_fraction", margin_fraction, low=0.0)
 
 
 def size_loss(log_ratios: torch.Tensor) -> Effect:
@@ -345,13 +421,9 @@ def separation_verdicts(responses: Mapping[str, Mapping[str, torch.Tensor]],
     (−threshold, threshold); it **fails** if DeltaNet's interval lies below ``threshold`` or linear
     attention's above it; otherwise it is **inconclusive** (``holds`` None).
     """
-    tau = check_real("threshold", threshold, low=0.0, low_open=True)
-    for name, given in (("responses", responses), ("norms", norms), ("designs", designs)):
-        if not isinstance(given, Mapping):
-            raise TypeError(f"{name}: expected a mapping, got {type(given).__name__}")
+    tau = _check_separation(responses, norms, threshold, designs)
     rows = []
     for d, where in designs.items():
-        check_choice("designs", where, ("response", "norm"))
         q = {a: relative_effects(responses[a], d) if where == "response" else size_loss(norms[a][d])
              for a in ("delta", "linear")}
         dl, li = q["delta"], q["linear"]
@@ -363,6 +435,20 @@ def separation_verdicts(responses: Mapping[str, Mapping[str, torch.Tensor]],
             holds = None
         rows.append(dict(design=d, readout=where, delta=dl, linear=li, holds=holds, threshold=tau))
     return rows
+
+
+def _check_separation(responses: Mapping[str, Mapping[str, torch.Tensor]],
+                      norms: Mapping[str, Mapping[str, torch.Tensor]], threshold: float,
+                      designs: Mapping[str, str]) -> float:
+    """The mappings of :func:`separation_verdicts`, each design read from ``"response"`` or ``"norm"``, and a
+    threshold > 0 (returned)."""
+    tau = check_real("threshold", threshold, low=0.0, low_open=True)
+    for name, given in (("responses", responses), ("norms", norms), ("designs", designs)):
+        if not isinstance(given, Mapping):
+            raise TypeError(f"{name}: expected a mapping, got {type(given).__name__}")
+    for where in designs.values():
+        check_choice("designs", where, ("response", "norm"))
+    return tau
 
 
 __all__ = [

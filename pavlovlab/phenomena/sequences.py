@@ -117,9 +117,12 @@ norm before the per-head LayerNorm for those that change only its size (see :dat
 def trials(design: str, m: int = 2) -> dict[str, Any]:
     """The trial lists of a design: ``{"design": [(cues, outcome), ...], "control": [...], "test": cues,
     "design_higher": bool}`` with ``m`` repetitions of each block (see the module's table)."""
-    d = check_choice("design", design, DESIGNS)
-    m = check_int("m", m, low=1)
-    make_d, make_c, test, higher = _SPECS[d]
+    return _trials(check_choice("design", design, DESIGNS), check_int("m", m, low=1))
+
+
+def _trials(design: str, m: int) -> dict[str, Any]:
+    """:func:`trials` of a design of :data:`DESIGNS` and m >= 1."""
+    make_d, make_c, test, higher = _SPECS[design]
     return {"design": make_d(m), "control": make_c(m), "test": test, "design_higher": higher}
 
 
@@ -153,17 +156,33 @@ def make_probes(design: str, n: int, *, m: int = 2, n_pairs: int = 8, n_keys: in
     every random choice. Returns a :class:`ProbeBatch` with weights (n, 2P + 1, n_keys + n_values).
     """
     spec = trials(design, m)
+    N = _check_probes(spec, n, n_pairs, n_keys, n_values, generator)
+    return _make_probes(spec, N, n_pairs, n_keys, n_values, generator, dtype, device)
+
+
+def _check_probes(spec: dict[str, Any], n: int, n_pairs: int, n_keys: int, n_values: int,
+                  generator: torch.Generator | None) -> int:
+    """The sizes of :func:`make_probes` for a design's trial lists ``spec``: enough key tokens for the cues and
+    the fillers, and 3 value tokens at least; returns n as an int."""
     N = check_int("n", n, low=1)
     check_int("n_pairs", n_pairs, low=1)
-    n_trials = len(spec["design"])
-    P = max(n_pairs, n_trials)
-    n_fill = P - n_trials
+    n_fill = max(n_pairs, len(spec["design"])) - len(spec["design"])
     if check_int("n_keys", n_keys, low=1) < len(CUES) + n_fill:
         raise ValueError(f"n_keys: expected at least {len(CUES) + n_fill} (4 cues + {n_fill} fillers), got {n_keys}")
     if check_int("n_values", n_values, low=1) < 3:
         raise ValueError(f"n_values: expected at least 3 (o, n and a filler value), got {n_values}")
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    return N
+
+
+def _make_probes(spec: dict[str, Any], N: int, n_pairs: int, n_keys: int, n_values: int,
+                 generator: torch.Generator | None, dtype: torch.dtype,
+                 device: torch.device | str | None) -> ProbeBatch:
+    """:func:`make_probes` of a design's trial lists ``spec``, on checked sizes."""
+    n_trials = len(spec["design"])
+    P = max(n_pairs, n_trials)
+    n_fill = P - n_trials
     V = n_keys + n_values
     keys = torch.rand(N, n_keys, generator=generator).argsort(-1)[:, :len(CUES) + n_fill]     # (N, 4 + F)
     vperm = torch.rand(N, n_values, generator=generator).argsort(-1)                           # (N, n_values)
@@ -212,13 +231,7 @@ def rw_effect(design: str, *, m: int = 2, lr: float = 0.5, compound: str = "unit
     overexpectation 0.281 (0.375), overshadowing 0.220 (0.250).
     """
     spec = trials(design, m)
-    lr = check_real("lr", lr, low=0.0, low_open=True)
-    unit = check_choice("compound", compound, COMPOUNDS) == "unit"
-    # Rescorla–Wagner's bound: α·Σ x_i² <= 2 on every trial; a unit compound has Σ x_i² = 1, a summed one c.
-    together = 1 if unit else max(len(cues) for arm in ("design", "control") for cues, _ in spec[arm])
-    if lr * together > 2:
-        raise ValueError(f"lr: expected a number <= {2 / together:g} for {design!r}, whose trials present up to "
-                         f"{together} cues together (Rescorla–Wagner needs α·(cues present) <= 2), got {lr:g}")
+    lr, unit = _check_rw(spec, design, lr, compound)
     out = []
     for arm in ("design", "control"):
         cs = torch.tensor([[float(c in cues) / (math.sqrt(len(cues)) if unit else 1.0) for c in CUES]
@@ -228,6 +241,19 @@ def rw_effect(design: str, *, m: int = 2, lr: float = 0.5, compound: str = "unit
         out.append(float(sum(V[CUES.index(c)] for c in spec["test"])))
     diff = out[0] - out[1]
     return diff if spec["design_higher"] else -diff
+
+
+def _check_rw(spec: dict[str, Any], design: str, lr: float, compound: str) -> tuple[float, bool]:
+    """α and the compound of :func:`rw_effect` for a design's trial lists, within Rescorla–Wagner's bound
+    α·Σ x_i² <= 2 on every trial (a unit compound has Σ x_i² = 1, a summed one c); returns α and whether the
+    compound is unit."""
+    lr = check_real("lr", lr, low=0.0, low_open=True)
+    unit = check_choice("compound", compound, COMPOUNDS) == "unit"
+    together = 1 if unit else max(len(cues) for arm in ("design", "control") for cues, _ in spec[arm])
+    if lr * together > 2:
+        raise ValueError(f"lr: expected a number <= {2 / together:g} for {design!r}, whose trials present up to "
+                         f"{together} cues together (Rescorla–Wagner needs α·(cues present) <= 2), got {lr:g}")
+    return lr, unit
 
 
 READOUTS = ("strength", "direction", "norm")
@@ -250,10 +276,7 @@ def predicted_effect(design: str, *, rule: str = "delta", m: int = 2, lr: float 
     ``m·lr·(1 − 1/√2)``; for the delta rule the strengths are :func:`rw_effect`'s.
     """
     spec = trials(design, m)
-    rule = check_choice("rule", rule, ("hebbian", "delta"))
-    lr = check_real("lr", lr, low=0.0, low_open=True)
-    unit = check_choice("compound", compound, COMPOUNDS) == "unit"
-    readout = check_choice("readout", readout, READOUTS)
+    rule, lr, unit, readout = _check_memory_probe(rule, lr, compound, readout)
     reads = []
     for arm in ("design", "control"):
         k = torch.tensor([[float(c in cues) / (math.sqrt(len(cues)) if unit else 1.0) for c in CUES]
@@ -277,13 +300,18 @@ def predicted_effect(design: str, *, rule: str = "delta", m: int = 2, lr: float 
     return diff if spec["design_higher"] else -diff
 
 
+def _check_memory_probe(rule: str, lr: float, compound: str, readout: str) -> tuple[str, float, bool, str]:
+    """The rule, rate, compound and read-out of :func:`predicted_effect`; the compound as whether it is unit."""
+    rule = check_choice("rule", rule, ("hebbian", "delta"))
+    lr = check_real("lr", lr, low=0.0, low_open=True)
+    unit = check_choice("compound", compound, COMPOUNDS) == "unit"
+    return rule, lr, unit, check_choice("readout", readout, READOUTS)
+
+
 def describe(batch: ProbeBatch, i: int = 0, arm: str = "design") -> str:
     """Sequence ``i`` of a batch as text: cues by letter (fillers as ``k<id>``), outcomes ``o``, ``n``
     (fillers' values as ``v<id>``), a compound as ``A+B``, the test query as ``A ?``."""
-    if not isinstance(batch, ProbeBatch):
-        raise TypeError(f"batch: expected a ProbeBatch from make_probes, got {type(batch).__name__}")
-    check_int("i", i, low=0, high=batch.design.shape[0] - 1)
-    x = {"design": batch.design, "control": batch.control}[check_choice("arm", arm, ("design", "control"))][i]
+    x = _check_sequence(batch, i, arm)
     K = batch.n_keys
     letters = {int(j): c for j, c in zip(batch.cues[i].tolist(), CUES, strict=True)}
     o, n = int(batch.outcome[i]), int(batch.nothing[i])
@@ -297,6 +325,14 @@ def describe(batch: ProbeBatch, i: int = 0, arm: str = "design") -> str:
 
     words = [f"{cue(x[t])}→{out(int(x[t + 1].argmax()))}" for t in range(0, x.shape[0] - 1, 2)]
     return "  ".join([*words, cue(x[-1]) + " ?"])
+
+
+def _check_sequence(batch: ProbeBatch, i: int, arm: str) -> torch.Tensor:
+    """Sequence ``i`` of one arm of a batch, (T, V)."""
+    if not isinstance(batch, ProbeBatch):
+        raise TypeError(f"batch: expected a ProbeBatch from make_probes, got {type(batch).__name__}")
+    check_int("i", i, low=0, high=batch.design.shape[0] - 1)
+    return {"design": batch.design, "control": batch.control}[check_choice("arm", arm, ("design", "control"))][i]
 
 
 __all__ = ["COMPOUNDS", "CUES", "DESIGNS", "PREDICTIONS", "READOUTS", "SEPARATING", "ProbeBatch", "describe",

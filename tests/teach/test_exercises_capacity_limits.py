@@ -11,6 +11,7 @@ import test_exercise_pedagogy as pedagogy
 import torch
 
 from pavlovlab.capacity import criteria as cap
+from pavlovlab.capacity.readouts import adversarial_error_curve
 from pavlovlab.teach.exercises import capacity_limits as capacity
 
 ex = capacity.session()
@@ -180,7 +181,7 @@ def test_designed_measurement_right_passes_typical_mistakes_fail(capsys, fresh_s
     bound = []                                                             # the sufficient bound Σ|k_i·k_j| < 1
     for d in D_KS:
         K = cap.random_keys(100, d, d=d, kind="sphere", generator=torch.Generator().manual_seed(d))
-        bound.append(float(cap.first_failure(cap.adversarial_error_curve(K)[0] < 1).double().mean()))
+        bound.append(float(cap.first_failure(adversarial_error_curve(K)[0] < 1).double().mean()))
     assert ex.check_capacity_slope(D_KS, bound) is False
     assert "well below" in capsys.readouterr().out
 

@@ -1,0 +1,238 @@
+"""Inputs are checked once, at the public door, and the algorithm reads at a glance.
+
+A small counter over the source (no import, no run): the *doors* are the public functions of the core's parts and
+shared modules (every name in a module's ``__all__``, with the public methods and ``__init__`` of a public class).
+For each door it counts
+
+- *body lines*: the lines of code of its body (its docstring, blank lines and comment-only lines left out, nested
+  definitions counted with it);
+- *check lines*: a statement that calls a helper of ``pavlovlab._checks`` (a ``check_*`` call, ``broadcast_lead``,
+  ``warn_nonfinite``, ``inner_call``, ...) or a validator of the module (a name that starts with ``check_`` or
+  ``_check_``), all its lines (of a compound statement its header only); an ``if`` whose body only raises or warns,
+  with its raise lines; any other ``raise`` and ``warnings.warn``.
+
+The share of check lines among body lines, over all doors, stays under :data:`CHECK_SHARE`. Internal helpers
+(a name that starts with ``_``) trust their inputs: none calls into ``_checks`` except a validator, a helper named
+``_check_*`` whose one job is to check an argument group for the doors of its module.
+
+``python tests/repo/test_checks_at_the_door.py`` prints the figures and the doors with the most check lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "pavlovlab"
+PARTS = ("conditioning", "memory", "attention", "capacity", "depth", "forgetting", "phenomena")
+SHARED = ("sampling.py", "statistics.py", "device.py")
+CHECK_SHARE = 0.25
+"""The most check lines may weigh among the doors' body lines. Checking inline, the core stood at 39 %; with one
+validator per argument group it stands at 24 %: what is left is about one validator call per door and the
+non-finite warnings on results, which weigh most in the doors whose algorithm is a line or two. The ceiling keeps
+checks from creeping back into the doors; the aim is ~15 %."""
+
+
+def core_files() -> list[Path]:
+    """The modules of the core's parts and its shared modules (``_checks`` and the trained models left out)."""
+    files = [p for part in PARTS for p in sorted((PACKAGE / part).glob("*.py")) if p.name != "__init__.py"]
+    return files + [PACKAGE / name for name in SHARED]
+
+
+def _exported(tree: ast.Module) -> set[str]:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return {ast.literal_eval(e) for e in node.value.elts}  # type: ignore[attr-defined]
+    return set()
+
+
+def _check_names(tree: ast.Module) -> set[str]:
+    """The names a module imports from ``_checks``."""
+    return {a.asname or a.name for node in tree.body if isinstance(node, ast.ImportFrom)
+            and (node.module or "").endswith("_checks") for a in node.names}
+
+
+def _code_lines(source: str) -> set[int]:
+    """The lines that hold a token of code (not only a comment, a string on its own or whitespace)."""
+    lines: set[int] = set()
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+                            tokenize.ENDMARKER):
+            lines.update(range(tok.start[0], tok.end[0] + 1))
+    return lines
+
+
+def _lines(node: ast.AST) -> set[int]:
+    return set(range(node.lineno, (node.end_lineno or node.lineno) + 1))  # type: ignore[attr-defined]
+
+
+def _is_validator(name: str) -> bool:
+    return name.startswith(("check_", "_check_"))
+
+
+def _calls_check(node: ast.AST, checks: set[str]) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            f = sub.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            if name in checks or _is_validator(name):
+                return True
+    return False
+
+
+def _is_warn(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "warn")
+
+
+def _header(node: ast.stmt) -> set[int]:
+    """The lines of a compound statement before its body."""
+    first_body = node.body[0].lineno  # type: ignore[attr-defined]
+    return set(range(node.lineno, first_body))
+
+
+def check_lines(body: list[ast.stmt], checks: set[str]) -> set[int]:
+    """The check lines of a body, as the module docstring defines them."""
+    found: set[int] = set()
+    for node in body:
+        if isinstance(node, ast.If) and all(isinstance(s, ast.Raise) or _is_warn(s) for s in node.body):
+            found |= _header(node) | {n for s in node.body for n in _lines(s)}
+            found |= check_lines(node.orelse, checks)
+        elif isinstance(node, (ast.Raise,)) or _is_warn(node):
+            found |= _lines(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found |= check_lines(node.body, checks)
+        elif isinstance(node, ast.Try):
+            found |= check_lines(node.body, checks) | check_lines(node.orelse, checks)
+            found |= check_lines(node.finalbody, checks)
+            for handler in node.handlers:
+                found |= check_lines(handler.body, checks)
+        elif hasattr(node, "body") and isinstance(node.body, list):  # with, for, while, if (not a raise block)
+            if _calls_check_header(node, checks):
+                found |= _header(node)
+            found |= check_lines(node.body, checks) | check_lines(getattr(node, "orelse", []), checks)
+        elif _calls_check(node, checks):
+            found |= _lines(node)
+    return found
+
+
+def _calls_check_header(node: ast.stmt, checks: set[str]) -> bool:
+    parts: list[ast.AST] = []
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        parts = [item.context_expr for item in node.items]
+    elif isinstance(node, (ast.For, ast.AsyncFor)):
+        parts = [node.iter]
+    elif isinstance(node, (ast.If, ast.While)):
+        parts = [node.test]
+    return any(_calls_check(p, checks) for p in parts)
+
+
+@dataclass(frozen=True)
+class Door:
+    """One public function (``module.name`` or ``module.Class.method``) and its counts."""
+    name: str
+    body: int
+    checks: int
+
+
+def _body(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    return body
+
+
+def _measure(module: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, code: set[int], checks: set[str]) -> Door:
+    body = _body(fn)
+    lines = {n for s in body for n in _lines(s)} & code
+    return Door(f"{module}.{fn.name}", len(lines), len(check_lines(body, checks) & lines))
+
+
+def doors(path: Path) -> list[Door]:
+    """The counts of every door of one module."""
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    code, checks, exported = _code_lines(source), _check_names(tree), _exported(tree)
+    module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    found: list[Door] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in exported:
+            if not any(isinstance(d, ast.Name) and d.id == "overload" for d in node.decorator_list):
+                found.append(_measure(module, node, code, checks))
+        elif isinstance(node, ast.ClassDef) and node.name in exported:
+            for fn in node.body:
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                        not fn.name.startswith("_") or fn.name in ("__init__", "__post_init__", "__call__")):
+                    found.append(_measure(f"{module}.{node.name}", fn, code, checks))
+    return found
+
+
+def revalidating_helpers(path: Path) -> list[str]:
+    """Internal helpers (a name that starts with ``_``, at any depth) that call into ``_checks`` although they are
+    not validators (``_check_*``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    checks = _check_names(tree)
+    return sorted(f"{path.stem}.{node.name}:{node.lineno}" for node in ast.walk(tree)
+                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("_")
+                  and not node.name.startswith("__") and not _is_validator(node.name)
+                  and _calls_check(ast.Module(body=_body(node), type_ignores=[]), checks))
+
+
+def share() -> tuple[int, int, list[Door]]:
+    """``(check lines, body lines, doors)`` over the core."""
+    found = [d for path in core_files() for d in doors(path)]
+    return sum(d.checks for d in found), sum(d.body for d in found), found
+
+
+def test_the_counter_counts_what_it_says():
+    source = '''
+from ._checks import check_int
+__all__ = ["f"]
+def f(x, n):
+    """Doc."""
+    # a comment
+    n = check_int("n", n, low=1)
+    if x < 0:
+        raise ValueError(
+            "x: expected >= 0")
+    y = x * n
+
+    return y
+def _helper(x):
+    return check_int("x", x)
+def _check_pair(x):
+    return check_int("x", x)
+'''
+    tree = ast.parse(source)
+    (fn,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "f"]
+    door = _measure("m", fn, _code_lines(source), _check_names(tree))
+    assert (door.body, door.checks) == (6, 4)
+
+
+def test_check_lines_are_a_small_share_of_the_doors():
+    checks, body, found = share()
+    worst = sorted(found, key=lambda d: -d.checks)[:5]
+    assert body > 500, "the counter sees the core"
+    assert checks / body < CHECK_SHARE, (
+        f"{checks} of {body} body lines ({checks / body:.0%}) are checks; the most: "
+        + ", ".join(f"{d.name} {d.checks}/{d.body}" for d in worst))
+
+
+def test_no_internal_helper_revalidates():
+    found = [h for path in core_files() for h in revalidating_helpers(path)]
+    assert not found, f"internal helpers that check what their caller checked: {found}"
+
+
+if __name__ == "__main__":
+    checks, body, found = share()
+    print(f"doors: {len(found)}, body lines: {body}, check lines: {checks} ({checks / body:.1%})")
+    for d in sorted(found, key=lambda d: (-d.checks, d.name))[:15]:
+        print(f"  {d.checks:3d} / {d.body:3d}  {d.name}")
+    helpers = [h for path in core_files() for h in revalidating_helpers(path)]
+    print(f"internal helpers that call into _checks: {len(helpers)}")
+    for h in helpers:
+        print(f"  {h}")
