@@ -89,8 +89,9 @@ def test_make_lab_starts_a_server_that_answers(tmp_path):
 
 
 # ------------------------------------------------------------------------------- the learner's install
-TEST_TOOLS = {"pytest", "nbval", "playwright", "jupyter-repo2docker", "hypothesis", "ruff", "mypy", "pytest-xdist"}
-"""What the course's own checks need and a learner never runs."""
+TEST_TOOLS = {"pytest", "nbval", "playwright", "jupyter-repo2docker", "hypothesis", "ruff", "mypy", "pytest-xdist",
+              "mdpo", "polib", "babel"}
+"""What the course's own checks and tools (the editions' catalogues) need and a learner never runs."""
 
 
 def _pins(name: str) -> dict[str, str]:
