@@ -57,10 +57,30 @@ def _bare(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+MATHS_FENCE = re.compile(r"^(>\s?)*\$\$\s*$")
+
+
+def _maths_apart(markdown: str) -> str:
+    """A blank line before every display-maths block and after it (a quote keeps its ``>``), so that mdpo never
+    joins the sentence that leads into a formula with the formula itself."""
+    lines, out, inside = markdown.split("\n"), [], False
+    for i, line in enumerate(lines):
+        fence = bool(MATHS_FENCE.match(line))
+        quote = re.match(r"^(>\s?)*", line).group(0).rstrip()            # type: ignore[union-attr]
+        if fence and not inside and out and out[-1].strip() not in ("", quote):
+            out.append(quote)
+        out.append(line)
+        if fence and inside and i + 1 < len(lines) and lines[i + 1].strip() not in ("", quote):
+            out.append(quote)
+        inside ^= fence
+    return "\n".join(out)
+
+
 def entries(markdown: str) -> list[str]:
     """The translatable entries of one markdown cell, in reading order: mdpo's paragraph-sized messages (display
     maths left out: it stays as it is, so it never passes through a catalogue), then the titles of its folded
     blocks (which mdpo passes through as HTML)."""
+    markdown = _maths_apart(markdown)
     maths = {_bare(m.group(1)) for m in DISPLAY_MATHS.finditer(markdown)}
     found = [e.msgid for e in Md2Po(markdown).extract() if _bare(e.msgid) not in maths]
     return found + [_one_line(m.group(2)) for m in SUMMARY.finditer(markdown) if m.group(2).strip()]
@@ -214,6 +234,7 @@ def _repair(source: str, out: str) -> str:
 def translate_markdown(markdown: str, shown: dict[str, str], locale: str) -> str:
     """One markdown cell in the edition's language (entries absent from the catalogue: the marked English)."""
     marker = UNTRANSLATED[locale]
+    markdown = _maths_apart(markdown)
     table = polib.POFile()
     for msgid in entries(markdown):
         table.append(polib.POEntry(msgid=msgid, msgstr=shown.get(msgid, f"{marker} {msgid}")))
