@@ -210,9 +210,10 @@ ORDERED_ITEM = re.compile(r"^((?:> ?)*\s*)(\d+)([.)] )", re.M)
 
 
 def _repair(source: str, out: str) -> str:
-    """Undo two liberties mdpo's Markdown writer takes: an ordered list restarts at 1 (the source's numbers are put
-    back, item by item, so a list continued from the cell before keeps its start), and the lines of a folded block
-    inside a quote lose their ``>`` (put back between ``> <details>`` and ``> </details>``)."""
+    """Undo three liberties mdpo's Markdown writer takes: an ordered list restarts at 1 (the source's numbers are put
+    back, item by item, so a list continued from the cell before keeps its start), the lines of a folded block
+    inside a quote lose their ``>`` (put back between ``> <details>`` and ``> </details>``), and a ``</details>``
+    that ends the cell is dropped (put back)."""
     numbers = [m.group(2) for m in ORDERED_ITEM.finditer(source)]
     if len(numbers) == len(ORDERED_ITEM.findall(out)):
         found = iter(numbers)
@@ -228,7 +229,11 @@ def _repair(source: str, out: str) -> str:
         if line.startswith("> </details>"):
             quoted = False
         lines.append(line)
-    return "\n".join(lines)
+    out = "\n".join(lines)
+    last = source.rstrip().rsplit("\n", 1)[-1]
+    if last.lstrip("> ").startswith("</details>") and out.count("</details>") < source.count("</details>"):
+        out = out.rstrip("\n") + "\n\n" + last                           # mdpo drops a cell's last HTML block
+    return out
 
 
 def translate_markdown(markdown: str, shown: dict[str, str], locale: str) -> str:

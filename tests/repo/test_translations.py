@@ -79,6 +79,8 @@ def test_the_edition_keeps_list_numbers_quoted_answers_and_working_links():
     marker = translations.UNTRANSLATED["fr"]
     assert f"5. {marker} five" in lines and f"6. {marker} six" in lines
     assert "](../../LICENSE)" in out and "urlpath=lab/tree/student/fr/01_x.ipynb" in out
+    ending = translations.translate_markdown("T.\n\n<details><summary>A</summary>\n\nB.\n\n</details>", {}, "fr")
+    assert ending.rstrip().endswith("</details>")
 
 
 def test_display_maths_is_no_entry_and_folded_titles_are(tmp_path):
