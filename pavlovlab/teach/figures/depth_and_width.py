@@ -236,7 +236,7 @@ def budget_cuts(budget: int, min_head: int = 4) -> list[int]:
 def depth_and_width(L: int, H: int, load: float, d_k: int = 32, max_heads: int = 6) -> Figure:
     """Section 7's widget, from the theory (averaged heads, a clean-up at every layer).
 
-    Left: the end-to-end error 1 − (1 − p_H)^L against depth for 1..``max_heads`` heads of ``d_k`` at n =
+    Left: the end-to-end error 1 − (1 − p_H)^L against depth for 1 to ``max_heads`` heads of ``d_k`` at n =
     round(load·d_k) pairs per head (your H in bold, your L starred), with the paper's L((n − 1)/d_k)^H dotted; heads
     whose curve lies below :data:`WIDGET_YMIN` at every depth are named in one legend entry instead of one each.
     Right: the same L-hop task with the budget H·d_k per layer cut into H' heads of H·d_k/H' dimensions
