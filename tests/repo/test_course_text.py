@@ -54,13 +54,14 @@ def test_the_maths_checker_finds_a_broken_formula():
     assert broken == ["\\delta =\n> \\lambda"]
 
 
-FOLDED_INLINE = re.compile(r"</summary>[ \t]*[^\s]|</summary>[ \t]*\n(?:>[ \t]*)?[^\s>]")
+FOLDED_INLINE = re.compile(r"</summary>[ \t]*[^\s]|</summary>[ \t]*\n(?:>[ \t]*)?[^\s>]"
+                           r"|[^\s>][ \t]*\n(?:>[ \t]*)?</details>")
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if p.parent.name == "course"], ids=lambda p: p.name)
 def test_a_folded_blocks_content_starts_after_a_blank_line(page):
-    """Markdown and maths render inside ``<details>`` only after a blank line; the editions' catalogues see its
-    text only then (HTML is passed through untranslated)."""
+    """Markdown and maths render inside ``<details>`` only after a blank line, and ``</details>`` closes the block
+    only after one; the editions' catalogues see the text only then (HTML is passed through untranslated)."""
     cramped = [m.group(0) for m in FOLDED_INLINE.finditer(_markdown(page))]
     assert not cramped, f"{page.name}: a <details> block's content follows </summary> without a blank line: {cramped}"
 
@@ -69,3 +70,5 @@ def test_the_folding_checker_finds_cramped_content():
     assert FOLDED_INLINE.search("> <details><summary>Answer</summary>Nothing: with")
     assert FOLDED_INLINE.search("<details><summary>Answer</summary>\nNothing")
     assert not FOLDED_INLINE.search("> <details><summary>Answer</summary>\n>\n> Nothing")
+    assert FOLDED_INLINE.search("| last | row |\n</details>")
+    assert not FOLDED_INLINE.search("| last | row |\n\n</details>")
