@@ -19,21 +19,14 @@ import torch
 
 from pavlovlab.memory.associative import delta_update
 
-from ._core import (
-    Book,
-    Case,
-    Turn,
-    Unreadable,
-    check_function,
-    check_measurement,
-    check_value,
-    measure_each,
-)
+from .book import Book
+from .checking import Case, Turn, Unreadable, check_function, check_measurement, check_value, measure_each
 
 _DTYPE = torch.float64
 
 BOOK = Book("06_delta_and_oja", __name__)
-session = BOOK.session
+session, start, hint, solution, reveal, progress = (BOOK.session, BOOK.start, BOOK.hint, BOOK.solution,
+                                                      BOOK.reveal, BOOK.progress)
 
 
 def _randn(g: torch.Generator, *shape: int) -> torch.Tensor:

@@ -20,10 +20,12 @@ import torch
 from pavlovlab.conditioning.learning import blocking_theory, rescorla_wagner
 from pavlovlab.conditioning.trials import blocking
 
-from ._core import Book, Turn, check_function, check_measurement, pending
+from .book import Book
+from .checking import Turn, check_function, check_measurement, pending
 
 BOOK = Book("01_pavlovian_conditioning", __name__)
-session = BOOK.session
+session, start, hint, solution, reveal, progress = (BOOK.session, BOOK.start, BOOK.hint, BOOK.solution,
+                                                      BOOK.reveal, BOOK.progress)
 
 
 # ------------------------------------------------------------------------- Exercise 1: one update
