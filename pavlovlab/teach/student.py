@@ -25,6 +25,8 @@ from typing import Any
 
 import nbformat
 
+from pavlovlab.teach.exercise_keys import cell_key
+
 fcntl: ModuleType | None
 try:
     import fcntl
@@ -119,34 +121,32 @@ def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
-def exercise_number(source: str) -> int | None:
-    """The exercise a stub cell belongs to: N in its ``raise NotImplementedError("Exercise N...")`` (None if
-    the cell is not a stub)."""
-    found = re.search(r'NotImplementedError\(\s*["\']Exercise (\d+)', source)
-    return int(found.group(1)) if found else None
+def exercise_number(cell: Mapping[str, Any]) -> int | None:
+    """The exercise a cell belongs to: N of its key in the cell metadata (:mod:`pavlovlab.teach.exercise_keys`),
+    None for a cell of no exercise."""
+    key = cell_key(cell)
+    return key[0] if key is not None else None
 
 
 def solution_sources(course_dir: str | Path) -> dict[str, dict[str, str]]:
     """The reference solutions of the course: ``{notebook stem: {"N": source of its solution cell}}``.
 
-    A solution cell is a code cell tagged ``solution``; it belongs to the exercise of the nearest stub cell
-    above it (:func:`exercise_number`). Raises ValueError naming the notebook for a solution cell with no stub
-    above it, or two solution cells for one exercise."""
+    A solution cell is a code cell tagged ``solution``; the key in its metadata says its exercise. Raises
+    ValueError naming the notebook for a solution cell without a key, or two solution cells for one exercise."""
     out: dict[str, dict[str, str]] = {}
     for path in course_notebooks(course_dir):
         nb = nbformat.read(path, as_version=4)
         found: dict[str, str] = {}
-        number = None
         for i, cell in enumerate(nb.cells):
-            if cell.cell_type != "code":
+            if cell.cell_type != "code" or SOLUTION_TAG not in _tags(cell):
                 continue
-            number = exercise_number(cell.source) or number
-            if SOLUTION_TAG in _tags(cell):
-                if number is None:
-                    raise ValueError(f"course_dir: {path.name} cell {i} is a solution with no exercise stub above it")
-                if str(number) in found:
-                    raise ValueError(f"course_dir: {path.name} has two solution cells for exercise {number}")
-                found[str(number)] = cell.source.strip("\n")
+            number = exercise_number(cell)
+            if number is None:
+                raise ValueError(f"course_dir: {path.name} cell {i} is a solution without an exercise key in its "
+                                 "metadata (python tools/exercise_keys.py --write writes them)")
+            if str(number) in found:
+                raise ValueError(f"course_dir: {path.name} has two solution cells for exercise {number}")
+            found[str(number)] = cell.source.strip("\n")
         if found:
             out[path.stem] = found
     return out

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pavlovlab.teach import student
+from pavlovlab.teach import exercise_keys, student
 from pavlovlab.teach.exercises import checking, name_errors, registry
 from pavlovlab.teach.exercises import session as sessions
 
@@ -538,7 +538,7 @@ def test_solutions_json_is_current():
 def test_every_exercise_has_one_stub_one_solution_and_one_check_cell():
     for book in BOOKS:
         cells = [c for c in _cells(book.notebook) if c["cell_type"] == "code"]
-        stubs = sorted(n for c in cells if (n := student.exercise_number(_src(c))) is not None)
+        stubs = sorted(key[0] for c in cells if (key := exercise_keys.cell_key(c)) and key[1] == "stub")
         assert stubs == [e.number for e in book], f"{book.notebook}: stubs {stubs}, declared {[e.number for e in book]}"
         assert sorted(SOLUTIONS[book.notebook]) == [str(e.number) for e in book]
         for e in book:
@@ -553,12 +553,12 @@ def test_every_notebook_has_an_implement_and_a_design_exercise():
         assert kinds.get(nb, set()) >= {"implement", "design"}, f"{nb}: exercise kinds {kinds.get(nb)}"
 
 
-def test_a_solution_cell_without_a_stub_is_refused(tmp_path):
+def test_a_solution_cell_without_a_key_is_refused(tmp_path):
     import nbformat
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["solution"]})]
     nbformat.write(nb, tmp_path / "01_x.ipynb")
-    with pytest.raises(ValueError, match="no exercise stub above it"):
+    with pytest.raises(ValueError, match="a solution without an exercise key"):
         student.solution_sources(tmp_path)
 
 
@@ -767,7 +767,7 @@ def test_every_think_has_an_answer(notebook):
 @pytest.mark.parametrize("book, exercise", EXERCISES, ids=IDS)
 def test_stub_gives_nothing_away(book, exercise):
     stubs = [_src(c) for c in _cells(book.notebook)
-             if c["cell_type"] == "code" and student.exercise_number(_src(c)) == exercise.number]
+             if exercise_keys.cell_key(c) == (exercise.number, "stub")]
     assert len(stubs) == 1
     for key in _key_expressions(SOLUTIONS[book.notebook][str(exercise.number)], stubs[0]):
         assert not _contains(_tokens(stubs[0]), key), f"the stub contains the solution's {' '.join(key)!r}"
@@ -794,7 +794,7 @@ def test_learner_copies_keep_stubs_and_drop_solutions(tmp_path):
         srcs = [_src(c) for c in cells]
         for e in book:
             assert not any(s.strip("\n") == SOLUTIONS[book.notebook][str(e.number)] for s in srcs)
-            assert any(student.exercise_number(s) == e.number for s in srcs)
+            assert any(exercise_keys.cell_key(c) == (e.number, "stub") for c in cells)
 
 
 def test_progress_lives_beside_learner_copies_never_in_the_course(tmp_path, monkeypatch):
