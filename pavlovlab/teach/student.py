@@ -52,19 +52,21 @@ These are your own copies of the course notebooks. Work through them in order, s
 - For each exercise, a **stub** cell and a **check** cell. The stub raises
   `NotImplementedError("Exercise N: ...")` (the task in words): replace that line with your code and
   run the cell, then run the check cell under it. It says ✅ when your answer is right, ❌ with a hint
-  about the idea when it is not (the expected numbers appear from your second attempt on), and ⏳
+  about the idea when it is not (the expected numbers only when you ask for them, see below), and ⏳
   while the exercise is not done yet.
 - **No solution cells**: the hidden solution cells of the course notebooks are removed from these
   copies. The reference solutions are still reachable from inside the notebook, see below.
 
 ## When you are stuck: hints, then the solution
 
-Each notebook opens your exercises as `ex` in its setup cell (e.g. `ex = exercises.session("04")`).
+Each notebook opens your exercises as `ex` in its setup cell (`ex.start()`): run that cell first after
+every kernel restart. A cell run too early says, in one sentence, which cell or section to run first.
 
 - `ex.hint(N)` prints the next hint tier of exercise N, from the idea to nearly the code: run it
   again for the next tier.
 - `ex.solution(N)` prints the reference solution of exercise N. Try the hints first; read the
   solution, then write your own version.
+- `ex.reveal(N)` prints the values your last check of exercise N expected; from then on its ❌ shows them.
 - `ex.progress()` lists every exercise of the course as done, tried or not yet, from the checks you ran
   in this folder (kept in `.pavlovlab_progress.json` here; nothing is sent anywhere).
 
