@@ -50,19 +50,18 @@ def rel_rms(a: torch.Tensor, b: torch.Tensor) -> float:
 
 
 @pytest.fixture(autouse=True)
-def fresh_sessions(request):
-    """Every learner session a test module keeps at module level (``ex = attention.session()``) starts each
-    test afresh, as in a new kernel: no attempts, no hints shown, no solution read. A test that needs a
-    new learner part-way through calls the fixture's value: ``fresh_sessions()``."""
-    from pavlovlab.teach.exercises._core import Session
-
+def fresh_sessions():
+    """Every test starts with fresh learner sessions, as in a new kernel: no attempts, no hints shown, no
+    solution read (a test calls ``ex.check_...`` on a checker module, whose book's session this renews). A test
+    that needs a new learner part-way through calls the fixture's value: ``fresh_sessions()``."""
     def renew() -> None:
-        for name, value in list(vars(request.module).items()):
-            if isinstance(value, Session):
-                setattr(request.module, name, value.book.session())
+        if "pavlovlab.teach.exercises.registry" in sys.modules:   # a test that never loaded them has none
+            for book in sys.modules["pavlovlab.teach.exercises.registry"].books():
+                book.stop()
 
     renew()
-    return renew
+    yield renew
+    renew()
 
 
 NBVAL_OUTPUT_PATIENCE_S = 120

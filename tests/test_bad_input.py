@@ -279,7 +279,7 @@ def _exercises_core():
     import contextlib
     import io
 
-    from pavlovlab.teach.exercises import _core
+    from pavlovlab.teach.exercises import checking
 
     def quiet(fn):
         def run():
@@ -289,11 +289,11 @@ def _exercises_core():
         return run
 
     def nan_is_wrong():
-        ok, text = quiet(lambda: _core.check_value(float("nan"), 1.0, name="x"))()
+        ok, text = quiet(lambda: checking.check_value(float("nan"), 1.0, name="x"))()
         return ok is False and "❌" in text
 
     def array_vs_letter():
-        ok, text = quiet(lambda: _core.check_value(np.array([1, 2]), "A", name="x"))()
+        ok, text = quiet(lambda: checking.check_value(np.array([1, 2]), "A", name="x"))()
         return ok is False and "❌" in text and "Traceback" not in text
 
     return [

@@ -1,7 +1,7 @@
 """Where a learner stands, and where the room is stuck: read the exercise checkers' progress files.
 
 Each learner's checks are recorded beside their notebooks in :data:`PROGRESS_FILE` (by
-:class:`pavlovlab.teach.exercises._core.Session`), one JSON object per folder::
+:class:`pavlovlab.teach.exercises.session.Session`), one JSON object per folder::
 
     {"00_start_here": {"1": {"attempts": 3, "done": false, "hints": 2, "solution": true}}, ...}
 
@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pavlovlab.teach.exercises._core import PROGRESS_FILE, Book, books
+from pavlovlab.teach.exercises.registry import Declared, books
+from pavlovlab.teach.exercises.session import PROGRESS_FILE, load_progress
 
 STUCK_ATTEMPTS = 3
 """A learner who checked this many different answers (or more) without a right one is stuck."""
@@ -116,7 +117,7 @@ def read_progress_file(path: str | Path) -> Records:
 
 
 # ------------------------------------------------------------------------------------ the learner's map
-def learner_rows(records: Mapping[tuple[str, int], Record], course: Sequence[Book] | None = None
+def learner_rows(records: Mapping[tuple[str, int], Record], course: Sequence[Declared] | None = None
                  ) -> list[tuple[str, list[tuple[int, Record]]]]:
     """Every notebook of the course with its exercises' records (an exercise never checked: an empty
     :class:`Record`), in course order."""
@@ -125,7 +126,7 @@ def learner_rows(records: Mapping[tuple[str, int], Record], course: Sequence[Boo
 
 
 def learner_table(records: Mapping[tuple[str, int], Record], where: str,
-                  course: Sequence[Book] | None = None) -> str:
+                  course: Sequence[Declared] | None = None) -> str:
     """The learner's map as text: a headline (exercises done of all), then one line per notebook, each exercise
     as ``N ✅`` / ``N ❌`` / ``N ·`` followed by ``💡k`` (hint tier k read) and ``📖`` (solution read)."""
     rows = learner_rows(records, course)
@@ -144,7 +145,7 @@ def learner_table(records: Mapping[tuple[str, int], Record], where: str,
     return "\n".join(lines)
 
 
-def learner_figure(records: Mapping[tuple[str, int], Record], course: Sequence[Book] | None = None) -> Any:
+def learner_figure(records: Mapping[tuple[str, int], Record], course: Sequence[Declared] | None = None) -> Any:
     """The learner's map as a figure: one row per notebook, one square per exercise, coloured by status,
     labelled with the hint tier read (``h2``) and ``S`` when the solution was read. Returns the Figure (made
     outside pyplot: a notebook shows the returned figure once, and nothing is left open)."""
@@ -178,14 +179,12 @@ def learner_figure(records: Mapping[tuple[str, int], Record], course: Sequence[B
 def show_learner_progress(folder: str | Path | None, *, plot: bool = False) -> Any:
     """Print the learner's map from the progress file in ``folder`` (None: not recorded, e.g. outside a
     notebook); with ``plot=True`` also return it as a figure (:func:`learner_figure`), else None."""
-    from pavlovlab.teach.exercises._core import _load_progress
-
     if plot not in (True, False):
         raise TypeError(f"plot: expected True or False, got {plot!r}")
     records: Records = {}
     if folder is not None:
         try:
-            records = parse_progress(_load_progress(Path(folder)))
+            records = parse_progress(load_progress(Path(folder)))
         except ValueError:
             print(f"(The progress file in {folder} is not in the expected format: showing nothing recorded.)")
     where = f"in {folder}" if folder is not None else "(not recorded outside a notebook)"
@@ -308,7 +307,7 @@ class ExerciseSummary:
         return max(self.hint_tiers, key=lambda t: (self.hint_tiers[t], t))
 
 
-def summarise_room(learners: Sequence[Learner], course: Sequence[Book] | None = None) -> list[ExerciseSummary]:
+def summarise_room(learners: Sequence[Learner], course: Sequence[Declared] | None = None) -> list[ExerciseSummary]:
     """Per exercise of the course (in order), the room's counts over the learners with at least one readable
     progress file (the others are reported by :func:`room_table`, not counted as not started)."""
     counted = [lr for lr in learners if lr.files]

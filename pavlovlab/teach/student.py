@@ -25,6 +25,8 @@ from typing import Any
 
 import nbformat
 
+from pavlovlab.teach.exercise_keys import cell_key
+
 fcntl: ModuleType | None
 try:
     import fcntl
@@ -50,19 +52,21 @@ These are your own copies of the course notebooks. Work through them in order, s
 - For each exercise, a **stub** cell and a **check** cell. The stub raises
   `NotImplementedError("Exercise N: ...")` (the task in words): replace that line with your code and
   run the cell, then run the check cell under it. It says ✅ when your answer is right, ❌ with a hint
-  about the idea when it is not (the expected numbers appear from your second attempt on), and ⏳
+  about the idea when it is not (the expected numbers only when you ask for them, see below), and ⏳
   while the exercise is not done yet.
 - **No solution cells**: the hidden solution cells of the course notebooks are removed from these
   copies. The reference solutions are still reachable from inside the notebook, see below.
 
 ## When you are stuck: hints, then the solution
 
-Each notebook opens your exercises as `ex` in its setup cell (e.g. `ex = exercises.session("04")`).
+Each notebook opens your exercises as `ex` in its setup cell (`ex.start()`): run that cell first after
+every kernel restart. A cell run too early says, in one sentence, which cell or section to run first.
 
 - `ex.hint(N)` prints the next hint tier of exercise N, from the idea to nearly the code: run it
   again for the next tier.
 - `ex.solution(N)` prints the reference solution of exercise N. Try the hints first; read the
   solution, then write your own version.
+- `ex.reveal(N)` prints the values your last check of exercise N expected; from then on its ❌ shows them.
 - `ex.progress()` lists every exercise of the course as done, tried or not yet, from the checks you ran
   in this folder (kept in `.pavlovlab_progress.json` here; nothing is sent anywhere).
 
@@ -119,34 +123,32 @@ def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
-def exercise_number(source: str) -> int | None:
-    """The exercise a stub cell belongs to: N in its ``raise NotImplementedError("Exercise N...")`` (None if
-    the cell is not a stub)."""
-    found = re.search(r'NotImplementedError\(\s*["\']Exercise (\d+)', source)
-    return int(found.group(1)) if found else None
+def exercise_number(cell: Mapping[str, Any]) -> int | None:
+    """The exercise a cell belongs to: N of its key in the cell metadata (:mod:`pavlovlab.teach.exercise_keys`),
+    None for a cell of no exercise."""
+    key = cell_key(cell)
+    return key[0] if key is not None else None
 
 
 def solution_sources(course_dir: str | Path) -> dict[str, dict[str, str]]:
     """The reference solutions of the course: ``{notebook stem: {"N": source of its solution cell}}``.
 
-    A solution cell is a code cell tagged ``solution``; it belongs to the exercise of the nearest stub cell
-    above it (:func:`exercise_number`). Raises ValueError naming the notebook for a solution cell with no stub
-    above it, or two solution cells for one exercise."""
+    A solution cell is a code cell tagged ``solution``; the key in its metadata says its exercise. Raises
+    ValueError naming the notebook for a solution cell without a key, or two solution cells for one exercise."""
     out: dict[str, dict[str, str]] = {}
     for path in course_notebooks(course_dir):
         nb = nbformat.read(path, as_version=4)
         found: dict[str, str] = {}
-        number = None
         for i, cell in enumerate(nb.cells):
-            if cell.cell_type != "code":
+            if cell.cell_type != "code" or SOLUTION_TAG not in _tags(cell):
                 continue
-            number = exercise_number(cell.source) or number
-            if SOLUTION_TAG in _tags(cell):
-                if number is None:
-                    raise ValueError(f"course_dir: {path.name} cell {i} is a solution with no exercise stub above it")
-                if str(number) in found:
-                    raise ValueError(f"course_dir: {path.name} has two solution cells for exercise {number}")
-                found[str(number)] = cell.source.strip("\n")
+            number = exercise_number(cell)
+            if number is None:
+                raise ValueError(f"course_dir: {path.name} cell {i} is a solution without an exercise key in its "
+                                 "metadata (python tools/exercise_keys.py --write writes them)")
+            if str(number) in found:
+                raise ValueError(f"course_dir: {path.name} has two solution cells for exercise {number}")
+            found[str(number)] = cell.source.strip("\n")
         if found:
             out[path.stem] = found
     return out

@@ -62,7 +62,8 @@ def test_the_layers_are_where_the_tree_says():
     assert modules - {"__init__"} == SHARED, "only the shared modules sit beside the parts"
     core = {p.stem for p in CORE}
     assert not core & {"plotting", "widgets", "student", "reproduce", "cli"}, "course tooling belongs in teach/"
-    assert {p.stem for p in TEACH} >= {"plotting", "widgets", "student", "reproduce", "cli", "_core"}
+    assert {p.stem for p in TEACH} >= {"plotting", "widgets", "student", "reproduce", "cli", "registry",
+                                      "session", "book", "checking", "runner", "fingerprint", "name_errors"}
 
 
 @pytest.mark.parametrize("path", CORE, ids=lambda p: p.name)
@@ -97,15 +98,16 @@ def test_importing_the_core_loads_no_course_tooling():
     assert out == "[]"
 
 
-def core_import_graph() -> dict[str, set[str]]:
-    """``{module: the core modules it imports}`` over the core's modules and sub-packages (their ``__init__``),
+def core_import_graph(files: list[Path] = CORE) -> dict[str, set[str]]:
+    """``{module: the core modules it imports}`` over the core's modules and sub-packages (their ``__init__``)
+    (or over ``files``, the course tooling's),
     function-local imports included: an import inside a function is still a dependency. Importing
     ``pavlovlab.capacity.average`` first runs ``pavlovlab.capacity``'s ``__init__``, so an import of a module is also
     an edge to each sub-package above it (not to the top level, whose ``__init__`` gathers everything). A module's
     import from its own package (``from . import literal``) is no edge to that package: it is already running."""
-    names = {dotted(p) for p in CORE}
+    names = {dotted(p) for p in files}
     graph = {}
-    for p in CORE:
+    for p in files:
         targets = set()
         for _, mod in imported_modules(p):
             parts = mod.split(".")
@@ -152,6 +154,13 @@ def test_the_core_import_graph_has_no_cycle():
     assert {"pavlovlab.sampling", "pavlovlab.memory"} <= graph["pavlovlab.capacity.average"]  # a package above
     graph.pop("pavlovlab")   # the top level re-exports every part: it imports, nothing imports it
     assert find_cycle(graph) is None, f"import cycle among core modules: {' -> '.join(find_cycle(graph))}"
+
+
+def test_the_course_tooling_imports_in_no_cycle():
+    graph = core_import_graph(TEACH)
+    assert "pavlovlab.teach.exercises.session" in graph["pavlovlab.teach.progress"]   # the graph is really parsed
+    assert "pavlovlab.teach.exercises" in graph["pavlovlab.teach.progress"]            # and sees the package above
+    assert find_cycle(graph) is None, f"import cycle in teach/: {' -> '.join(find_cycle(graph))}"
 
 
 def test_the_parts_import_one_way():

@@ -10,6 +10,7 @@ the answer, then the notebook's own check cell.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import json
 import re
@@ -18,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-import pavlovlab.teach.exercises as exercises_pkg
-from pavlovlab.teach import student
-from pavlovlab.teach.exercises import _core
+from pavlovlab.teach import exercise_keys, student
+from pavlovlab.teach.exercises import checking, name_errors, registry
+from pavlovlab.teach.exercises import session as sessions
 
 ROOT = Path(__file__).resolve().parents[2]
 COURSE = ROOT / "course"
 PRELUDE = "import math\nimport numpy as np\nimport torch\nimport pavlovlab as pl\n"
-BOOKS = exercises_pkg.books()
+BOOKS = registry.books()
 MODULES = {b.notebook: b.module for b in BOOKS}
 EXERCISES = [(b, e) for b in BOOKS for e in b]
 IDS = [f"{b.notebook[:2]}-{e.number}" for b, e in EXERCISES]
@@ -930,12 +931,16 @@ def check_cell(notebook: str, number: int) -> str:
     raise AssertionError(f"{notebook}: no solution cell for exercise {number}")
 
 
-def run(module: str, number: int, answer: str, ex=None) -> str:
-    """A learner's run in a fresh namespace: setup, the answer, the notebook's check cell; what it printed."""
+def run(module: str, number: int, answer: str, fresh: bool = True) -> str:
+    """A learner's run in a fresh namespace: setup, the answer, the notebook's check cell; what it printed.
+    ``ex`` is the checker module, as the notebook's set-up makes it; ``fresh``: in a new session (a new kernel),
+    else in the session of the run before."""
     book = BOOK_OF[module]
+    if fresh:
+        book.session()
     ns: dict = {}
     exec(PRELUDE, ns)
-    ns["ex"] = ex if ex is not None else book.session()
+    ns["ex"] = importlib.import_module(book.module)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(SETUP.get((module, number), ""), ns)
@@ -991,14 +996,14 @@ def _gives_nothing_away(out: str, module: str, number: int, wrong: str) -> None:
 # ------------------------------------------------------------------------------------ one source
 def test_solutions_json_is_current():
     """solutions.json, which ex.solution(n) reads, is what `make student` extracts from the notebooks now."""
-    assert _core.SOLUTIONS.read_text(encoding="utf-8") == student.solutions_json(COURSE), (
+    assert registry.SOLUTIONS.read_text(encoding="utf-8") == student.solutions_json(COURSE), (
         "pavlovlab/teach/exercises/solutions.json is out of date: run `make student` and commit it")
 
 
 def test_every_exercise_has_one_stub_one_solution_and_one_check_cell():
     for book in BOOKS:
         cells = [c for c in _cells(book.notebook) if c["cell_type"] == "code"]
-        stubs = sorted(n for c in cells if (n := student.exercise_number(_src(c))) is not None)
+        stubs = sorted(key[0] for c in cells if (key := exercise_keys.cell_key(c)) and key[1] == "stub")
         assert stubs == [e.number for e in book], f"{book.notebook}: stubs {stubs}, declared {[e.number for e in book]}"
         assert sorted(SOLUTIONS[book.notebook]) == [str(e.number) for e in book]
         for e in book:
@@ -1013,12 +1018,12 @@ def test_every_notebook_has_an_implement_and_a_design_exercise():
         assert kinds.get(nb, set()) >= {"implement", "design"}, f"{nb}: exercise kinds {kinds.get(nb)}"
 
 
-def test_a_solution_cell_without_a_stub_is_refused(tmp_path):
+def test_a_solution_cell_without_a_key_is_refused(tmp_path):
     import nbformat
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["solution"]})]
     nbformat.write(nb, tmp_path / "01_x.ipynb")
-    with pytest.raises(ValueError, match="no exercise stub above it"):
+    with pytest.raises(ValueError, match="a solution without an exercise key"):
         student.solution_sources(tmp_path)
 
 
@@ -1061,37 +1066,47 @@ def test_depth_curve_with_160_chains_of_its_own_passes_for_every_seed(seed):
     own, larger sample and sizes the band from that."""
     code = SOLUTIONS["05_depth_and_width"]["3"].replace("trials=200", "trials=10")
     assert "trials=10" in code
-    book = BOOK_OF["depth_and_width"]
     ns: dict = {}
     exec(PRELUDE + SETUP[("depth_and_width", 3)] + "\n" + code, ns)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        ok = book.session().check_depth_curve(ns["depth_curve"], seed=seed)
+        ok = importlib.import_module(BOOK_OF["depth_and_width"].module).check_depth_curve(ns["depth_curve"], seed=seed)
     assert ok, out.getvalue()
 
 
 # ------------------------------------------------------------------------------ attempts and hints
 def test_the_same_answer_run_again_is_not_a_second_attempt():
     wrong = "def unstable_beta():\n    return 1.0\n"
-    ex = BOOK_OF["delta_and_oja"].session()
-    first, again = run("delta_and_oja", 3, wrong, ex), run("delta_and_oja", 3, wrong, ex)
-    assert "expected" not in first and "expected" not in again, again
-    other = run("delta_and_oja", 3, "def unstable_beta():\n    return 3.0\n", ex)
-    assert "expected 2" in other, other
+    first, again = run("delta_and_oja", 3, wrong), run("delta_and_oja", 3, wrong, fresh=False)
+    assert BOOK_OF["delta_and_oja"].current().attempts[3] == 1
+    assert "ex.reveal(3)" in first and "expected" not in first and "expected" not in again, again
+
+
+def test_expected_values_only_once_asked_for():
+    """Another wrong answer, and another, never shows the expected values; ``ex.reveal(n)`` shows the last
+    check's, and every later ❌ of that exercise shows its own."""
+    answers = [f"def unstable_beta():\n    return {b}\n" for b in (1.0, 3.0, 4.0)]
+    outs = [run("delta_and_oja", 3, a, fresh=i == 0) for i, a in enumerate(answers)]
+    assert not any("expected" in out for out in outs), outs
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        BOOK_OF["delta_and_oja"].reveal(3)
+    assert "your last check: expected 2, got 4" in shown.getvalue()
+    after = run("delta_and_oja", 3, "def unstable_beta():\n    return 5.0\n", fresh=False)
+    assert "expected 2, got 5" in after and "ex.reveal(3)" not in after, after
 
 
 def test_expected_values_after_reading_the_solution():
-    ex = BOOK_OF["delta_and_oja"].session()
+    BOOK_OF["delta_and_oja"].session()
     with contextlib.redirect_stdout(io.StringIO()):
-        ex.solution(3)
-    assert "expected 2" in run("delta_and_oja", 3, "def unstable_beta():\n    return 1.0\n", ex)
+        BOOK_OF["delta_and_oja"].solution(3)
+    assert "expected 2" in run("delta_and_oja", 3, "def unstable_beta():\n    return 1.0\n", fresh=False)
 
 
 def test_a_stub_is_not_an_attempt():
-    ex = BOOK_OF["delta_and_oja"].session()
     stub = "def unstable_beta():\n    raise NotImplementedError('Exercise 3')\n"
-    assert "not yet implemented" in run("delta_and_oja", 3, stub, ex)
-    assert ex.attempts.get(3, 0) == 0
+    assert "not yet implemented" in run("delta_and_oja", 3, stub)
+    assert BOOK_OF["delta_and_oja"].current().attempts.get(3, 0) == 0
 
 
 @pytest.mark.parametrize("book, exercise", EXERCISES, ids=IDS)
@@ -1109,42 +1124,75 @@ def test_hints_in_tiers_and_solution_reachable(book, exercise, capsys):
 
 
 def test_a_function_that_never_returns_gets_a_time_limit(monkeypatch):
-    monkeypatch.setattr(_core, "IMPLEMENT_TIME_LIMIT", 0.5)
+    monkeypatch.setattr(checking, "IMPLEMENT_TIME_LIMIT", 0.5)
     out = run("start_here", 1, "import time\ndef match(b, t):\n    time.sleep(3)\n    return (b * t).sum()\n")
     assert "took more than 0 s on test case 1 (a torch.float64 tensor of shape (1,)" in out
     assert "restart the kernel" in out
 
 
-def test_a_check_before_the_exercise_cell_is_kind_in_ipython():
-    IPython = pytest.importorskip("IPython")
+@pytest.fixture
+def ipython(monkeypatch):
+    """An IPython shell in the course folder (where the hook reads the notebook's cells), cleared afterwards."""
+    pytest.importorskip("IPython")
     from IPython.core.interactiveshell import InteractiveShell
+    monkeypatch.chdir(COURSE)
     shell = InteractiveShell.instance()
-    try:
+
+    def run_cells(*cells: str) -> str:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            shell.run_cell("from pavlovlab.teach.exercises import start_here\nex = start_here.session()")
-            shell.run_cell("ex.check_match(match)")
-            shell.run_cell("undefined_name_elsewhere")
-        text = out.getvalue()
-        assert "`match` is not defined yet: run the exercise cell above" in text
-        assert "NameError" in text  # other NameErrors keep their usual traceback
-        assert IPython is not None
-    finally:
-        InteractiveShell.clear_instance()
-        _core._KIND_NAME_ERRORS = False
+            for cell in cells:
+                shell.run_cell(cell, store_history=True)
+        return out.getvalue()
+    yield run_cells
+    name_errors.switch_off()
+    InteractiveShell.clear_instance()
+
+
+def test_a_cell_run_too_early_says_which_cell_to_run(ipython):
+    text = ipython("from pavlovlab.teach.exercises import start_here as ex\nex.start()", "ex.check_match(match)",
+                   "torch.ones(3)", "undefined_name_elsewhere")
+    assert "`match` is not defined yet: run the exercise cell above" in text
+    assert "`torch` is made by the set-up cell at the top of the notebook: run the set-up cell at the top first" in text
+    assert text.count("Traceback") <= 1 and "NameError" in text   # a name no cell makes keeps its traceback
+
+
+def test_a_name_of_an_earlier_section_names_the_section(ipython):
+    best_cell = next(i for i, c in enumerate(_cells("05_depth_and_width")) if c["cell_type"] == "code"
+                     and "best" in name_errors.names_made(_src(c)))
+    heading = [m for c in _cells("05_depth_and_width")[:best_cell] if c["cell_type"] == "markdown"
+               for m in name_errors.SECTION.finditer(_src(c)) if not m.group("title").startswith("Exercise")][-1]
+    text = ipython("from pavlovlab.teach.exercises import depth_and_width as ex\nex.start()", "print(best)")
+    assert f"`best` is made in section {heading.group('number')}, “{heading.group('title')}”: run that section" in text
+    assert "Traceback" not in text
+
+
+def test_the_hook_is_off_until_started_and_after_the_session_ends(ipython):
+    assert "Traceback" in ipython("from pavlovlab.teach.exercises import start_here as ex", "ex.check_match(match)")
+    assert "Traceback" not in ipython("ex.start()", "ex.check_match(match)")
+    assert "Traceback" in ipython("ex.BOOK.stop()", "ex.check_match(match)")
+    assert name_errors.switched_on() is None
+
+
+def test_the_names_a_cell_makes():
+    cell = ("import torch\nfrom a import b as c\nx, (y, *z) = 1, (2, 3)\nfor i in range(2):\n    j = i\n"
+            "def f(q):\n    inner = q\nclass K: pass\nwith open('f') as fh: pass\n%timeit x\nn += 1\n")
+    assert name_errors.names_made(cell) == {"torch", "c", "x", "y", "z", "i", "j", "f", "K", "fh", "n"}
 
 
 # ----------------------------------------------------------------------------------------- progress
 def test_progress_is_recorded_beside_the_notebooks(tmp_path, capsys):
-    ex = BOOK_OF["start_here"].session(tmp_path)
+    BOOK_OF["start_here"].session(tmp_path)
+    ex = importlib.import_module(BOOK_OF["start_here"].module)
     ex.check_match(lambda b, t: (b * t).mean())
     ex.check_match(lambda b, t: (b * t).sum())
-    data = json.loads((tmp_path / _core.PROGRESS_FILE).read_text(encoding="utf-8"))
+    data = json.loads((tmp_path / sessions.PROGRESS_FILE).read_text(encoding="utf-8"))
     assert data["00_start_here"]["1"] == {"attempts": 2, "done": True}
     ex.check_match(lambda b, t: (b * t).max())            # a wrong try after the exercise was done: still done
-    data = json.loads((tmp_path / _core.PROGRESS_FILE).read_text(encoding="utf-8"))
+    data = json.loads((tmp_path / sessions.PROGRESS_FILE).read_text(encoding="utf-8"))
     assert data["00_start_here"]["1"] == {"attempts": 3, "done": True}
-    other = BOOK_OF["delta_and_oja"].session(tmp_path)
+    BOOK_OF["delta_and_oja"].session(tmp_path)
+    other = importlib.import_module(BOOK_OF["delta_and_oja"].module)
     with contextlib.redirect_stdout(io.StringIO()):
         other.check_unstable_beta(lambda: 1.0)
     capsys.readouterr()
@@ -1161,7 +1209,8 @@ def test_progress_is_recorded_beside_the_notebooks(tmp_path, capsys):
 def test_progress_that_cannot_be_written_is_silent(tmp_path, capsys):
     blocker = tmp_path / "a_file"
     blocker.write_text("not a folder")
-    ex = BOOK_OF["start_here"].session(blocker)
+    BOOK_OF["start_here"].session(blocker)
+    ex = importlib.import_module(BOOK_OF["start_here"].module)
     assert ex.check_match(lambda b, t: (b * t).sum()) is True
     ex.progress()
     out = capsys.readouterr().out
@@ -1183,7 +1232,7 @@ def test_every_think_has_an_answer(notebook):
 @pytest.mark.parametrize("book, exercise", EXERCISES, ids=IDS)
 def test_stub_gives_nothing_away(book, exercise):
     stubs = [_src(c) for c in _cells(book.notebook)
-             if c["cell_type"] == "code" and student.exercise_number(_src(c)) == exercise.number]
+             if exercise_keys.cell_key(c) == (exercise.number, "stub")]
     assert len(stubs) == 1
     for key in _key_expressions(SOLUTIONS[book.notebook][str(exercise.number)], stubs[0]):
         assert not _contains(_tokens(stubs[0]), key), f"the stub contains the solution's {' '.join(key)!r}"
@@ -1199,7 +1248,7 @@ def test_check_cells_end_with_the_verdict(notebook):
 
 
 def test_the_notebook_that_uses_math_imports_it():
-    setup = next(_src(c) for c in _cells("07_decay_and_unlearning") if 'exercises.session("07")' in _src(c))
+    setup = next(_src(c) for c in _cells("07_decay_and_unlearning") if name_errors.SETUP_MARK in _src(c))
     assert re.search(r"^import math$", setup, re.M)
 
 
@@ -1210,11 +1259,11 @@ def test_learner_copies_keep_stubs_and_drop_solutions(tmp_path):
         srcs = [_src(c) for c in cells]
         for e in book:
             assert not any(s.strip("\n") == SOLUTIONS[book.notebook][str(e.number)] for s in srcs)
-            assert any(student.exercise_number(s) == e.number for s in srcs)
+            assert any(exercise_keys.cell_key(c) == (e.number, "stub") for c in cells)
 
 
 def test_progress_lives_beside_learner_copies_never_in_the_course(tmp_path, monkeypatch):
-    monkeypatch.setattr(_core, "_in_kernel", lambda: True)
+    monkeypatch.setattr(sessions, "in_kernel", lambda: True)
     learner = tmp_path / "learner"
     student.make_student_copies(COURSE, learner)
     monkeypatch.chdir(learner)
@@ -1236,9 +1285,9 @@ def measure_capacity(d_k, trials=100, theta=0.8):
     assert "❌" in out and "not counting the write that failed" in out, out
 
 
-def test_a_session_is_opened_by_the_notebook_name_or_number():
-    assert exercises_pkg.session("04").book is exercises_pkg.session("04_capacity_limits").book
+def test_a_book_is_found_by_the_notebook_name_or_number():
+    assert registry.book("04") is registry.book("04_capacity_limits")
     with pytest.raises(ValueError, match="notebook: expected one of"):
-        exercises_pkg.session("99")
+        registry.book("99")
     with pytest.raises(TypeError, match="notebook"):
-        exercises_pkg.session(4)
+        registry.book(4)

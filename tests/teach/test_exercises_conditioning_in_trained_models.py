@@ -14,7 +14,7 @@ from pavlovlab.phenomena import probes
 from pavlovlab.phenomena import sequences as designs
 from pavlovlab.teach.exercises import conditioning_in_trained_models as probe_exercises
 
-ex = probe_exercises.session()
+ex = probe_exercises
 """A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""
 
 

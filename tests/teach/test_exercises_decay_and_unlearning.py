@@ -9,7 +9,7 @@ import torch
 
 from pavlovlab.teach.exercises import decay_and_unlearning as forgetting
 
-ex = forgetting.session()
+ex = forgetting
 """A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""
 
 

@@ -14,7 +14,7 @@ import torch
 import pavlovlab as pl
 from pavlovlab.teach.exercises import linear_attention as attention
 
-ex = attention.session()
+ex = attention
 """A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""
 
 
@@ -143,7 +143,7 @@ def test_expected_numbers_only_after_a_first_attempt(capsys):
     again = capsys.readouterr().out
     ex.check_recurrent(lambda q, k, v: 2 * recurrent_overwrites(q, k, v))
     second = capsys.readouterr().out
-    assert "expected [" not in first and "expected [" not in again and "expected [" in second
+    assert "expected [" not in first and "expected [" not in again and "expected [" not in second
 
 
 def test_inter_chunk_reference_is_the_carry(gen):

@@ -5,7 +5,7 @@ import torch
 
 from pavlovlab.teach.exercises import start_here as start
 
-ex = start.session()
+ex = start
 """A learner's session; a fresh one before every test (``fresh_sessions`` in conftest.py)."""
 
 

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from pavlovlab.teach import cli, progress
-from pavlovlab.teach.exercises import _core, books
 from pavlovlab.teach.exercises import start_here as start_exercises
+from pavlovlab.teach.exercises.registry import books
+from pavlovlab.teach.exercises.session import PROGRESS_FILE
 
 WRONG = [lambda bell, test: (bell * test).mean(), lambda bell, test: (bell + test).sum(),
          lambda bell, test: (bell - test).sum(), lambda bell, test: bell.sum()]
@@ -30,7 +31,8 @@ def _quiet(call, *args):
 def _learner(folder: Path, *, wrong: int = 0, right: bool = False, hints: int = 0, solution: bool = False) -> None:
     """A learner working on exercise 1 of notebook 00 in ``folder``, through the real checker session."""
     folder.mkdir(parents=True, exist_ok=True)
-    ex = start_exercises.BOOK.session(folder)
+    start_exercises.session(folder)
+    ex = start_exercises
     for fn in WRONG[:wrong]:
         assert _quiet(ex.check_match, fn) is False
     for _ in range(hints):
@@ -44,17 +46,17 @@ def _learner(folder: Path, *, wrong: int = 0, right: bool = False, hints: int = 
 # ------------------------------------------------------------------------------------- the file format
 def test_hints_and_solutions_read_are_recorded(tmp_path):
     _learner(tmp_path, wrong=1, hints=2, solution=True)
-    entry = json.loads((tmp_path / _core.PROGRESS_FILE).read_text(encoding="utf-8"))["00_start_here"]["1"]
+    entry = json.loads((tmp_path / PROGRESS_FILE).read_text(encoding="utf-8"))["00_start_here"]["1"]
     assert entry == {"attempts": 1, "done": False, "hints": 2, "solution": True}
     # a later session (a restarted kernel) never lowers what was recorded
     _learner(tmp_path, hints=1, right=True)
-    entry = json.loads((tmp_path / _core.PROGRESS_FILE).read_text(encoding="utf-8"))["00_start_here"]["1"]
+    entry = json.loads((tmp_path / PROGRESS_FILE).read_text(encoding="utf-8"))["00_start_here"]["1"]
     assert entry == {"attempts": 1, "done": True, "hints": 2, "solution": True}
 
 
 def test_a_hint_read_before_any_check_is_recorded(tmp_path):
     _learner(tmp_path, hints=1)
-    records = progress.read_progress_file(tmp_path / _core.PROGRESS_FILE)
+    records = progress.read_progress_file(tmp_path / PROGRESS_FILE)
     assert records == {("00_start_here", 1): progress.Record(attempts=0, done=False, hints=1, solution=False)}
     assert records[("00_start_here", 1)].status == "not started"
 
@@ -76,8 +78,8 @@ def test_a_file_of_another_format_is_refused_whole(data, message):
 # ---------------------------------------------------------------------------------- the learner's map
 def test_learner_map_shows_status_hints_and_solutions(tmp_path, capsys):
     _learner(tmp_path, wrong=3, hints=2, solution=True)
-    ex = start_exercises.BOOK.session(tmp_path)
-    assert ex.progress() is None
+    start_exercises.session(tmp_path)
+    assert start_exercises.progress() is None
     out = capsys.readouterr().out
     total = sum(len(b) for b in books())
     assert f"0 of {total} exercises done" in out
@@ -92,7 +94,8 @@ def test_learner_map_as_a_figure(tmp_path, capsys):
 
     _learner(tmp_path, right=True, hints=1)
     open_before = plt.get_fignums()
-    fig = start_exercises.BOOK.session(tmp_path).progress(plot=True)
+    start_exercises.session(tmp_path)
+    fig = start_exercises.progress(plot=True)
     assert plt.get_fignums() == open_before  # outside pyplot: a notebook shows the returned figure once
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert "1 h1" in texts  # exercise 1 of 00, hint tier 1 read
@@ -114,7 +117,7 @@ def _room(root: Path) -> list[Path]:
     _learner(homes[3] / student, wrong=2)                              # dan: tried, not stuck
     (homes[4] / "notes").mkdir(parents=True)                           # erin: nothing checked yet
     (homes[5] / student).mkdir(parents=True)                           # fay: a broken file
-    (homes[5] / student / _core.PROGRESS_FILE).write_text('{"00_start_here": ', encoding="utf-8")
+    (homes[5] / student / PROGRESS_FILE).write_text('{"00_start_here": ', encoding="utf-8")
     return homes
 
 
@@ -170,7 +173,7 @@ def test_missing_and_unreadable_homes_are_reported_not_fatal(tmp_path):
     outside.write_text(json.dumps({"00_start_here": {"1": {"attempts": 9, "done": True}}}), encoding="utf-8")
     link_home = tmp_path / "home" / "jupyter-gus" / "pavlovlab"
     link_home.mkdir(parents=True)
-    (link_home / _core.PROGRESS_FILE).symlink_to(outside)
+    (link_home / PROGRESS_FILE).symlink_to(outside)
     code, out, _ = _run(*map(str, homes), str(tmp_path / "home" / "jupyter-gus"), str(tmp_path / "no-such-home"),
                         "--names")
     assert code == 0
@@ -178,14 +181,14 @@ def test_missing_and_unreadable_homes_are_reported_not_fatal(tmp_path):
     assert _row(out, "00_start_here", 1)[2] == "1"  # the linked file was not counted as a finish
     pipe_home = tmp_path / "home" / "jupyter-ida"
     pipe_home.mkdir()
-    os.mkfifo(pipe_home / _core.PROGRESS_FILE)  # reading it would wait forever
+    os.mkfifo(pipe_home / PROGRESS_FILE)  # reading it would wait forever
     big_home = tmp_path / "home" / "jupyter-jo"
     big_home.mkdir()
-    (big_home / _core.PROGRESS_FILE).write_bytes(b" " * (progress.MAX_FILE_BYTES + 1))
+    (big_home / PROGRESS_FILE).write_bytes(b" " * (progress.MAX_FILE_BYTES + 1))
     code, out, _ = _run(str(pipe_home), str(big_home), "--names")
     assert code == 0 and "not a regular file" in out and "larger than" in out
     if os.geteuid() != 0:  # root reads a mode-000 file anyway
-        locked = homes[0] / "pavlovlab" / "student" / _core.PROGRESS_FILE
+        locked = homes[0] / "pavlovlab" / "student" / PROGRESS_FILE
         locked.chmod(0)
         try:
             code, out, _ = _run(str(homes[0]), "--names")

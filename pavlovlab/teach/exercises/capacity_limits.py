@@ -23,10 +23,12 @@ import torch
 from ...capacity.average import average_capacity_theory, capacity_from_fidelity, fidelity_theory, n_grid
 from ...capacity.criteria import retrieval_capacity
 from ...statistics import fit_slope
-from ._core import Book, Case, Turn, Unreadable, Verdict, check_function, check_measurement, finite_number, pending
+from .book import Book
+from .checking import Case, Turn, Unreadable, Verdict, check_function, check_measurement, finite_number, pending
 
 BOOK = Book("04_capacity_limits", __name__)
-session = BOOK.session
+session, start, hint, solution, reveal, progress = (BOOK.session, BOOK.start, BOOK.hint, BOOK.solution,
+                                                      BOOK.reveal, BOOK.progress)
 
 
 # ------------------------------------------------------------------------ Exercise 1: the theory curve

@@ -18,10 +18,12 @@ from ... import statistics
 from ...models import head_memory
 from ...phenomena import probes
 from ...phenomena import sequences as designs
-from ._core import Book, Case, Turn, Unreadable, Verdict, check_function, check_measurement, finite_number
+from .book import Book
+from .checking import Case, Turn, Unreadable, Verdict, check_function, check_measurement, finite_number
 
 BOOK = Book("08_conditioning_in_trained_models", __name__)
-session = BOOK.session
+session, start, hint, solution, reveal, progress = (BOOK.session, BOOK.start, BOOK.hint, BOOK.solution,
+                                                      BOOK.reveal, BOOK.progress)
 
 # --------------------------------------------------------------------------- Exercise 2: crosstalk
 

@@ -18,12 +18,14 @@ import torch
 from pavlovlab.forgetting.decay import half_life
 from pavlovlab.forgetting.unlearning import unlearn_delta
 
-from ._core import Book, Case, Turn, Unreadable, Verdict, check_function, check_measurement, measure_each
+from .book import Book
+from .checking import Case, Turn, Unreadable, Verdict, check_function, check_measurement, measure_each
 
 _DTYPE = torch.float64
 
 BOOK = Book("07_decay_and_unlearning", __name__)
-session = BOOK.session
+session, start, hint, solution, reveal, progress = (BOOK.session, BOOK.start, BOOK.hint, BOOK.solution,
+                                                      BOOK.reveal, BOOK.progress)
 
 
 # --------------------------------------------------------------------- Exercise 1: measure a half-life

@@ -19,8 +19,8 @@ import torch
 
 from pavlovlab.memory.associative import delta_update
 
-from ._core import (
-    Book,
+from .book import Book
+from .checking import (
     Case,
     Turn,
     Unreadable,
@@ -34,7 +34,8 @@ from ._core import (
 _DTYPE = torch.float64
 
 BOOK = Book("06_delta_and_oja", __name__)
-session = BOOK.session
+session, start, hint, solution, reveal, progress = (BOOK.session, BOOK.start, BOOK.hint, BOOK.solution,
+                                                      BOOK.reveal, BOOK.progress)
 
 
 def _randn(g: torch.Generator, *shape: int) -> torch.Tensor:

@@ -24,10 +24,21 @@ import torch
 from ...depth.chain import chain_error
 from ...depth.theory import hop_error_theory, stack_error_theory
 from ...statistics import fit_slope
-from ._core import Book, Case, Mistake, Turn, Unreadable, Verdict, check_function, check_measurement, finite_number
+from .book import Book
+from .checking import (
+    Case,
+    Mistake,
+    Turn,
+    Unreadable,
+    Verdict,
+    check_function,
+    check_measurement,
+    finite_number,
+)
 
 BOOK = Book("05_depth_and_width", __name__)
-session = BOOK.session
+session, start, hint, solution, reveal, progress = (BOOK.session, BOOK.start, BOOK.hint, BOOK.solution,
+                                                      BOOK.reveal, BOOK.progress)
 
 # --------------------------------------------------------------------------- Exercise 1: predicted error
 

@@ -21,7 +21,8 @@ from pavlovlab.memory.hebbian import crosstalk
 from pavlovlab.sampling import random_keys
 from pavlovlab.statistics import slope_through_origin
 
-from ._core import Book, Case, Turn, Verdict, check_function, check_measurement, pending
+from .book import Book
+from .checking import Case, Turn, Verdict, check_function, check_measurement, pending
 
 _DTYPE = torch.float64
 _SHAPES = [(1, 3, 2), (3, 4, 4), (6, 5, 3), (9, 16, 7)]  # (n, d_k, d_v): one pair, d_v ≠ d_k, n > d_k
@@ -29,7 +30,8 @@ _SHAPES = [(1, 3, 2), (3, 4, 4), (6, 5, 3), (9, 16, 7)]  # (n, d_k, d_v): one pa
 
 
 BOOK = Book("02_hebbian_memory", __name__)
-session = BOOK.session
+session, start, hint, solution, reveal, progress = (BOOK.session, BOOK.start, BOOK.hint, BOOK.solution,
+                                                      BOOK.reveal, BOOK.progress)
 
 
 def _pairs(g: torch.Generator, n: int, d_k: int, d_v: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -24,14 +24,16 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from pavlovlab._checks import check_choice, check_int
 from pavlovlab.attention.forms import linear_attention, softmax_attention
 
-from ._core import Book, Case, Turn, Verdict, check_function, check_measurement, pending
+from .book import Book
+from .checking import Case, Turn, Verdict, check_function, check_measurement, pending
 
 _DTYPE = torch.float64
 
 
 
 BOOK = Book("03_linear_attention", __name__)
-session = BOOK.session
+session, start, hint, solution, reveal, progress = (BOOK.session, BOOK.start, BOOK.hint, BOOK.solution,
+                                                      BOOK.reveal, BOOK.progress)
 
 
 def _randn(g: torch.Generator, *shape: int, dtype: torch.dtype = _DTYPE) -> torch.Tensor:

@@ -22,10 +22,12 @@ import torch
 from pavlovlab.conditioning.learning import blocking_theory, hebbian_conditioning, rescorla_wagner
 from pavlovlab.conditioning.trials import blocking
 
-from ._core import Book, Turn, Unreadable, Verdict, check_function, check_measurement, finite_number, pending
+from .book import Book
+from .checking import Turn, Unreadable, Verdict, check_function, check_measurement, finite_number, pending
 
 BOOK = Book("01_pavlovian_conditioning", __name__)
-session = BOOK.session
+session, start, hint, solution, reveal, progress = (BOOK.session, BOOK.start, BOOK.hint, BOOK.solution,
+                                                      BOOK.reveal, BOOK.progress)
 
 
 # ------------------------------------------------------------------------- Exercise 1: one update

@@ -11,10 +11,12 @@ from collections.abc import Callable
 
 import torch
 
-from ._core import Book, Case, Turn, check_function
+from .book import Book
+from .checking import Case, Turn, check_function
 
 BOOK = Book("00_start_here", __name__)
-session = BOOK.session
+session, start, hint, solution, reveal, progress = (BOOK.session, BOOK.start, BOOK.hint, BOOK.solution,
+                                                      BOOK.reveal, BOOK.progress)
 
 
 def match_reference(bell: torch.Tensor, test: torch.Tensor) -> torch.Tensor:
