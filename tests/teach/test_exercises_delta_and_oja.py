@@ -130,12 +130,13 @@ def _expected_numbers(first, revealed):
 def _first_and_revealed(check, number, answer, capsys):
     """A wrong answer's first ❌ in a fresh session, and the same answer's ❌ once the solution was read (which
     adds the expected numbers)."""
-    check(rules.session(), answer)
+    rules.session()
+    check(rules, answer)
     first = capsys.readouterr().out
-    ex = rules.session()
-    ex.solution(number)
+    rules.session()
+    rules.solution(number)
     capsys.readouterr()
-    check(ex, answer)
+    check(rules, answer)
     return first, capsys.readouterr().out
 
 

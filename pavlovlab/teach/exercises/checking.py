@@ -349,7 +349,7 @@ def _learner_result(get: Callable[[], Any] | Any, limit: float, turn: Turn, answ
         return False, turn.finish(False, raised(e, doing), answer=answer, hint=hint)
 
 
-def check_measurement(get: Callable[[], Any] | Any, judge: Callable[[Any], Verdict | tuple], *,
+def check_measurement(get: Callable[[], Any] | Any, judge: Callable[[Any], Verdict], *,
                       turn: Turn | None = None, name: str = "Your answer", hint: str = "",
                       expects: str = "", answer: Any = None, limit: float | None = None) -> bool:
     """Judge a measurement the learner designed: ``judge(result)`` returns a :class:`Verdict` from the result,
@@ -374,8 +374,6 @@ def check_measurement(get: Callable[[], Any] | Any, judge: Callable[[Any], Verdi
     except Exception:
         out = Verdict(False, f"could not read your result ({type(got).__name__})"
                              + (f": it should be {expects}" if expects else ""))
-    if isinstance(out, tuple):  # the judges' older form, (ok, message[, detail[, hint]]), while they move over
-        out = Verdict(*out)
     return turn.finish(out.ok, out.message, answer=(answer, got if not callable(got) else None), detail=out.detail,
                        hint=out.hint or hint)
 

@@ -1,5 +1,5 @@
 """Exercises of ``05_depth_and_width`` (stacked conditioning circuits), declared in :data:`BOOK`;
-in the notebook ``ex = exercises.session("05")``.
+in the notebook ``from pavlovlab.teach.exercises import depth_and_width as ex`` (then ``ex.start()``).
 
 1. implement ``predicted_error(L, H, p)``: the paper's picture of a stack, exactly;
 2. implement ``predict_errors()``: the predicted end-to-end errors of two architectures (which one wins);

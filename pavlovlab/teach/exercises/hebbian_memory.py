@@ -4,8 +4,8 @@
 2. (implement) the crosstalk on one stored pair;
 3. (design the measurement) the crosstalk variance against (n − 1)/d_k, and its fitted slope.
 
-In the notebook ``ex = exercises.session("02")``; ``ex.hint(n)`` gives the next hint tier, ``ex.solution(n)`` the
-reference solution.
+In the notebook ``from pavlovlab.teach.exercises import hebbian_memory as ex`` (then ``ex.start()``); ``ex.hint(n)``
+gives the next hint tier, ``ex.solution(n)`` the reference solution.
 Each checker prints one verdict and never raises. Cases are float64 from a seeded CPU generator.
 """
 

@@ -5,8 +5,8 @@
 3. (design the measurement) count the work of the parallel and chunkwise forms as the sequence grows,
    and fit the log–log slopes (the claim: quadratic against linear in T).
 
-In the notebook ``ex = exercises.session("03")``; ``ex.hint(n)`` gives the next hint tier, ``ex.solution(n)`` the
-reference solution.
+In the notebook ``from pavlovlab.teach.exercises import linear_attention as ex`` (then ``ex.start()``);
+``ex.hint(n)`` gives the next hint tier, ``ex.solution(n)`` the reference solution.
 Each checker prints one verdict and never raises. :func:`flop_sweep` is the package's version of
 Exercise 3's measurement.
 """

@@ -5,8 +5,8 @@
 3. (design the measurement) how blocking grows with the pretraining length, against its closed form, and again
    at a setting where that closed form is off (a light fainter than the bell).
 
-In the notebook ``ex = exercises.session("01")``; ``ex.hint(n)`` gives the next hint tier, ``ex.solution(n)`` the
-reference solution.
+In the notebook ``from pavlovlab.teach.exercises import pavlovian_conditioning as ex`` (then ``ex.start()``);
+``ex.hint(n)`` gives the next hint tier, ``ex.solution(n)`` the reference solution.
 Each checker prints one verdict and never raises.
 """
 

@@ -1,8 +1,8 @@
 """The demo exercise of ``00_start_here``: how an exercise, its hints, its solution and its check work.
 
-Exercise 1 (implement): ``match(bell, test)``, how strongly a test stimulus matches the bell (their dot
-product). In the notebook: ``ex = exercises.session("00")``, then ``ex.check_match(match)``, ``ex.hint(1)``,
-``ex.solution(1)``.
+Exercise 1 (implement): ``match(bell, test)``, how strongly a test stimulus matches the bell (their dot product). In
+the notebook: ``from pavlovlab.teach.exercises import start_here as ex`` (then ``ex.start()``), then
+``ex.check_match(match)``, ``ex.hint(1)``, ``ex.solution(1)``.
 """
 
 from __future__ import annotations
