@@ -193,3 +193,13 @@ def test_the_readme_states_todays_coverage():
     block = readme[readme.index("**Coverage today**"):]
     block = block[block.index("```text\n") + 8:]
     assert block[:block.index("```")].splitlines() == [c.line() for c in translations.coverage()]
+
+
+@pytest.mark.parametrize("edition", translations.EDITIONS)
+def test_an_editions_code_is_the_english_learner_copys(edition):
+    """An edition runs exactly what the English learner copy runs (its code cells, their tags and exercise keys are
+    the same), so the learner copies' execution under nbval covers the editions' code."""
+    def code(path: Path) -> list[tuple[str, dict]]:
+        return [(c.source, dict(c.metadata)) for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    for english in sorted(STUDENT.glob("[0-9]*.ipynb")):
+        assert code(STUDENT / edition / english.name) == code(english), f"{edition}/{english.name}"
