@@ -1291,3 +1291,22 @@ def test_a_book_is_found_by_the_notebook_name_or_number():
         registry.book("99")
     with pytest.raises(TypeError, match="notebook"):
         registry.book(4)
+
+
+NUMBERS_WATCHED = ("hebbian_memory", "linear_attention", "capacity_limits")
+WRONG_WATCHED = [r for r in REGISTERED if r[0] in NUMBERS_WATCHED and r[4] == "wrong"]
+
+
+@pytest.mark.parametrize("row", [pytest.param(r, marks=_marks(r[0], r[1])) for r in WRONG_WATCHED],
+                         ids=[r[2] for r in WRONG_WATCHED])
+def test_a_first_wrong_attempt_holds_none_of_the_numbers_shown_once_asked(row):
+    """A registered wrong answer of 02–04: the numbers its ❌ shows once the learner has read the solution (in the
+    same session) are none of the numbers of its first ❌."""
+    module, number, _, code, _, _ = row
+    first = next(line for line in run(module, number, code).splitlines() if line.startswith("❌"))
+    with contextlib.redirect_stdout(io.StringIO()):
+        BOOK_OF[module].solution(number)
+    asked = next(line for line in run(module, number, code, fresh=False).splitlines() if line.startswith("❌"))
+    assert asked.startswith(first)
+    detail = asked[len(first):]
+    assert not set(re.findall(r"\d+\.\d+", detail)) & set(re.findall(r"\d+\.\d+", first)), (first, detail)

@@ -2,13 +2,9 @@
 that gives nothing away, stubs are greeted kindly, nothing raises; the operation counter agrees with
 PyTorch's own FlopCounterMode and with the closed-form counts."""
 
-import contextlib
-import io
 import math
-import re
 
 import pytest
-import test_exercise_pedagogy as pedagogy
 import torch
 
 import pavlovlab as pl
@@ -207,26 +203,6 @@ def test_cost_checker_judges_the_result(capsys):
     for bad in (None, {"parallel": [1, 2]}, {"parallel": [math.nan] * 4, "chunk": [1] * 4}):
         assert ex.check_cost_scaling(Ts, bad) is False
     assert "Traceback" not in capsys.readouterr().out
-
-
-
-WRONG_REGISTERED = [row for row in pedagogy.REGISTERED if row[0] == "linear_attention" and row[4] == "wrong"]
-
-
-@pytest.mark.parametrize("row", [pytest.param(r, marks=pedagogy._marks(r[0], r[1])) for r in WRONG_REGISTERED],
-                         ids=[r[2] for r in WRONG_REGISTERED])
-def test_a_first_wrong_attempt_holds_none_of_the_numbers_shown_once_asked(row):
-    """The registered wrong answers: the expected numbers a verdict holds appear only once the learner has read
-    the solution, never in the first ❌ (no decimal number of the detail is in it)."""
-    module, number, _, code, _, _ = row
-    first = next(line for line in pedagogy.run(module, number, code).splitlines() if line.startswith("❌"))
-    ex_read = attention.session()
-    with contextlib.redirect_stdout(io.StringIO()):
-        ex_read.solution(number)
-    asked = next(line for line in pedagogy.run(module, number, code, ex_read).splitlines() if line.startswith("❌"))
-    assert asked.startswith(first)
-    detail = asked[len(first):]
-    assert not set(re.findall(r"\d+\.\d+", detail)) & set(re.findall(r"\d+\.\d+", first)), (first, detail)
 
 
 def test_counts_from_the_formulas_are_refused_and_a_batch_of_sequences_is_fine(capsys):
