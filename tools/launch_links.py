@@ -190,6 +190,7 @@ def with_launch_cells(nb, path: str, ref: str):
     import nbformat
 
     cells = [c for c in nb.cells if LAUNCH_TAG not in c.get("metadata", {}).get("tags", [])]
+    old = {c.get("id"): c for c in nb.cells if LAUNCH_TAG in c.get("metadata", {}).get("tags", [])}
     for cell in cells:
         if cell.cell_type == "markdown":
             cell.source = repoint(cell.source, ref)
@@ -197,6 +198,9 @@ def with_launch_cells(nb, path: str, ref: str):
     install = nbformat.v4.new_code_cell(install_code(ref), metadata={"tags": [LAUNCH_TAG]})
     stem = Path(path).stem
     badge["id"], install["id"] = f"launch-badges-{stem}"[:64], f"launch-install-{stem}"[:64]
+    # an unchanged launch cell is kept as it is: its execution count and output stay those of the last run
+    badge, install = (old[c["id"]] if c["id"] in old and old[c["id"]].source == c.source else c
+                      for c in (badge, install))
     nb.cells = [*cells[:1], badge, install, *cells[1:]]
     return nb
 
