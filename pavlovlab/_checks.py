@@ -250,6 +250,13 @@ def check_choice(name: str, value: object, choices: Iterable[str]) -> str:
     return value
 
 
+def check_generator(name: str, generator: object) -> torch.Generator | None:
+    """``generator`` when it is a ``torch.Generator`` or None, else TypeError naming ``name``."""
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"{name}: expected a torch.Generator or None, got {type(generator).__name__}")
+    return generator
+
+
 def check_device(name: str, device: object) -> torch.device | None:
     """A device argument as a ``torch.device`` (None stays None): a ``torch.device`` or its name.
 

@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from ._checks import check_choice, check_device, check_fits, check_float_dtype, check_int
+from ._checks import check_choice, check_device, check_fits, check_float_dtype, check_generator, check_int
 
 KINDS = ("gaussian", "sphere", "orthogonal", "binary")
 """Key/value distributions: i.i.d. N(0, 1/d) entries; uniform on the unit sphere; orthonormal frames
@@ -25,8 +25,7 @@ def _check_draw(shape: tuple, d: int, kind: str, generator: torch.Generator | No
     d = check_int("d", d, low=1)
     kind = check_choice("kind", kind, KINDS)
     checked_dtype = torch.get_default_dtype() if dtype is None else check_float_dtype("dtype", dtype, allow_none=False)
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    check_generator("generator", generator)
     checked_device = check_device("device", device)
     check_fits("shape", (*shape, d), torch.float64 if kind == "orthogonal" else checked_dtype, None, "(*shape, d)")
     if checked_device is not None:

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from .._checks import check_float_dtype, check_int, check_real
+from .._checks import check_float_dtype, check_generator, check_int, check_real
 
 Device = torch.device | str | None
 
@@ -129,8 +129,7 @@ def _check_partial(n_trials: int, p: float, lam: float, generator: torch.Generat
     n = _check_count(n_trials)
     p = check_real("p", p, low=0.0, high=1.0)
     lam = check_real("lam", lam, low=0.0)
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    check_generator("generator", generator)
     batch = tuple(check_int(f"batch_shape[{i}]", b, low=1) for i, b in enumerate(batch_shape))
     return n, p, lam, batch, check_float_dtype("dtype", dtype, allow_none=False)
 

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import torch
 
-from .._checks import check_device, check_int
+from .._checks import check_device, check_generator, check_int
 
 IGNORE = -100
 """Target value at positions without a loss (``torch.nn.functional.cross_entropy``'s ``ignore_index``)."""
@@ -84,8 +84,7 @@ def associative_recall(n_samples: int, *, n_pairs: int, n_queries: int = 1, n_ke
     check_int("n_values", n_values, low=1)
     if n_keys < S:
         raise ValueError(f"n_pairs: expected at most n_keys = {n_keys} (keys are distinct within a context), got {S}")
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    check_generator("generator", generator)
     device = check_device("device", device)
     keys = torch.rand(N, n_keys, generator=generator).argsort(dim=-1)[:, :S]         # distinct keys: (N, S)
     values = n_keys + torch.randint(n_values, (N, S), generator=generator)           # (N, S)
@@ -141,8 +140,7 @@ def pointer_chasing(n_samples: int, *, n_pairs: int, hops: int = 2, n_queries: i
     check_int("n_items", n_items, low=2)
     if n_items < S:
         raise ValueError(f"n_pairs: expected at most n_items = {n_items} (items are distinct), got {S}")
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    check_generator("generator", generator)
     device = check_device("device", device)
     cycle = torch.rand(N, n_items, generator=generator).argsort(dim=-1)[:, :S]          # c_0 → c_1 → ... → c_0
     shown = torch.rand(N, S, generator=generator).argsort(dim=-1)                         # order of the pairs

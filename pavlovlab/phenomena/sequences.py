@@ -52,7 +52,7 @@ from typing import Any, NamedTuple
 import torch
 import torch.nn.functional as F
 
-from .._checks import check_choice, check_int, check_real
+from .._checks import check_choice, check_generator, check_int, check_real
 from ..conditioning.learning import rescorla_wagner
 from ..memory.associative import AssociativeMemory
 
@@ -171,8 +171,7 @@ def _check_probes(spec: dict[str, Any], n: int, n_pairs: int, n_keys: int, n_val
         raise ValueError(f"n_keys: expected at least {len(CUES) + n_fill} (4 cues + {n_fill} fillers), got {n_keys}")
     if check_int("n_values", n_values, low=1) < 3:
         raise ValueError(f"n_values: expected at least 3 (o, n and a filler value), got {n_values}")
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    check_generator("generator", generator)
     return N
 
 
