@@ -52,9 +52,10 @@ normalize: setup  ## strip per-run noise (timestamps, widget state, version chur
 student: dev-setup  ## regenerate the committed learner copies in student/ from course/, and every edition (student/zh, student/fr)
 	$(BIN)/python tools/student_copies.py --write
 
-translations: dev-setup  ## after an English edit: extract the learner copies' text into locales/ (a changed paragraph's translation turns fuzzy), then rebuild the editions
+translations: dev-setup  ## after an English edit: extract the learner copies' text and the package's marked sentences into locales/ (a changed paragraph's translation turns fuzzy), compile the package's, then rebuild the editions
 	$(BIN)/python tools/student_copies.py --write
 	$(BIN)/python tools/translations.py update
+	$(BIN)/python tools/translations.py compile
 	$(BIN)/python tools/student_copies.py --write
 	$(BIN)/python tools/translations.py status
 

@@ -13,9 +13,16 @@ its translation. An entry that is missing or fuzzy shows the English paragraph i
 the edition's language, so a reader knows; code cells stay as they are, links climb one folder more, and links to a
 learner copy (the launch badges, Binder links in the text) open the edition's.
 
+The package's own sentences (a checker's verdicts and hints, ``doctor``'s and ``start``'s lines; marked ``_(...)``
+or ``N_(...)`` in the source, see :mod:`pavlovlab.teach.language`) are extracted by Babel the same way, one
+template per source module (``locales/templates/pavlovlab.teach.cli.pot``, ...) merged into one catalogue per
+language each; ``build`` compiles a language's into ``pavlovlab/locale/<locale>/LC_MESSAGES/pavlovlab.mo`` (the
+translated entries only: a missing or fuzzy one is said in English).
+
     python tools/translations.py update            # what `make translations` runs after an English edit
     python tools/translations.py status [--check]  # per language: entries translated, fuzzy, missing
     python tools/translations.py build OUT         # the editions of OUT/*.ipynb into OUT/zh, OUT/fr
+    python tools/translations.py compile           # the package's catalogues into pavlovlab/locale/
 
 ``tools/student_copies.py`` builds the editions together with the English copies (``make student``).
 """
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import datetime
 import re
 import sys
 import tempfile
@@ -34,14 +42,24 @@ from pathlib import Path
 import nbformat
 import polib
 from babel.messages.catalog import Catalog
+from babel.messages.extract import extract_from_file
+from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po, write_po
 from mdpo.md2po import Md2Po
 from mdpo.po2md import Po2Md
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from pavlovlab.teach import language  # noqa: E402
+
 LOCALES = ROOT / "locales"
-EDITIONS = {"zh": "zh_CN", "fr": "fr"}
+EDITIONS = {edition: locale for edition, locale in language.EDITIONS.items() if edition != "en"}
 """Edition folder (and ``pavlovlab start --lang``) → gettext locale of its catalogues."""
+PACKAGE = ROOT / "pavlovlab"
+MARKERS = {"_": None, "N_": None}
+"""The names that mark a sentence of the package for translation (:mod:`pavlovlab.teach.language`)."""
+START = re.compile(r"^(\s*ex\.start\()\)", re.M)
+"""A set-up cell's ``ex.start()``: an edition's says its language, so that the checkers speak it."""
 UNTRANSLATED = {"zh_CN": "〔英文原文，译文待补〕", "fr": "〔texte anglais, traduction à venir〕"}
 """The marker before an English paragraph that stands in for a missing or outdated translation."""
 ISSUES = "https://github.com/pavlovlab/pavlovlab/issues"
@@ -92,12 +110,15 @@ def _markdown_cells(notebook: Path) -> list[tuple[int, str]]:
             and "launch" not in c.metadata.get("tags", [])]                      # badges: made per edition
 
 
-def _catalog(locale: str | None) -> Catalog:
+NOTEBOOK_TEXT = "one notebook of the pavlovlab course: its English learner copy's text, a paragraph an entry"
+MODULE_TEXT = "one module of the pavlovlab package: the sentences it says to a learner, marked _() or N_()"
+
+
+def _catalog(locale: str | None, of: str = NOTEBOOK_TEXT) -> Catalog:
     what = f"The {locale} catalogue" if locale else "The template"
     return Catalog(locale=locale, project="pavlovlab", fuzzy=False, msgid_bugs_address=ISSUES,
                    last_translator="pavlovlab contributors", language_team=f"pavlovlab {locale or ''}".strip(),
-                   header_comment=f"# {what} of one notebook of the pavlovlab course: its English learner copy's "
-                                  "text, a paragraph an entry.\n# Made and merged by tools/translations.py "
+                   header_comment=f"# {what} of {of}.\n# Made and merged by tools/translations.py "
                                   "(`make translations`); translators write the msgstr lines only.")
 
 
@@ -112,9 +133,41 @@ def template(notebook: Path) -> Catalog:
     return _prose(pot)
 
 
+BRACE_FIELD = re.compile(r"(?<!\{)\{[A-Za-z_][\w.]*(?:![rsa])?(?::[^{}]*)?\}(?!\})")
+"""A named field of ``str.format`` (``{n}``, ``{error:.2f}``)."""
+
+
+def message_sources(package: Path = PACKAGE) -> list[Path]:
+    """The package's modules that mark sentences for translation (a ``_(`` or ``N_(`` call in their text)."""
+    marked = re.compile(r"(?<![\w.])N?_\(")
+    return [path for path in sorted(package.rglob("*.py")) if "__pycache__" not in path.parts
+            and path.name != "language.py" and marked.search(path.read_text(encoding="utf-8"))]
+
+
+def module_name(source: Path, package: Path = PACKAGE) -> str:
+    """``pavlovlab/teach/cli.py`` → ``pavlovlab.teach.cli``: the name of its template and catalogues."""
+    return ".".join(source.relative_to(package.parent).with_suffix("").parts)
+
+
+def messages_template(source: Path, package: Path = PACKAGE) -> Catalog:
+    """The template of one module: every marked sentence once, with its file (no line number: moving code churns
+    no catalogue) and the comment of a ``# Translators:`` line above it. Named fields (``{n}``) are flagged
+    ``python-brace-format``, so that ``msgfmt --check`` holds a translation to the same fields."""
+    pot = _catalog(None, MODULE_TEXT)
+    where = source.relative_to(package.parent).as_posix()
+    for _line, msgid, comments, _context in extract_from_file("python", source, keywords=MARKERS,
+                                                            comment_tags=("Translators:",),
+                                                            strip_comment_tags=True):
+        if isinstance(msgid, str) and msgid and msgid not in pot:
+            flags = ["python-brace-format"] if BRACE_FIELD.search(msgid) else []
+            pot.add(msgid, locations=[(where, None)], auto_comments=comments, flags=flags)
+    return _prose(pot)
+
+
 def _prose(catalog: Catalog) -> Catalog:
-    """Every entry is prose: no ``python-format`` flag, which Babel guesses from a "%" ("95 % interval") and which
-    would make ``msgfmt --check`` hold a translation to format codes the English never had."""
+    """No entry is a ``%`` format (the package formats with ``str.format``): no ``python-format`` flag, which Babel
+    guesses from a "%" ("95 % interval") and which would make ``msgfmt --check`` hold a translation to format codes
+    the English never had."""
     for message in catalog:
         message.flags.discard("python-format")
     return catalog
@@ -146,22 +199,62 @@ def catalogue_path(locales: Path, locale: str, stem: str) -> Path:
     return locales / locale / "LC_MESSAGES" / f"{stem}.po"
 
 
-def update(notebooks: Iterable[Path], locales: Path = LOCALES) -> list[Path]:
-    """Extract each notebook's template and merge it into every language's catalogue (changed English: the old
-    translation kept, fuzzy; removed English: obsolete). Returns the files written."""
+def update(notebooks: Iterable[Path], locales: Path = LOCALES, sources: Iterable[Path] | None = None) -> list[Path]:
+    """Extract each notebook's template, and each marked module's (``sources``: :func:`message_sources` by
+    default), and merge it into every language's catalogue (changed English: the old translation kept, fuzzy;
+    removed English: obsolete). A template whose module no longer marks anything is removed with its catalogues.
+    Returns the files written."""
     written = []
-    for notebook in notebooks:
-        pot = template(notebook)
-        if _write(locales / "templates" / f"{notebook.stem}.pot", pot):
-            written.append(locales / "templates" / f"{notebook.stem}.pot")
+    templates = [(notebook.stem, template(notebook), NOTEBOOK_TEXT) for notebook in notebooks]
+    modules = message_sources() if sources is None else list(sources)
+    templates += [(module_name(source), messages_template(source), MODULE_TEXT) for source in modules]
+    for stem, pot, of in templates:
+        if _write(locales / "templates" / f"{stem}.pot", pot):
+            written.append(locales / "templates" / f"{stem}.pot")
         for locale in EDITIONS.values():
-            path = catalogue_path(locales, locale, notebook.stem)
-            po = _read(path, locale) if path.exists() else _catalog(locale)
+            path = catalogue_path(locales, locale, stem)
+            po = _read(path, locale) if path.exists() else _catalog(locale, of)
             po.update(pot, update_header_comment=False)
             _prose(po)
             po.obsolete.clear()                       # git keeps the history; a catalogue holds today's English
             if _write(path, po):
                 written.append(path)
+    if sources is None:
+        kept = {module_name(source) for source in modules}
+        for pot in sorted((locales / "templates").glob("pavlovlab.*.pot")):
+            if pot.stem not in kept:
+                for path in [pot] + [catalogue_path(locales, locale, pot.stem) for locale in EDITIONS.values()]:
+                    path.unlink(missing_ok=True)
+                    written.append(path)
+    return written
+
+
+EPOCH = datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC)
+"""The dates a compiled catalogue's header gives: fixed, so that compiling the same entries gives the same bytes."""
+
+
+def compile_messages(locales: Path = LOCALES, out: Path = language.LOCALE_DIR) -> list[Path]:
+    """Each language's package catalogues (``pavlovlab.*.po``), their translated entries only, compiled into one
+    ``out/<locale>/LC_MESSAGES/pavlovlab.mo`` (written only when its bytes change). Returns the files written."""
+    written = []
+    for locale in EDITIONS.values():
+        merged = Catalog(locale=locale, project="pavlovlab", fuzzy=False, creation_date=EPOCH, revision_date=EPOCH)
+        for path in sorted((locales / locale / "LC_MESSAGES").glob("pavlovlab.*.po")):
+            for message in _read(path, locale):
+                if message.id and message.string and not message.fuzzy and message.id not in merged:
+                    merged.add(message.id, message.string)
+        with tempfile.TemporaryFile() as f:
+            write_mo(f, merged)
+            f.seek(0)
+            data = f.read()
+        target = out / locale / "LC_MESSAGES" / f"{language.DOMAIN}.mo"
+        if target.exists() and target.read_bytes() == data:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(target)
+        written.append(target)
     return written
 
 
@@ -170,6 +263,7 @@ class Coverage:
     """How much of one language is translated: entries in total, translated (not fuzzy), fuzzy and missing."""
 
     locale: str
+    what: str
     total: int
     translated: int
     fuzzy: int
@@ -177,15 +271,17 @@ class Coverage:
 
     def line(self) -> str:
         """What ``status`` prints (and the README quotes)."""
-        return f"{self.locale}: {self.translated}/{self.total} translated, {self.fuzzy} fuzzy, {self.missing} missing"
+        return (f"{self.locale} {self.what}: {self.translated}/{self.total} translated, {self.fuzzy} fuzzy, "
+                f"{self.missing} missing")
 
 
 def coverage(locales: Path = LOCALES) -> list[Coverage]:
-    """The coverage of every language over every notebook's catalogue."""
+    """The coverage of every language over the notebooks' catalogues, then over the package's messages."""
     out = []
-    for locale in EDITIONS.values():
+    for locale, (what, pattern) in ((locale, kind) for locale in EDITIONS.values()
+                                    for kind in (("notebooks", "[0-9]*.pot"), ("messages", "pavlovlab.*.pot"))):
         total = translated = fuzzy = 0
-        for pot in sorted((locales / "templates").glob("*.pot")):
+        for pot in sorted((locales / "templates").glob(pattern)):
             path = catalogue_path(locales, locale, pot.stem)
             po = _read(path, locale) if path.exists() else Catalog(locale=locale)
             ids = [m.id for m in _read(pot) if m.id]
@@ -196,7 +292,7 @@ def coverage(locales: Path = LOCALES) -> list[Coverage]:
                     fuzzy += 1
                 elif m is not None and m.string:
                     translated += 1
-        out.append(Coverage(locale, total, translated, fuzzy, total - translated - fuzzy))
+        out.append(Coverage(locale, what, total, translated, fuzzy, total - translated - fuzzy))
     return out
 
 
@@ -273,6 +369,8 @@ def build(student: Path, locales: Path = LOCALES) -> list[Path]:
                     if "launch" not in cell.metadata.get("tags", []):
                         cell.source = translate_markdown(cell.source, shown, locale).rstrip("\n")
                     cell.source = relink(cell.source, student.name, edition)
+                elif cell.cell_type == "code":
+                    cell.source = START.sub(rf'\1language="{edition}")', cell.source)
             out.metadata["language_edition"] = edition
             target = student / edition / notebook.name
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -289,10 +387,15 @@ def main(argv: list[str] | None = None) -> int:
     status.add_argument("--check", action="store_true", help="exit 1 if any entry is missing or fuzzy")
     out = sub.add_parser("build", help="write the editions of the learner copies in a folder")
     out.add_argument("folder", type=Path)
+    sub.add_parser("compile", help="compile the package's catalogues into pavlovlab/locale/")
     args = parser.parse_args(argv)
     if args.command == "update":
         for path in update(sorted((ROOT / "student").glob("[0-9]*.ipynb"))):
             print(f"updated {path.relative_to(ROOT)}")
+        return 0
+    if args.command == "compile":
+        for path in compile_messages():
+            print(f"compiled {path.relative_to(ROOT)}")
         return 0
     if args.command == "build":
         for path in build(args.folder):

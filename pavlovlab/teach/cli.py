@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .language import from_environment
+
 MIN_PYTHON = (3, 11)
 COURSE_ENV = "PAVLOVLAB_COURSE"
 """Environment variable naming an installed course folder (e.g. set once on a hub image)."""
@@ -340,15 +342,6 @@ EDITIONS = {"zh": "中文", "fr": "français"}
 LANGUAGE_PACKS = {"zh": "jupyterlab-language-pack-zh-cn", "fr": "jupyterlab-language-pack-fr-fr"}
 
 
-def system_language(environ: dict[str, str] | None = None) -> str:
-    """The edition the system's locale asks for (``LC_ALL``, ``LC_MESSAGES``, ``LANG``, the first one set, as
-    gettext reads them): ``"zh"`` or ``"fr"``, else ``"en"``."""
-    env = os.environ if environ is None else environ
-    value = next((env[k] for k in ("LC_ALL", "LC_MESSAGES", "LANG") if env.get(k)), "")
-    code = value.split("_")[0].split(".")[0].lower()
-    return code if code in EDITIONS else "en"
-
-
 def _installed(distribution: str) -> bool:
     try:
         md.distribution(distribution)
@@ -377,7 +370,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     src = course_dir(args.course or None)
     if not src.is_dir():
         return _fail(f"start: course folder {str(src)!r} not found; pass --course PATH to the course's notebooks")
-    lang = args.lang or system_language()
+    lang = args.lang or from_environment()
     if lang != "en":
         edition = edition_dir(src, lang)
         if not any(edition.glob("[0-9]*.ipynb")):

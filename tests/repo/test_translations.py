@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import translations  # noqa: E402
 
-from pavlovlab.teach import cli  # noqa: E402
+from pavlovlab.teach import cli, language  # noqa: E402
 
 STUDENT = ROOT / "student"
 INLINE_MATHS = re.compile(r"(?<![$\\])\$(?!\$)(.+?)(?<![\\])\$")
@@ -105,11 +105,48 @@ def test_the_committed_catalogues_hold_todays_english(tmp_path):
                          f"commit locales/ and student/ ({[p.name for p in written]})")
 
 
-def test_every_notebook_has_a_catalogue_per_language():
-    stems = {p.stem for p in STUDENT.glob("[0-9]*.ipynb")}
+def test_every_notebook_and_marked_module_has_a_catalogue_per_language():
+    stems = {p.stem for p in STUDENT.glob("[0-9]*.ipynb")} | {translations.module_name(p)
+                                                             for p in translations.message_sources()}
     assert {p.stem for p in (ROOT / "locales" / "templates").glob("*.pot")} == stems
     for locale in translations.EDITIONS.values():
         assert {p.stem for p in (ROOT / "locales" / locale / "LC_MESSAGES").glob("*.po")} == stems
+
+
+def test_the_compiled_catalogues_are_todays(tmp_path):
+    """The package's compiled catalogues (what the wheel carries) hold exactly the translated entries of today's
+    catalogues."""
+    fresh = translations.compile_messages(out=tmp_path)
+    assert fresh, "nothing compiled"
+    stale = [p.relative_to(tmp_path).as_posix() for p in fresh
+             if not (language.LOCALE_DIR / p.relative_to(tmp_path)).is_file()
+             or (language.LOCALE_DIR / p.relative_to(tmp_path)).read_bytes() != p.read_bytes()]
+    assert not stale, f"pavlovlab/locale/ is out of date with locales/: run `make translations` ({stale})"
+
+
+@pytest.mark.parametrize("locale", translations.EDITIONS.values())
+def test_translations_keep_the_named_fields(locale):
+    """A sentence of the package keeps its ``{fields}`` (the code fills them by name; a lost one is a lost number)."""
+    changed = [(stem, msgid[:60]) for stem, msgid, msgstr in _translated(locale) if stem.startswith("pavlovlab.")
+               and sorted(translations.BRACE_FIELD.findall(msgid)) != sorted(translations.BRACE_FIELD.findall(msgstr))]
+    assert not changed, f"{locale}: translations that lost or changed a {{field}}: {changed}"
+
+
+def test_the_messages_speak_the_language_chosen(tmp_path):
+    """A marked sentence is said in the language chosen, in English without a translation, and the choice is
+    checked."""
+    try:
+        for edition, locale in translations.EDITIONS.items():
+            path = translations.catalogue_path(ROOT / "locales", locale, "pavlovlab.teach.exercises.checking")
+            po = translations._read(path, locale)
+            msgid, msgstr = next((m.id, m.string) for m in po if m.id and m.string and not m.fuzzy)
+            assert language.use(edition) == edition and language._(msgid) == msgstr
+            assert language._("a sentence no catalogue holds") == "a sentence no catalogue holds"
+        assert language.use("fr_FR.UTF-8") == "fr" and language.use("zh-CN") == "zh"
+        with pytest.raises(ValueError, match="language: expected one of en, zh, fr"):
+            language.use("de")
+    finally:
+        language.use("en")
 
 
 def _translated(locale: str):
@@ -162,9 +199,11 @@ def test_start_writes_the_edition_asked_for(tmp_path, capsys):
 
 @pytest.mark.parametrize(("environ", "lang"), [({"LANG": "zh_CN.UTF-8"}, "zh"), ({"LANG": "fr_FR.UTF-8"}, "fr"),
                                                 ({"LC_ALL": "fr_CA.UTF-8", "LANG": "zh_CN"}, "fr"),
+                                                ({"PAVLOVLAB_LANGUAGE": "zh", "LANG": "fr_FR"}, "zh"),
+                                                ({"LANG": "C.UTF-8"}, "en"),
                                                 ({"LANG": "de_DE.UTF-8"}, "en"), ({}, "en")])
 def test_the_default_edition_follows_the_system_language(environ, lang):
-    assert cli.system_language(environ) == lang
+    assert language.from_environment(environ) == lang
 
 
 def test_the_glossarys_names_are_the_packages():
@@ -202,4 +241,8 @@ def test_an_editions_code_is_the_english_learner_copys(edition):
     def code(path: Path) -> list[tuple[str, dict]]:
         return [(c.source, dict(c.metadata)) for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
     for english in sorted(STUDENT.glob("[0-9]*.ipynb")):
-        assert code(STUDENT / edition / english.name) == code(english), f"{edition}/{english.name}"
+        said = [(translations.START.sub(rf'\1language="{edition}")', source), metadata)
+                for source, metadata in code(english)]
+        assert code(STUDENT / edition / english.name) == said, f"{edition}/{english.name}"
+        if any("ex.start()" in source for source, _ in code(english)):
+            assert any(f'ex.start(language="{edition}")' in source for source, _ in said), english.name

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pavlovlab.teach.language import use as speak
 from pavlovlab.teach.progress import show_learner_progress
 
 from . import name_errors
@@ -62,9 +63,16 @@ class Book(Declared):
         """The open session (one is opened, as :meth:`session` does, if none is)."""
         return self._session if self._session is not None else self.session()
 
-    def start(self) -> None:
-        """What a notebook's set-up cell does (``ex.start()``): open a fresh session and, in IPython, answer a
-        cell run too early with one sentence (:mod:`~pavlovlab.teach.exercises.name_errors`) until :meth:`stop`."""
+    def start(self, language: str = "en") -> None:
+        """What a notebook's set-up cell does (``ex.start()``; an edition's says its language,
+        ``ex.start(language="fr")``): speak ``language`` (:mod:`pavlovlab.teach.language`), open a fresh session
+        and, in IPython, answer a cell run too early with one sentence
+        (:mod:`~pavlovlab.teach.exercises.name_errors`) until :meth:`stop`.
+
+        Raises:
+            ValueError: for a language the course has no edition in.
+        """
+        speak(language)
         self.session()
         name_errors.switch_on(self.notebook)
 

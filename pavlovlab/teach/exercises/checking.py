@@ -28,6 +28,8 @@ from typing import Any
 
 import torch
 
+from pavlovlab.teach.language import _
+
 from . import name_errors
 from .fingerprint import fingerprint
 from .registry import Declared, Exercise
@@ -125,11 +127,11 @@ def verdict(ok: bool, name: str, message: str, hint: str = "", *, number: int | 
     ``ex.reveal(number)`` shows the values the check wanted).
     """
     if ok:
-        print(f"✅ {name}: correct! {message}".rstrip())
+        print(_("✅ {name}: correct! {message}").format(name=name, message=message).rstrip())
     else:
-        print(f"❌ {name}: not yet. {message}".rstrip())
+        print(_("❌ {name}: not yet. {message}").format(name=name, message=message).rstrip())
         if hint:
-            print(f"   Hint: {hint}")
+            print(_("   Hint: {hint}").format(hint=hint))
         if number is not None:
             print(f"   Stuck? ex.hint({number}) gives a hint (run it again for the next one); "
                   f"ex.solution({number}) shows the reference solution"
