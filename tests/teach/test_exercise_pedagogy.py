@@ -10,6 +10,7 @@ the answer, then the notebook's own check cell.
 from __future__ import annotations
 
 import contextlib
+import gettext
 import importlib
 import io
 import json
@@ -1310,3 +1311,73 @@ def test_a_first_wrong_attempt_holds_none_of_the_numbers_shown_once_asked(row):
     assert asked.startswith(first)
     detail = asked[len(first):]
     assert not set(re.findall(r"\d+\.\d+", detail)) & set(re.findall(r"\d+\.\d+", first)), (first, detail)
+
+
+# ------------------------------------------------------------------------------ the editions' language
+class _Recording(gettext.NullTranslations):
+    """The edition's catalogue, noting every sentence asked for that it does not hold."""
+
+    def __init__(self, inner: gettext.NullTranslations, missed: set[str]) -> None:
+        super().__init__()
+        self.inner, self.missed = inner, missed
+
+    def gettext(self, message: str) -> str:
+        if re.search(r"[A-Za-z]{2}", message) and message not in getattr(self.inner, "_catalog", {}):
+            self.missed.add(message)
+        return self.inner.gettext(message)
+
+
+ENGLISH_WORDS = frozenset({"the", "your", "is", "are", "with", "which", "what", "does", "this", "that", "and", "of",
+                           "you", "not", "yet", "run", "check"})
+
+
+def english_lines(out: str, edition: str) -> list[str]:
+    """The printed lines that read as English: outside `code`, three of the commonest English words (French), or
+    four ASCII words in a row (Chinese)."""
+    found = []
+    for line in out.splitlines():
+        prose = re.sub(r"`[^`]*`|ex\.\w+\([^)]*\)|\S*[_=()\[\]/]\S*", " ", line)
+        words = re.findall(r"[A-Za-z']+", prose)
+        if edition == "fr" and len(ENGLISH_WORDS & {w.lower() for w in words}) >= 3:
+            found.append(line)
+        if edition == "zh" and re.search(r"[A-Za-z']+(?:[ ,;:]+[A-Za-z']+){3}", prose):
+            found.append(line)
+    return found
+
+
+@pytest.fixture
+def speaking(request):
+    """The edition ``request.param`` chosen as its set-up cell chooses it, with the sentences its catalogue lacks
+    recorded; English again afterwards."""
+    from pavlovlab.teach import language
+
+    missed: set[str] = set()
+    language.use(request.param)
+    language._state["translation"] = _Recording(language._state["translation"], missed)  # type: ignore[arg-type]
+    yield request.param, missed
+    language.use("en")
+
+
+EDITION_ROWS = list({(r[0], r[1], r[4]): r for r in reversed(REGISTERED)}.values())
+"""One right and one wrong registered answer of every exercise (the first of each)."""
+
+
+@pytest.mark.parametrize("speaking", ["zh", "fr"], indirect=True)
+@pytest.mark.parametrize("row", [pytest.param(r, marks=_marks(r[0], r[1])) for r in EDITION_ROWS],
+                         ids=[f"{r[0]}-{r[1]}-{r[4]}" for r in EDITION_ROWS])
+def test_a_check_and_its_hints_speak_the_editions_language(row, speaking):
+    """In an edition, a verdict, every hint tier, the values revealed and the solution's heading are the edition's:
+    every sentence said is in its catalogue, and no printed line reads as English (code and names excepted)."""
+    edition, missed = speaking
+    module, number, _, code, _, _ = row
+    out = run(module, number, code)
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said):
+        for _tier in range(len(BOOK_OF[module].get(number).hints) + 1):
+            BOOK_OF[module].hint(number)
+        BOOK_OF[module].reveal(number)
+    with contextlib.redirect_stdout(io.StringIO()):   # the solution is code: its words are not checked here
+        BOOK_OF[module].solution(number)
+    assert "Traceback" not in out, out
+    assert not missed, f"{edition}: said without a translation: {sorted(missed)}"
+    assert not english_lines(out + said.getvalue(), edition), english_lines(out + said.getvalue(), edition)
