@@ -104,13 +104,25 @@ def entries(markdown: str) -> list[str]:
     return found + [_one_line(m.group(2)) for m in SUMMARY.finditer(markdown) if m.group(2).strip()]
 
 
+GUIDE = "HOW_TO_USE.md"
+"""The learners' guide beside the copies (``pavlovlab student`` writes it): translated like a notebook's text."""
+
+
+def english_texts(student: Path = ROOT / "student") -> list[Path]:
+    """The English sources of the editions' text: the learner copies, then the learners' guide."""
+    return [*sorted(student.glob("[0-9]*.ipynb")), student / GUIDE]
+
+
 def _markdown_cells(notebook: Path) -> list[tuple[int, str]]:
+    """The markdown of a notebook, a cell at a time, or of a markdown file (one "cell")."""
+    if notebook.suffix == ".md":
+        return [(0, notebook.read_text(encoding="utf-8"))]
     cells = nbformat.read(notebook, as_version=4).cells
     return [(i, c.source) for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.strip()
             and "launch" not in c.metadata.get("tags", [])]                      # badges: made per edition
 
 
-NOTEBOOK_TEXT = "one notebook of the pavlovlab course: its English learner copy's text, a paragraph an entry"
+NOTEBOOK_TEXT = "one text of the pavlovlab course (a learner copy, the learners' guide): a paragraph an entry"
 MODULE_TEXT = "one module of the pavlovlab package: the sentences it says to a learner, marked _() or N_()"
 
 
@@ -276,12 +288,13 @@ class Coverage:
 
 
 def coverage(locales: Path = LOCALES) -> list[Coverage]:
-    """The coverage of every language over the notebooks' catalogues, then over the package's messages."""
+    """The coverage of every language over the texts' catalogues (notebooks, guide), then the package's messages."""
     out = []
-    for locale, (what, pattern) in ((locale, kind) for locale in EDITIONS.values()
-                                    for kind in (("notebooks", "[0-9]*.pot"), ("messages", "pavlovlab.*.pot"))):
+    for locale, what in ((locale, what) for locale in EDITIONS.values() for what in ("texts", "messages")):
         total = translated = fuzzy = 0
-        for pot in sorted((locales / "templates").glob(pattern)):
+        for pot in sorted((locales / "templates").glob("*.pot")):
+            if pot.stem.startswith("pavlovlab.") != (what == "messages"):
+                continue
             path = catalogue_path(locales, locale, pot.stem)
             po = _read(path, locale) if path.exists() else Catalog(locale=locale)
             ids = [m.id for m in _read(pot) if m.id]
@@ -376,6 +389,14 @@ def build(student: Path, locales: Path = LOCALES) -> list[Path]:
             target.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(out, target)
             written.append(target)
+        guide = student / GUIDE
+        if guide.is_file():
+            path = catalogue_path(locales, locale, guide.stem)
+            shown = _shown(_read(path, locale), locale) if path.exists() else {}
+            target = student / edition / GUIDE
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(translate_markdown(guide.read_text(encoding="utf-8"), shown, locale), encoding="utf-8")
+            written.append(target)
     return written
 
 
@@ -390,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("compile", help="compile the package's catalogues into pavlovlab/locale/")
     args = parser.parse_args(argv)
     if args.command == "update":
-        for path in update(sorted((ROOT / "student").glob("[0-9]*.ipynb"))):
+        for path in update(english_texts()):
             print(f"updated {path.relative_to(ROOT)}")
         return 0
     if args.command == "compile":

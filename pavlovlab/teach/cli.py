@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .language import from_environment
+from .language import _, from_environment, use
 
 MIN_PYTHON = (3, 11)
 COURSE_ENV = "PAVLOVLAB_COURSE"
@@ -114,8 +114,8 @@ def check_python() -> Check:
     v = sys.version_info
     ok = (v.major, v.minor) >= MIN_PYTHON
     want = ".".join(map(str, MIN_PYTHON))
-    return Check(ok, "python", f"{platform.python_version()} (need >= {want})"
-                 + ("" if ok else f": install Python {want} or newer"))
+    return Check(ok, "python", _("{found} (need >= {want})").format(found=platform.python_version(), want=want)
+                 + ("" if ok else _(": install Python {want} or newer").format(want=want)))
 
 
 def check_packages(course: str | Path | None = None) -> list[Check]:
@@ -130,12 +130,14 @@ def check_packages(course: str | Path | None = None) -> list[Check]:
         for name, pin in parse_pins(req.read_text(encoding="utf-8")).items():
             got = installed_version(name)
             if got is None and name in CI_ONLY:
-                checks.append(Check(True, name, "not installed (only the course's own tests use it)"))
+                checks.append(Check(True, name, _("not installed (only the course's own tests use it)")))
             elif got is None:
-                first = f"{CPU_TORCH}, then " if name == "torch" else ""
-                checks.append(Check(False, name, f"not installed (pinned {pin}): {first}pip install -r {req}"))
+                fix = (_("{cpu_torch}, then pip install -r {req}") if name == "torch" else "pip install -r {req}"
+                       ).format(cpu_torch=CPU_TORCH, req=req)
+                checks.append(Check(False, name, _("not installed (pinned {pin}): {fix}").format(pin=pin, fix=fix)))
             elif public_version(got) != public_version(pin):
-                checks.append(Check(False, name, f"{got} installed, {pin} pinned: pip install -r {req}"))
+                checks.append(Check(False, name, _("{got} installed, {pin} pinned: pip install -r {req}").format(
+                    got=got, pin=pin, req=req)))
             else:
                 checks.append(Check(True, name, got))
         return checks
@@ -143,11 +145,13 @@ def check_packages(course: str | Path | None = None) -> list[Check]:
         got = installed_version(name)
         fix = CPU_TORCH if name == "torch" else f"pip install '{name}>={low}'"
         if got is None:
-            checks.append(Check(False, name, f"not installed (need >= {low}): {fix}"))
+            checks.append(Check(False, name, _("not installed (need >= {low}): {fix}").format(low=low, fix=fix)))
         elif _version_tuple(got) < _version_tuple(low):
-            checks.append(Check(False, name, f"{got} installed, need >= {low}: {fix}"))
+            checks.append(Check(False, name, _("{got} installed, need >= {low}: {fix}").format(got=got, low=low,
+                                                                                             fix=fix)))
         else:
-            checks.append(Check(True, name, f"{got} (>= {low}; no requirements.txt found, lower bounds checked)"))
+            checks.append(Check(True, name, _("{got} (>= {low}; no requirements.txt found, lower bounds checked)"
+                                              ).format(got=got, low=low)))
     return checks
 
 
@@ -161,11 +165,12 @@ def check_torch() -> Check:
         device = default_device()
         x = torch.ones(4, 4, device=device)
         ok = float((x @ x).sum()) == 64.0
-        what = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU (enough for this course)"
-        return Check(ok, "torch device", f"{device} - {what}" + ("" if ok else ": a small matmul gave a wrong result"))
+        what = torch.cuda.get_device_name(device) if device.type == "cuda" else _("CPU (enough for this course)")
+        return Check(ok, "torch device", f"{device} - {what}" + ("" if ok else _(": a small matmul gave a wrong "
+                                                                              "result")))
     except Exception as e:
-        return Check(False, "torch device", f"{type(e).__name__}: {e}: reinstall torch's CPU build: "
-                     f"{CPU_TORCH} --force-reinstall")
+        return Check(False, "torch device", _("{error}: reinstall torch's CPU build: {cpu_torch} --force-reinstall"
+                                              ).format(error=f"{type(e).__name__}: {e}", cpu_torch=CPU_TORCH))
 
 
 def labextension_dirs() -> list[Path]:
@@ -183,13 +188,14 @@ def check_widgets() -> Check:
     try:
         import jupyterlab_widgets  # noqa: F401
     except ImportError:
-        return Check(False, "jupyterlab widgets", "jupyterlab_widgets not installed (sliders show as text): "
-                     "pip install 'pavlovlab[lab]'")
+        return Check(False, "jupyterlab widgets", _("jupyterlab_widgets not installed (sliders show as text): "
+                                                    "pip install 'pavlovlab[lab]'"))
     found = [d for d in labextension_dirs() if (d.joinpath(*WIDGETS_LABEXTENSION) / "package.json").is_file()]
     if not found:
-        return Check(False, "jupyterlab widgets", "the @jupyter-widgets/jupyterlab-manager extension is missing: "
-                     "pip install --force-reinstall jupyterlab_widgets")
-    return Check(True, "jupyterlab widgets", f"{'/'.join(WIDGETS_LABEXTENSION)} in {found[0]}")
+        return Check(False, "jupyterlab widgets", _("the @jupyter-widgets/jupyterlab-manager extension is "
+                                                    "missing: pip install --force-reinstall jupyterlab_widgets"))
+    return Check(True, "jupyterlab widgets", _("{extension} in {folder}").format(
+        extension="/".join(WIDGETS_LABEXTENSION), folder=found[0]))
 
 
 def check_matplotlib() -> Check:
@@ -203,11 +209,13 @@ def check_matplotlib() -> Check:
         buf = io.BytesIO()
         fig.savefig(buf, format="png")
         ok = buf.getvalue()[:4] == b"\x89PNG"
-        return Check(ok, "matplotlib backend", f"{matplotlib.get_backend()} (PNG rendering "
-                     f"{'works' if ok else 'FAILED: pip install --force-reinstall matplotlib'}; notebooks use the "
-                     "inline backend)")
+        said = (_("{backend} (PNG rendering works; notebooks use the inline backend)") if ok else
+                _("{backend} (PNG rendering FAILED: pip install --force-reinstall matplotlib; notebooks use the "
+                  "inline backend)"))
+        return Check(ok, "matplotlib backend", said.format(backend=matplotlib.get_backend()))
     except Exception as e:
-        return Check(False, "matplotlib backend", f"{type(e).__name__}: {e}: pip install --force-reinstall matplotlib")
+        return Check(False, "matplotlib backend", _("{error}: pip install --force-reinstall matplotlib").format(
+            error=f"{type(e).__name__}: {e}"))
 
 
 def course_dir(explicit: str | Path | None = None) -> Path:
@@ -249,14 +257,17 @@ def check_write_access(folder: Path | None = None) -> Check:
         finally:
             probe.unlink(missing_ok=True)
         if not ok:
-            return Check(False, "write access", f"a byte written in {folder} read back differently: check the disk")
+            return Check(False, "write access", _("a byte written in {folder} read back differently: check the "
+                                                  "disk").format(folder=folder))
         return Check(True, "write access", str(folder))
     except OSError as e:
         if e.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
-            return Check(False, "write access", f"cannot write in {folder} ({e.strerror}): free some space "
-                         "(the disk or your quota is full), then run doctor again")
-        return Check(False, "write access", f"cannot write in {folder} ({e.strerror}): copy the course to a "
-                     "folder of yours, e.g. `pavlovlab student ~/pavlovlab`")
+            return Check(False, "write access", _("cannot write in {folder} ({reason}): free some space (the disk "
+                                                  "or your quota is full), then run doctor again").format(
+                folder=folder, reason=e.strerror))
+        return Check(False, "write access", _("cannot write in {folder} ({reason}): copy the course to a folder of "
+                                              "yours, e.g. `pavlovlab student ~/pavlovlab`").format(
+            folder=folder, reason=e.strerror))
 
 
 def doctor_checks(course: str | Path | None = None) -> list[Check]:
@@ -269,13 +280,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     """``pavlovlab doctor [--course PATH]``: print every check's line; exit 1 if any fails."""
     from .. import __version__
 
-    print(f"pavlovlab {__version__} on {platform.platform()} (python {sys.executable})")
+    print(_("pavlovlab {version} on {platform} (python {python})").format(
+        version=__version__, platform=platform.platform(), python=sys.executable))
     checks = doctor_checks(args.course or None)
     for c in checks:
         print(c.line())
     failed = [c for c in checks if not c.ok]
-    print(f"{len(checks) - len(failed)}/{len(checks)} checks OK" + (": ready for the course." if not failed
-          else f"; {len(failed)} FAIL: fix these first (each line says how)."))
+    said = (_("{ok}/{total} checks OK: ready for the course.") if not failed else
+            _("{ok}/{total} checks OK; {failed} FAIL: fix these first (each line says how)."))
+    print(said.format(ok=len(checks) - len(failed), total=len(checks), failed=len(failed)))
     return 1 if failed else 0
 
 
@@ -284,7 +297,7 @@ def _cannot_write(command: str, e: OSError) -> int:
     """The one line for a filesystem fault (read-only folder, a parent that is a file, disk full)."""
     path = e.filename if e.filename is not None else "?"
     reason = e.strerror or str(e) or type(e).__name__
-    return _fail(f"{command}: cannot write {path}: {reason}")
+    return _fail(_("{command}: cannot write {path}: {reason}").format(command=command, path=path, reason=reason))
 
 
 def cmd_student(args: argparse.Namespace) -> int:
@@ -369,13 +382,15 @@ def cmd_start(args: argparse.Namespace) -> int:
 
     src = course_dir(args.course or None)
     if not src.is_dir():
-        return _fail(f"start: course folder {str(src)!r} not found; pass --course PATH to the course's notebooks")
+        return _fail(_("start: course folder {folder} not found; pass --course PATH to the course's notebooks"
+                       ).format(folder=repr(str(src))))
     lang = args.lang or from_environment()
     if lang != "en":
         edition = edition_dir(src, lang)
         if not any(edition.glob("[0-9]*.ipynb")):
-            return _fail(f"start: --lang {lang}: no {EDITIONS[lang]} edition beside {str(src)!r} (expected "
-                         f"{str(edition)!r}); run `make student` in a clone, or choose --lang en")
+            return _fail(_("start: --lang {lang}: no {edition} edition beside {folder} (expected {expected}); run "
+                           "`make student` in a clone, or choose --lang en").format(
+                lang=lang, edition=EDITIONS[lang], folder=repr(str(src)), expected=repr(str(edition))))
         src = edition
     try:
         report = make_student_copies(src, args.dir)
@@ -384,19 +399,20 @@ def cmd_start(args: argparse.Namespace) -> int:
     except OSError as e:
         return _cannot_write("start", e)
     folder = Path(args.dir).resolve()
-    print(f"{len(report.written)} learner file(s) written to {folder}"
-          + (f", {len(report.skipped)} already there kept as they are (your work is never overwritten)"
+    print(_("{n} learner file(s) written to {folder}").format(n=len(report.written), folder=folder)
+          + (_(", {n} already there kept as they are (your work is never overwritten)").format(n=len(report.skipped))
              if report.skipped else ""))
     cmd = lab_command(folder, no_browser=args.no_browser)
     if args.dry_run:
         print(shlex.join(cmd))
         return 0
     if importlib.util.find_spec("jupyterlab") is None:
-        return _fail("start: JupyterLab is not installed: pip install 'pavlovlab[lab]', then run this again")
+        return _fail(_("start: JupyterLab is not installed: pip install 'pavlovlab[lab]', then run this again"))
     if lang != "en" and not _installed(LANGUAGE_PACKS[lang]):
-        print(f"JupyterLab's own menus stay in English: pip install 'pavlovlab[{lang}]' (its language pack), then "
-              f"choose {EDITIONS[lang]} under Settings → Language")
-    print(f"opening JupyterLab at {folder / FIRST_NOTEBOOK} (stop it with Ctrl+C)", flush=True)
+        print(_("JupyterLab's own menus stay in English: pip install 'pavlovlab[{lang}]' (its language pack), then "
+                "choose {edition} under Settings → Language").format(lang=lang, edition=EDITIONS[lang]))
+    print(_("opening JupyterLab at {notebook} (stop it with Ctrl+C)").format(notebook=folder / FIRST_NOTEBOOK),
+          flush=True)
     if os.name == "posix":  # JupyterLab takes this process's place: Ctrl+C and signals reach it directly
         os.chdir(folder)
         os.execv(cmd[0], cmd)
@@ -580,6 +596,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``pavlovlab`` and ``python -m pavlovlab``; returns the exit status."""
     args = build_parser().parse_args(argv)
+    use(getattr(args, "lang", None))  # start's --lang, else PAVLOVLAB_LANGUAGE or the locale
     return int(args.func(args) or 0)
 
 

@@ -292,12 +292,13 @@ def make_student_copies(course_dir: str | Path, out_dir: str | Path, *, force: b
     """Write learner copies of every course notebook (and the other learner files) into ``out_dir``.
 
     Existing files in ``out_dir`` are skipped (listed in the report) unless ``force`` is true.
-    A ``HOW_TO_USE.md`` for learners is added. Every file is written under a temporary name and then
-    renamed, so an interrupted run leaves no half-written file; the temporary files of the names it writes
-    that a killed run left behind are removed (never another file, never one being written now). Raises
-    ValueError if ``course_dir`` has no notebook, or ``out_dir`` is empty, is the course folder, lies inside
-    it, holds course notebooks or exists and is not a folder; NotADirectoryError (before writing) if a parent
-    of ``out_dir`` is a file; filesystem faults raise OSError (its ``filename`` is the file).
+    A ``HOW_TO_USE.md`` for learners is added (an edition's own, translated, when ``course_dir`` has one). Every
+    file is written under a temporary name and then renamed, so an interrupted run leaves no half-written file;
+    the temporary files of the names it writes that a killed run left behind are removed (never another file,
+    never one being written now). Raises ValueError if ``course_dir`` has no notebook, or ``out_dir`` is empty, is
+    the course folder, lies inside it, holds course notebooks or exists and is not a folder; NotADirectoryError
+    (before writing) if a parent of ``out_dir`` is a file; filesystem faults raise OSError (its ``filename`` is
+    the file).
     """
     course_dir = Path(course_dir)
     notebooks = course_notebooks(course_dir)
@@ -340,7 +341,8 @@ def make_student_copies(course_dir: str | Path, out_dir: str | Path, *, force: b
                 or any(part.startswith(".") or part == "__pycache__" for part in rel.parts)):
             continue
         put(out_dir / rel, copier(src))
-    put(out_dir / LEARNER_README_NAME, lambda t: t.write_text(LEARNER_README, encoding="utf-8"))
+    if not (course_dir / LEARNER_README_NAME).is_file():  # an edition's folder has its translated guide (copied above)
+        put(out_dir / LEARNER_README_NAME, lambda t: t.write_text(LEARNER_README, encoding="utf-8"))
     return report
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from pavlovlab.teach import cli
+from pavlovlab.teach import cli, language
 from pavlovlab.teach.student import LEARNER_README_NAME, SOLUTION_TAG
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,6 +133,15 @@ def test_the_wheel_carries_the_course_and_start_opens_it_from_any_folder(tmp_pat
                          timeout=300)
     assert res.returncode == 0, res.stderr
     assert sorted(p.name for p in (elsewhere / "handout").glob("[0-9]*.ipynb")) == NOTEBOOKS
+    # `start --lang` writes an edition from the wheel and speaks its language (the compiled catalogues travel too)
+    for lang, says in (("fr", "fichier(s) du cours écrit(s)"), ("zh", "个学习者文件写入")):
+        assert f"pavlovlab/locale/{language.EDITIONS[lang]}/LC_MESSAGES/pavlovlab.mo" in names
+        res = subprocess.run([str(exe), "start", f"course-{lang}", "--lang", lang, "--dry-run"], cwd=elsewhere,
+                             env=dict(env, LANG="C.UTF-8"), capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0 and says in res.stdout, res.stdout + res.stderr
+        first = nbformat.read(elsewhere / f"course-{lang}" / cli.FIRST_NOTEBOOK, as_version=4)
+        edition = nbformat.read(ROOT / "student" / lang / cli.FIRST_NOTEBOOK, as_version=4)
+        assert [c.source for c in first.cells] == [c.source for c in edition.cells]
     # `start` writes the copies and serves them: ask the running JupyterLab for notebook 00 through its API
     # its output goes to a file, read whole each time: a pipe read line by line behind select() can leave the
     # URL's line in the reader's buffer, where select() no longer sees it
