@@ -23,12 +23,12 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from pavlovlab._checks import check_choice, check_int
 from pavlovlab.attention.forms import linear_attention, softmax_attention
+from pavlovlab.teach.language import N_, _
 
 from .book import Book
 from .checking import Case, Turn, Verdict, check_function, check_measurement, pending
 
 _DTYPE = torch.float64
-
 
 
 BOOK = Book("03_linear_attention", __name__)
@@ -57,15 +57,15 @@ def _qkv_cases(g: torch.Generator) -> list[Case]:
             for T, dk, dv, dt in shapes]
 
 
-@BOOK.exercise(1, "the recurrent form", kind="implement", hints=[
-        "The dog starts with an empty memory and lives through the sequence one step at a time. At each step "
-        "two things happen, in a fixed order: the note of this step's bell and food goes on the wall, then "
-        "the test stimulus of this step reads the wall. Does the test at step t see the note of step t?",
-        "Create the empty memory with the shape (d_v, d_k) and the dtype of the inputs (q.dtype), so that "
-        "float32 and float64 inputs both work. In a loop over t: add the outer product of v[t] and k[t] "
-        "(value first), then read the memory with q[t] and keep the read. Stack the reads into (T, d_v).",
-        "S = torch.zeros(d_v, d_k, dtype=q.dtype); for t: S = S + torch.outer(v[t], k[t]); reads.append(S @ q[t]); "
-        "return torch.stack(reads).",
+@BOOK.exercise(1, N_("the recurrent form"), kind="implement", hints=[
+        N_("The dog starts with an empty memory and lives through the sequence one step at a time. At each step "
+           "two things happen, in a fixed order: the note of this step's bell and food goes on the wall, then "
+           "the test stimulus of this step reads the wall. Does the test at step t see the note of step t?"),
+        N_("Create the empty memory with the shape (d_v, d_k) and the dtype of the inputs (q.dtype), so that "
+           "float32 and float64 inputs both work. In a loop over t: add the outer product of v[t] and k[t] "
+           "(value first), then read the memory with q[t] and keep the read. Stack the reads into (T, d_v)."),
+        N_("S = torch.zeros(d_v, d_k, dtype=q.dtype); for t: S = S + torch.outer(v[t], k[t]); "
+           "reads.append(S @ q[t]); return torch.stack(reads)."),
     ])
 def check_recurrent(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor], *, turn: Turn,
                     seed: int = 0) -> bool:
@@ -79,22 +79,23 @@ def check_recurrent(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], tor
             return learner(q, k, v)
         except RuntimeError as e:
             if "dtype" in str(e) or "Double" in str(e) or "Float" in str(e):
-                raise RuntimeError(f"{e}. Your memory and the inputs have different dtypes: create the "
-                                   "memory with the dtype of the inputs (q.dtype)") from None
+                # Translators: {error} is PyTorch's own error message, in English.
+                raise RuntimeError(_("{error}. Your memory and the inputs have different dtypes: create the "
+                                     "memory with the dtype of the inputs (q.dtype)").format(error=e)) from None
             raise
 
     mistakes = [(lambda q, k, v: (q @ k.mT).tril(-1) @ v,
-                 "your first read is all zeros: at step 1 the memory should already hold the first note. Does "
-                 "each test see the note written at its own step?"),
+                 _("your first read is all zeros: at step 1 the memory should already hold the first note. Does "
+                   "each test see the note written at its own step?")),
                 (lambda q, k, v: (q * k).sum(-1, keepdim=True) * v,
-                 "each read sees only the note of its own step: does a new note replace the wall, or go on top "
-                 "of the earlier ones?")]
+                 _("each read sees only the note of its own step: does a new note replace the wall, or go on top "
+                   "of the earlier ones?"))]
     return check_function(explained if callable(fn) else fn, recurrent_reference, _qkv_cases(g), turn=turn,
                           rtol=1e-8, atol=1e-5, mistakes=mistakes,
-                          case_hints=["float32 inputs", "a single step, T = 1", "float64 inputs",
-                                      "d_v larger than d_k"],
-                          hint="your reads differ from the circuit's on the case named above: run that case by "
-                               "hand for the first two steps (write, then read) and compare with your rows.")
+                          case_hints=[_("float32 inputs"), _("a single step, T = 1"), _("float64 inputs"),
+                                      _("d_v larger than d_k")],
+                          hint=_("your reads differ from the circuit's on the case named above: run that case by "
+                                 "hand for the first two steps (write, then read) and compare with your rows."))
 
 
 # --------------------------------------------------------------------------- Exercise 2: the chunk carry
@@ -119,34 +120,37 @@ def _chunk_cases(g: torch.Generator) -> list[Case]:
 
 _CARRY_MISTAKES = [
     (lambda q_c, k_c, v_c, S: (q_c @ S.T, v_c.T @ k_c),
-     "your state after the chunk holds only the chunk's own notes: where did the memory carried in go?"),
+     N_("your state after the chunk holds only the chunk's own notes: where did the memory carried in go?")),
     (lambda q_c, k_c, v_c, S: (q_c @ (S + v_c.T @ k_c).T, S + v_c.T @ k_c),
-     "your queries read the memory after the chunk's own notes were added: the inter-chunk term is what was "
-     "written before the chunk (the chunk's own notes are the small triangle)."),
+     N_("your queries read the memory after the chunk's own notes were added: the inter-chunk term is what was "
+        "written before the chunk (the chunk's own notes are the small triangle).")),
     (lambda q_c, k_c, v_c, S: (q_c @ S, S + v_c.T @ k_c),
-     "your inter-chunk term multiplies the queries by S as it is stored: a single read is S q_t, so with the "
-     "queries as rows, what must S become?"),
+     N_("your inter-chunk term multiplies the queries by S as it is stored: a single read is S q_t, so with the "
+        "queries as rows, what must S become?")),
 ]
+"""Exercise 2's recognised mistakes; their messages are marked here and said (``_``) at check time."""
 
 
-@BOOK.exercise(2, "the inter-chunk term and the carried state", kind="implement", hints=[
-        "Everything written before the chunk is summarised in the carried memory S. What does each test "
-        "stimulus of the chunk get from it, and what does the memory hold once the chunk's own notes are "
-        "added?",
-        "Each query of the chunk reads S, exactly like a single read S q_t, but for all C queries at once "
-        "(mind which side of the product the queries go, to get shape (C, d_v)). The new memory is S plus "
-        "the sum of the chunk's C outer products, which is one matrix product of the chunk's values and keys.",
-        "inter = q_c @ S.T; S_next = S + v_c.T @ k_c; return inter, S_next.",
+@BOOK.exercise(2, N_("the inter-chunk term and the carried state"), kind="implement", hints=[
+        N_("Everything written before the chunk is summarised in the carried memory S. What does each test "
+           "stimulus of the chunk get from it, and what does the memory hold once the chunk's own notes are "
+           "added?"),
+        N_("Each query of the chunk reads S, exactly like a single read S q_t, but for all C queries at once "
+           "(mind which side of the product the queries go, to get shape (C, d_v)). The new memory is S plus "
+           "the sum of the chunk's C outer products, which is one matrix product of the chunk's values and "
+           "keys."),
+        N_("inter = q_c @ S.T; S_next = S + v_c.T @ k_c; return inter, S_next."),
     ])
 def check_inter_chunk(fn: Callable[..., tuple[torch.Tensor, torch.Tensor]], *, turn: Turn, seed: int = 0) -> bool:
     """Exercise 2: check ``fn(q_c, k_c, v_c, S) -> (inter, S_next)`` against the package
     (see :func:`inter_chunk_reference`)."""
     g = torch.Generator().manual_seed(seed)
     return check_function(fn, inter_chunk_reference, _chunk_cases(g), turn=turn, rtol=1e-8, atol=1e-10,
-                          case_hints=["a non-empty carried memory", "a chunk of one token", "", "d_k ≠ d_v"],
-                          mistakes=_CARRY_MISTAKES,
-                          hint="return a pair (inter, S_next). After the chunk, what is left of what was "
-                               "carried in, and what has been added?")
+                          case_hints=[_("a non-empty carried memory"), _("a chunk of one token"), "",
+                                      "d_k ≠ d_v"],
+                          mistakes=[(wrong, _(message)) for wrong, message in _CARRY_MISTAKES],
+                          hint=_("return a pair (inter, S_next). After the chunk, what is left of what was "
+                                 "carried in, and what has been added?"))
 
 
 # ------------------------------------------------------------------ Exercise 3: measure the cost
@@ -183,73 +187,84 @@ def _common_factor(counts: dict[str, list[float]], truth: dict[str, list[int]]) 
 def _judge_cost(result: Any) -> Verdict:
     Ts, flops = result
     if isinstance(Ts, (str, bytes)) or not isinstance(Ts, (list, tuple, range, torch.Tensor)):
-        return Verdict(False, f"Ts should be a list of sequence lengths, got {type(Ts).__name__}")
+        # Translators: {given} is the name of a Python type (str, int, dict, ...).
+        return Verdict(False, _("Ts should be a list of sequence lengths, got {given}").format(
+            given=type(Ts).__name__))
     try:
         Ts = [float(t) for t in Ts]
     except (TypeError, ValueError):
-        return Verdict(False, "Ts should hold whole numbers of tokens (sequence lengths)")
+        return Verdict(False, _("Ts should hold whole numbers of tokens (sequence lengths)"))
     if any(not (math.isfinite(t) and t >= 1 and t == round(t)) for t in Ts):
-        return Verdict(False, "every sequence length in Ts should be a whole number of tokens, 1 or more")
+        return Verdict(False, _("every sequence length in Ts should be a whole number of tokens, 1 or more"))
     if not isinstance(flops, dict) or not {"parallel", "chunk"} <= set(flops):
-        return Verdict(False, "flops should be a dict with the counts of the 'parallel' and 'chunk' forms")
+        return Verdict(False, _("flops should be a dict with the counts of the 'parallel' and 'chunk' forms"))
     try:
         counts = {m: [float(c) for c in flops[m]] for m in ("parallel", "chunk")}
     except (TypeError, ValueError):
-        return Verdict(False, "flops['parallel'] and flops['chunk'] should be lists of numbers (one count per "
-                              "length)")
+        return Verdict(False, _("flops['parallel'] and flops['chunk'] should be lists of numbers (one count per "
+                                "length)"))
     if any(len(c) != len(Ts) for c in counts.values()):
-        return Verdict(False, "each form needs one count per sequence length in Ts")
+        return Verdict(False, _("each form needs one count per sequence length in Ts"))
     if any(not (math.isfinite(c) and c > 0) for cs in counts.values() for c in cs):
-        return Verdict(False, "every count should be a positive number of operations")
+        return Verdict(False, _("every count should be a positive number of operations"))
     if len(set(Ts)) < 4 or max(Ts) < 8 * min(Ts):
-        return Verdict(False, "a slope needs at least 4 lengths spanning a factor of 8 or more")
+        return Verdict(False, _("a slope needs at least 4 lengths spanning a factor of 8 or more"))
     truth = flop_sweep([int(t) for t in Ts], forms=("parallel", "chunk"), d_k=TASK["d"], d_v=TASK["d"],
                        chunk_size=TASK["chunk_size"])
-    numbers = (f"the code's counts for one (1, T, 32) sequence: parallel {truth['parallel']}, chunk "
-               f"{truth['chunk']}")
+    # Translators: {parallel} and {chunk} are Python lists of operation counts, one per sequence length.
+    numbers = _("the code's counts for one (1, T, 32) sequence: parallel {parallel}, chunk {chunk}").format(
+        parallel=truth["parallel"], chunk=truth["chunk"])
     if _cumulative(counts, truth):
-        return Verdict(False, "your counts only ever grow, each the one before it plus the next call's: does one "
-                              "counter keep adding up every call?", numbers,
-                       hint="each count should be one call's work: open a fresh ex.FlopCounter() block around "
-                            "each single call.")
+        return Verdict(False, _("your counts only ever grow, each the one before it plus the next call's: does "
+                                "one counter keep adding up every call?"), numbers,
+                       hint=_("each count should be one call's work: open a fresh ex.FlopCounter() block around "
+                              "each single call."))
     factor = _common_factor(counts, truth)
     if factor is None:
-        return Verdict(False, "your counts are not what the package's code does at your lengths (with (1, T, 32) "
-                              "inputs and chunks of 64): were they counted on the calls themselves, or computed?",
+        return Verdict(False, _("your counts are not what the package's code does at your lengths (with (1, T, "
+                                "32) inputs and chunks of 64): were they counted on the calls themselves, or "
+                                "computed?"),
                        numbers,
-                       hint="a formula is not a measurement: the code's parallel form does more than T²·d "
-                            "multiply-adds, and its chunkwise form pads the last chunk. Count each call inside its "
-                            "own ex.FlopCounter() block and keep that counter's flops.")
+                       hint=_("a formula is not a measurement: the code's parallel form does more than T²·d "
+                              "multiply-adds, and its chunkwise form pads the last chunk. Count each call inside "
+                              "its own ex.FlopCounter() block and keep that counter's flops."))
     slopes = {m: _loglog_slope(Ts, c) for m, c in counts.items()}
-    seen = f"your log–log slopes: parallel {slopes['parallel']:.2f}, chunk {slopes['chunk']:.2f}"
+    seen = _("your log–log slopes: parallel {parallel:.2f}, chunk {chunk:.2f}").format(
+        parallel=slopes["parallel"], chunk=slopes["chunk"])
     if not 0.85 <= slopes["chunk"] <= 1.15:
-        return Verdict(False, "you counted the code, but over your lengths the chunkwise count does not grow in "
-                              "proportion to T: the claim is about long sequences", seen,
-                       hint="the chunkwise form cuts the sequence into chunks of 64 tokens and pads the last one: "
-                            "what does it cost when the whole sequence fits in one chunk? Take lengths of many "
-                            "chunks.")
+        return Verdict(False, _("you counted the code, but over your lengths the chunkwise count does not grow in "
+                                "proportion to T: the claim is about long sequences"), seen,
+                       hint=_("the chunkwise form cuts the sequence into chunks of 64 tokens and pads the last "
+                              "one: what does it cost when the whole sequence fits in one chunk? Take lengths of "
+                              "many chunks."))
     if not 1.85 <= slopes["parallel"] <= 2.15:
-        return Verdict(False, "you counted the code, but over your lengths the parallel count does not grow like "
-                              "T²: are the sequences long enough for the T × T score matrix to dominate?", seen,
-                       hint="at short lengths the parallel form's work on the values, which grows like T, still "
-                            "weighs; take lengths up to a few thousand tokens.")
+        return Verdict(False, _("you counted the code, but over your lengths the parallel count does not grow "
+                                "like T²: are the sequences long enough for the T × T score matrix to dominate?"),
+                       seen,
+                       hint=_("at short lengths the parallel form's work on the values, which grows like T, still "
+                              "weighs; take lengths up to a few thousand tokens."))
     ratio = counts["parallel"][-1] / counts["chunk"][-1]
-    batch = f" ({factor:.0f} sequences per call)" if factor > 1 else ""
-    return Verdict(True, f"your counts are the code's{batch}. Log–log slopes of the counted operations: parallel "
-                         f"{slopes['parallel']:.2f}, chunkwise {slopes['chunk']:.2f}; at T = {int(Ts[-1])} the "
-                         f"chunkwise form does {ratio:.0f}× less work.")
+    said = _("Log–log slopes of the counted operations: parallel {parallel:.2f}, chunkwise {chunk:.2f}; at T = {T} "
+             "the chunkwise form does {ratio:.0f}× less work.").format(
+        parallel=slopes["parallel"], chunk=slopes["chunk"], T=int(Ts[-1]), ratio=ratio)
+    if factor > 1:
+        # Translators: {slopes} is the sentence "Log–log slopes of the counted operations: ...", translated.
+        return Verdict(True, _("your counts are the code's ({sequences:.0f} sequences per call). {slopes}").format(
+            sequences=factor, slopes=said))
+    # Translators: {slopes} is the sentence "Log–log slopes of the counted operations: ...", translated.
+    return Verdict(True, _("your counts are the code's. {slopes}").format(slopes=said))
 
 
-@BOOK.exercise(3, "measure the cost of the parallel and chunkwise forms", kind="design", hints=[
-        "The claim is about how the work grows with the sequence length T: a power law T^p shows as a "
-        "straight line of slope p on log–log axes. Which lengths show the long-sequence behaviour of the "
-        "chunkwise form, given that it cuts the sequence into chunks of 64 tokens?",
-        "Take at least four lengths doubling from a few chunks to a few thousand tokens (e.g. 128 … 2048). "
-        "For each, draw random q, k, v of shape (1, T, 32), and count the floating-point operations of "
-        "pl.linear_attention with mode='parallel' and with mode='chunk' (chunk_size=64) inside a "
-        "`with ex.FlopCounter() as counter:` block; keep counter.flops.",
-        "for T_ in Ts: for mode in flops: with ex.FlopCounter() as counter: "
-        "pl.linear_attention(q_, k_, v_, mode=mode, chunk_size=64); flops[mode].append(counter.flops)",
+@BOOK.exercise(3, N_("measure the cost of the parallel and chunkwise forms"), kind="design", hints=[
+        N_("The claim is about how the work grows with the sequence length T: a power law T^p shows as a "
+           "straight line of slope p on log–log axes. Which lengths show the long-sequence behaviour of the "
+           "chunkwise form, given that it cuts the sequence into chunks of 64 tokens?"),
+        N_("Take at least four lengths doubling from a few chunks to a few thousand tokens (e.g. 128 … 2048). "
+           "For each, draw random q, k, v of shape (1, T, 32), and count the floating-point operations of "
+           "pl.linear_attention with mode='parallel' and with mode='chunk' (chunk_size=64) inside a "
+           "`with ex.FlopCounter() as counter:` block; keep counter.flops."),
+        N_("for T_ in Ts: for mode in flops: with ex.FlopCounter() as counter: "
+           "pl.linear_attention(q_, k_, v_, mode=mode, chunk_size=64); flops[mode].append(counter.flops)"),
     ])
 def check_cost_scaling(Ts: Any, flops: Any, *, turn: Turn) -> bool:
     """Exercise 3: judge the learner's operation counts.
@@ -263,10 +278,10 @@ def check_cost_scaling(Ts: Any, flops: Any, *, turn: Turn) -> bool:
     form: the two costs the theory predicts (T² and T), measured on the package's actual code.
     """
     return check_measurement(lambda: pending(Ts, flops), _judge_cost, turn=turn,
-                             expects="Ts, a list of sequence lengths, and flops, a dict {'parallel': [...], "
-                                     "'chunk': [...]} with one count per length",
-                             hint="count one call of each form per length, each inside its own ex.FlopCounter() "
-                                  "block.")
+                             expects=_("Ts, a list of sequence lengths, and flops, a dict {'parallel': [...], "
+                                       "'chunk': [...]} with one count per length"),
+                             hint=_("count one call of each form per length, each inside its own "
+                                    "ex.FlopCounter() block."))
 
 
 _MATMULS = {"mm": (0, 1), "addmm": (1, 2), "bmm": (0, 1), "baddbmm": (1, 2)}
