@@ -211,8 +211,8 @@ def learner_figure(records: Mapping[tuple[str, int], Record], course: Sequence[D
 def show_learner_progress(folder: str | Path | None, *, plot: bool = False) -> Any:
     """Print the learner's map from the progress file in ``folder`` (None: not recorded, e.g. outside a
     notebook); with ``plot=True`` also return it as a figure (:func:`learner_figure`), else None."""
-    if plot not in (True, False):
-        raise TypeError(f"plot: expected True or False, got {plot!r}")
+    if plot not in (True, False):   # a learner's call, ex.progress(plot="yes"): said in the edition
+        raise TypeError(_("plot: expected True or False, got {got}").format(got=repr(plot)))
     records: Records = {}
     if folder is not None:
         try:
