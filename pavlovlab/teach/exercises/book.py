@@ -27,7 +27,7 @@ class Book(Declared):
     """The exercises of one notebook and the learner's open session of them.
 
     >>> BOOK = Book("00_start_here", __name__)                        # doctest: +SKIP
-    >>> @BOOK.exercise(1, "how well a test stimulus matches the bell", kind="implement", hints=[...])
+    >>> @BOOK.exercise(1, N_("how well a test stimulus matches the bell"), kind="implement", hints=[...])
     ... def check_match(fn, *, turn): ...                              # doctest: +SKIP
     """
 
@@ -37,7 +37,8 @@ class Book(Declared):
 
     def exercise(self, number: int, title: str, *, kind: str, hints: Sequence[str]
                  ) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
-        """Declare exercise ``number`` and its checker. The decorated ``check(..., turn)`` receives a
+        """Declare exercise ``number`` and its checker (``title`` and ``hints`` in English, marked ``N_``: they are
+        translated where they are shown). The decorated ``check(..., turn)`` receives a
         :class:`~pavlovlab.teach.exercises.checking.Turn` (this exercise in the book's open session, see
         :meth:`session`); what the decorator returns is the learner's ``check(...)``."""
 

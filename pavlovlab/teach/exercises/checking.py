@@ -76,7 +76,8 @@ class Turn:
 
     @classmethod
     def loose(cls, name: str) -> Turn:
-        """A check outside any notebook's book (a one-off comparison): the verdict is headed ``name``."""
+        """A check outside any notebook's book (a one-off comparison): the verdict is headed ``name`` (English,
+        marked ``N_``: it is translated when shown, as an exercise's title is)."""
         return cls(Session(Declared("", "")), Exercise("", 0, name, "implement", (), ""))
 
     @property
