@@ -27,7 +27,7 @@ class Book(Declared):
     """The exercises of one notebook and the learner's open session of them.
 
     >>> BOOK = Book("00_start_here", __name__)                        # doctest: +SKIP
-    >>> @BOOK.exercise(1, N_("how well a test stimulus matches the bell"), kind="implement", hints=[...])
+    >>> @BOOK.exercise(1, "how well a test stimulus matches the bell", kind="implement", hints=[...])
     ... def check_match(fn, *, turn): ...                              # doctest: +SKIP
     """
 
