@@ -1446,3 +1446,25 @@ def test_the_frameworks_own_sentences_speak_the_editions_language(speaking, tmp_
     assert (heads.count("✅"), heads.count("⏳"), heads.count("💡")) == (1, 2, 5), out
     assert not missed, f"{edition}: said without a translation: {sorted(missed)}"
     assert not english_lines(out, edition), english_lines(out, edition)
+
+
+def _where_made(name: str, notebook: str, folder: Path) -> str:
+    """Which cell explain() sends the learner to, language aside: the set-up cell, the exercise cell, a section by
+    its number, an unnumbered section, or further up."""
+    said = name_errors.explain(name, notebook, cell="ex.check_it(x)", folder=folder) or "a typo"
+    number = re.search(r"section (\w+),", said)
+    kinds = ("set-up cell", "exercise cell", "the section", "further up", "a typo")
+    return number.group(1) if number else next(kind for kind in kinds if kind in said)
+
+
+@pytest.mark.parametrize("edition", ["zh", "fr"])
+@pytest.mark.parametrize("notebook", sorted(MODULES))
+def test_a_cell_run_too_early_in_an_edition_is_sent_where_the_english_is(notebook, edition):
+    """Every name a learner copy's code makes: a NameError in the edition's copy points to the same cell as in the
+    English copy: its set-up cell (which says ex.start(language=...)) and its sections, never an exercise heading
+    (练习 2, Exercice 2) taken for a section."""
+    english, translated = ROOT / "student", ROOT / "student" / edition
+    names = sorted({n for c in name_errors.notebook_cells(notebook, english) if c.get("cell_type") == "code"
+                    for n in name_errors.names_made(name_errors._source(c))})
+    assert names
+    assert ([_where_made(n, notebook, translated) for n in names] == [_where_made(n, notebook, english) for n in names])
