@@ -58,6 +58,7 @@ class Verdict:
 
     ``message`` is what the learner reads after ✅/❌; ``detail`` holds the expected numbers, shown only once the
     learner has asked for them; ``hint`` replaces the exercise's generic hint when the judge diagnosed the mistake.
+    All three are in the language in use: the judge writes them with ``_(...)``, and they are shown as they are.
     """
 
     ok: bool
@@ -295,7 +296,8 @@ def check_function(fn: Callable[..., Any], reference: Callable[..., Any], cases:
     updates are fine and mutating the inputs changes nothing), within ``limit`` seconds. Prints ✅ with the
     number of cases matched, ⏳ for a stub, or ❌ naming the first failing case (its inputs, and
     ``case_hints[i]``: what is special about it), then the hint of the recognised mistake the result equals
-    (``mistakes``), else the generic ``hint``. Returns True when all match.
+    (``mistakes``), else the generic ``hint``. Returns True when all match. ``hint``, ``case_hints`` and the
+    mistakes' hints come in the language in use (the checker wraps them in ``_(...)``) and are shown as they are.
     """
     turn = turn if turn is not None else Turn.loose(name)
     if not callable(fn):
