@@ -30,8 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pavlovlab.teach import language
 from pavlovlab.teach.exercises.registry import Declared, books
 from pavlovlab.teach.exercises.session import PROGRESS_FILE, load_progress
+from pavlovlab.teach.language import N_, _
 
 STUCK_ATTEMPTS = 3
 """A learner who checked this many different answers (or more) without a right one is stuck."""
@@ -41,6 +43,15 @@ SEARCH_DEPTH = 4
 
 DONE, TRIED, NOT_STARTED = "done", "tried", "not started"
 MARKS = {DONE: "✅", TRIED: "❌", NOT_STARTED: "·"}
+STATUS_WORDS = {DONE: N_("done"), TRIED: N_("tried"), NOT_STARTED: N_("not started")}
+"""How the learner's map names each status (marked only: the map says ``_(STATUS_WORDS[status])``)."""
+FIGURE_TITLE = N_("Your exercises (h2: hint tier 2 read; S: solution read)")
+"""The learner's figure's title (marked only, as :data:`STATUS_WORDS`)."""
+
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Zen Hei", "Microsoft YaHei",
+             "PingFang SC", "SimHei")
+"""Fonts with Chinese characters that the learner's figure uses, the first one installed (Debian's
+``fonts-noto-cjk`` has the first)."""
 
 
 @dataclass(frozen=True)
@@ -130,64 +141,87 @@ def learner_table(records: Mapping[tuple[str, int], Record], where: str,
     """The learner's map as text: a headline (exercises done of all), then one line per notebook, each exercise
     as ``N ✅`` / ``N ❌`` / ``N ·`` followed by ``💡k`` (hint tier k read) and ``📖`` (solution read)."""
     rows = learner_rows(records, course)
-    everything = [r for _, exercises in rows for _, r in exercises]
+    everything = [r for _notebook, exercises in rows for _number, r in exercises]
     done = sum(r.done for r in everything)
     hinted = sum(r.hints > 0 for r in everything)
     read = sum(r.solution for r in everything)
-    lines = [f"Your progress {where}: {done} of {len(everything)} exercises done "
-             f"(✅ done, ❌ tried, · not started; 💡k: hint tier k read, 📖: solution read)"]
-    width = max((len(nb) for nb, _ in rows), default=0)
+    # Translators: {where} is "in /home/…/student" or "(not recorded outside a notebook)".
+    lines = [_("Your progress {where}: {done} of {total} exercises done (✅ done, ❌ tried, · not started; 💡k: hint "
+               "tier k read, 📖: solution read)").format(where=where, done=done, total=len(everything))]
+    width = max((len(nb) for nb, _exercises in rows), default=0)
     for notebook, exercises in rows:
         cells = [f"{n} {MARKS[r.status]}" + (f"💡{r.hints}" if r.hints else "") + ("📖" if r.solution else "")
                  for n, r in exercises]
         lines.append(f"  {notebook:<{width}}   " + "   ".join(cells))
-    lines.append(f"Hints read for {hinted} exercise(s), solutions for {read}.")
+    lines.append(_("Hints read for {hinted} exercise(s), solutions for {read}.").format(hinted=hinted, read=read))
     return "\n".join(lines)
+
+
+def cjk_font() -> str | None:
+    """The first of :data:`CJK_FONTS` that matplotlib finds installed, or None."""
+    from matplotlib import font_manager
+
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    return next((name for name in CJK_FONTS if name in installed), None)
 
 
 def learner_figure(records: Mapping[tuple[str, int], Record], course: Sequence[Declared] | None = None) -> Any:
     """The learner's map as a figure: one row per notebook, one square per exercise, coloured by status,
     labelled with the hint tier read (``h2``) and ``S`` when the solution was read. Returns the Figure (made
-    outside pyplot: a notebook shows the returned figure once, and nothing is left open)."""
+    outside pyplot: a notebook shows the returned figure once, and nothing is left open).
+
+    Its title and legend are in the language in use; Chinese is drawn in the first of :data:`CJK_FONTS`
+    installed, and where none is, the figure keeps its English words rather than draw empty boxes."""
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch, Rectangle
 
     from pavlovlab.teach.plotting import OKABE_ITO
 
+    font = cjk_font() if language.current() == "zh" else None
+    translated = language.current() != "zh" or font is not None
+
+    def say(text: str) -> str:
+        return _(text) if translated else text
+
     colours = {DONE: OKABE_ITO["bluish green"], TRIED: OKABE_ITO["orange"], NOT_STARTED: "#dddddd"}
     rows = learner_rows(records, course)
-    width = max((len(ex) for _, ex in rows), default=1)
+    width = max((len(ex) for _notebook, ex in rows), default=1)
     fig = Figure(figsize=(1.2 + 0.55 * width + 1.8, 0.35 * len(rows) + 0.9), layout="tight")
     ax = fig.subplots()
-    for y, (_, exercises) in enumerate(rows):
+    for y, (_notebook, exercises) in enumerate(rows):
         for x, (n, r) in enumerate(exercises):
             ax.add_patch(Rectangle((x + 0.05, y + 0.05), 0.9, 0.9, color=colours[r.status]))
             label = f"{n}" + (f" h{r.hints}" if r.hints else "") + (" S" if r.solution else "")
             ax.text(x + 0.5, y + 0.5, label, ha="center", va="center", fontsize=7)
     ax.set_xlim(0, width)
     ax.set_ylim(len(rows), 0)
-    ax.set_yticks([y + 0.5 for y in range(len(rows))], [nb for nb, _ in rows], fontsize=8)
+    ax.set_yticks([y + 0.5 for y in range(len(rows))], [nb for nb, _exercises in rows], fontsize=8)
     ax.set_xticks([])
     for side in ax.spines.values():
         side.set_visible(False)
-    ax.set_title("Your exercises (h2: hint tier 2 read; S: solution read)", fontsize=9)
-    ax.legend(handles=[Patch(color=c, label=s) for s, c in colours.items()], loc="upper left",
-              bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    title = ax.set_title(say(FIGURE_TITLE), fontsize=9)
+    legend = ax.legend(handles=[Patch(color=c, label=say(STATUS_WORDS[s])) for s, c in colours.items()],
+                       loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    if font is not None:   # Chinese words, in a font that has their characters
+        for text in (title, *legend.get_texts()):
+            text.set_fontfamily([font, "DejaVu Sans"])
     return fig
 
 
 def show_learner_progress(folder: str | Path | None, *, plot: bool = False) -> Any:
     """Print the learner's map from the progress file in ``folder`` (None: not recorded, e.g. outside a
     notebook); with ``plot=True`` also return it as a figure (:func:`learner_figure`), else None."""
-    if plot not in (True, False):
-        raise TypeError(f"plot: expected True or False, got {plot!r}")
+    if plot not in (True, False):   # a learner's call, ex.progress(plot="yes"): said in the edition
+        raise TypeError(_("plot: expected True or False, got {got}").format(got=repr(plot)))
     records: Records = {}
     if folder is not None:
         try:
             records = parse_progress(load_progress(Path(folder)))
         except ValueError:
-            print(f"(The progress file in {folder} is not in the expected format: showing nothing recorded.)")
-    where = f"in {folder}" if folder is not None else "(not recorded outside a notebook)"
+            print(_("(The progress file in {folder} is not in the expected format: showing nothing "
+                    "recorded.)").format(folder=folder))
+    where = (_("in {folder}").format(folder=folder) if folder is not None else
+             _("(not recorded outside a notebook)"))
     print(learner_table(records, where))
     return learner_figure(records) if plot else None
 

@@ -1381,3 +1381,90 @@ def test_a_check_and_its_hints_speak_the_editions_language(row, speaking):
     assert "Traceback" not in out, out
     assert not missed, f"{edition}: said without a translation: {sorted(missed)}"
     assert not english_lines(out + said.getvalue(), edition), english_lines(out + said.getvalue(), edition)
+
+
+@pytest.mark.parametrize("speaking", ["zh", "fr"], indirect=True)
+def test_the_frameworks_own_sentences_speak_the_editions_language(speaking, tmp_path, capsys):
+    """Everything the framework composes around a checker's words is said in the edition: the verdict heads, the
+    case described, ⏳ for a stub and for a missing name, a crash, a `sys.exit`, a time limit, the stuck line, the
+    hint tiers' frame and a tier out of range, the values revealed, a missing solution, a loose check's verdicts and
+    the learner's progress. The exercise's title and hints are code only, so every word printed is the framework's."""
+    import threading
+
+    import torch
+
+    from pavlovlab.teach.exercises.book import Book
+    from pavlovlab.teach.progress import show_learner_progress
+
+    edition, missed = speaking
+    book = Book("99_framework", __name__)
+
+    @book.exercise(1, "`S`", kind="implement", hints=["`S = 0`", "`S += v k`"])
+    def check_double(fn, *, turn, limit=None):
+        cases = [((torch.ones(2, dtype=torch.float64),), {}), ((torch.ones(3, 2),), {})]
+        return checking.check_function(fn, lambda k: 2 * k, cases, turn=turn, limit=limit)
+
+    def stub(k):
+        raise NotImplementedError
+
+    def missing_name(k):
+        return undefined_in_this_kernel  # noqa: F821
+
+    def crash(k):
+        raise ValueError("42")
+
+    def leave(k):
+        raise SystemExit(1)
+
+    never = threading.Event()
+
+    def wait(k):
+        never.wait()
+
+    book.session(tmp_path)
+    for answer in (stub, missing_name, crash, leave, 5, lambda k: (2 * k).float(), lambda k: 3 * k):
+        check_double(answer)
+    check_double(wait, limit=0.01)
+    never.set()
+    for _tier in range(3):
+        book.hint(1)
+    book.hint(1, 7)
+    book.hint(99)
+    book.reveal(1)
+    book.solution(1)
+    check_double(lambda k: 3 * k + 1)
+    check_double(lambda k: 2 * k)
+    checking.check_value(lambda: 4, 3)
+    checking.check_value(lambda: 2.5, 3)
+    checking.check_value(lambda: "42", 3.0)
+    checking.check_measurement(lambda: {}, lambda result: 1 / 0)
+    show_learner_progress(tmp_path)
+    (tmp_path / sessions.PROGRESS_FILE).write_text("{", encoding="utf-8")
+    show_learner_progress(tmp_path)
+    out = capsys.readouterr().out
+    heads = [line[0] for line in out.splitlines() if line]
+    assert (heads.count("✅"), heads.count("⏳"), heads.count("💡")) == (1, 2, 5), out
+    assert not missed, f"{edition}: said without a translation: {sorted(missed)}"
+    assert not english_lines(out, edition), english_lines(out, edition)
+
+
+def _where_made(name: str, notebook: str, folder: Path) -> str:
+    """Which cell explain() sends the learner to, language aside: the set-up cell, the exercise cell, a section by
+    its number, an unnumbered section, or further up."""
+    said = name_errors.explain(name, notebook, cell="ex.check_it(x)", folder=folder) or "a typo"
+    number = re.search(r"section (\w+),", said)
+    kinds = ("set-up cell", "exercise cell", "the section", "further up", "a typo")
+    return number.group(1) if number else next(kind for kind in kinds if kind in said)
+
+
+@pytest.mark.parametrize("edition", ["zh", "fr"])
+@pytest.mark.parametrize("notebook", sorted(MODULES))
+def test_a_cell_run_too_early_in_an_edition_is_sent_where_the_english_is(notebook, edition):
+    """Every name a learner copy's code makes: a NameError in the edition's copy points to the same cell as in the
+    English copy: its set-up cell (which says ex.start(language=...)) and its sections, never an exercise heading
+    (练习 2, Exercice 2) taken for a section."""
+    english, translated = ROOT / "student", ROOT / "student" / edition
+    names = sorted({n for c in name_errors.notebook_cells(notebook, english) if c.get("cell_type") == "code"
+                    for n in name_errors.names_made(name_errors._source(c))})
+    assert names
+    assert ([_where_made(n, notebook, translated) for n in names] == [_where_made(n, notebook, english) for n in names])

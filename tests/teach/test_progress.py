@@ -105,6 +105,27 @@ def test_learner_map_as_a_figure(tmp_path, capsys):
         progress.show_learner_progress(tmp_path, plot="yes")
 
 
+@pytest.mark.parametrize("font", [None, "DejaVu Sans"], ids=["no-cjk-font", "a-font"])
+def test_the_learner_figure_speaks_the_edition_where_it_can_draw_it(font, monkeypatch):
+    """The figure's title and legend follow the edition (French: always); Chinese only in a font with its
+    characters, else the English words rather than empty boxes."""
+    from pavlovlab.teach import language
+
+    def words(edition):
+        language.use(edition)
+        try:
+            ax = progress.learner_figure({}).axes[0]
+        finally:
+            language.use("en")
+        return [ax.get_title(), *(t.get_text() for t in ax.get_legend().get_texts())]
+
+    monkeypatch.setattr(progress, "cjk_font", lambda: font)
+    english = words("en")
+    assert english == [progress.FIGURE_TITLE, *progress.STATUS_WORDS.values()]
+    assert not set(words("fr")) & set(english)
+    assert (words("zh") == english) is (font is None)
+
+
 # ------------------------------------------------------------------------- the room, TLJH's home layout
 def _room(root: Path) -> list[Path]:
     """Homes as The Littlest JupyterHub lays them out (/home/jupyter-<name>/pavlovlab/student/, where the

@@ -37,7 +37,8 @@ class Book(Declared):
 
     def exercise(self, number: int, title: str, *, kind: str, hints: Sequence[str]
                  ) -> Callable[[Callable[..., bool]], Callable[..., bool]]:
-        """Declare exercise ``number`` and its checker. The decorated ``check(..., turn)`` receives a
+        """Declare exercise ``number`` and its checker (``title`` and ``hints`` in English, marked ``N_``: they are
+        translated where they are shown). The decorated ``check(..., turn)`` receives a
         :class:`~pavlovlab.teach.exercises.checking.Turn` (this exercise in the book's open session, see
         :meth:`session`); what the decorator returns is the learner's ``check(...)``."""
 

@@ -17,14 +17,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-SETUP_MARK = "ex.start()"
-"""What the set-up cell holds: the call that opens the learner's session (and switches this hook on)."""
+from pavlovlab.teach.language import _
+
+SETUP_MARK = "ex.start("
+"""What the set-up cell holds: the call that opens the learner's session (and switches this hook on): ``ex.start()``,
+or ``ex.start(language="fr")`` in an edition."""
 
 STUB_MARK = "NotImplementedError("
 """What an exercise cell (the stub, before the learner's code replaces it) holds."""
 
 SECTION = re.compile(r"^#{1,3}\s+(?:(?P<number>\d+[a-z]?)\.\s+)?(?P<title>.+?)\s*$", re.M)
 """A section heading of a notebook (``## 5. A fixed budget``); exercise headings are not sections."""
+
+EXERCISE_HEADINGS = ("Exercise", "练习", "Exercice")
+"""How an exercise's heading begins in each edition's notebooks (English, Chinese, French)."""
 
 
 def notebook_cells(notebook: str, folder: Path | None = None) -> list[dict[str, Any]]:
@@ -89,8 +95,15 @@ def names_made(source: str) -> set[str]:
 
 
 def explain(name: str, notebook: str, cell: str = "", folder: Path | None = None) -> str | None:
-    """The one sentence for ``NameError: name`` raised by a cell (source ``cell``) of ``notebook``, or None when
-    no code cell of the notebook makes ``name`` (a typo: Python's own message says it best)."""
+    """The one sentence for ``NameError: name`` raised by a cell (source ``cell``) of ``notebook``, after its mark
+    (⚠ or ⏳), in the language in use; None when no code cell of the notebook makes ``name`` (a typo: Python's own
+    message says it best)."""
+    said = advice(name, notebook, cell, folder)
+    return None if said is None else f"{said[0]} {said[1]}"
+
+
+def advice(name: str, notebook: str, cell: str = "", folder: Path | None = None) -> tuple[str, str] | None:
+    """:func:`explain`'s sentence as ``(mark, sentence)``, so that a checker can say it after its own mark."""
     cells = notebook_cells(notebook, folder)
     code = [(i, _source(c)) for i, c in enumerate(cells) if c.get("cell_type") == "code"]
     maker = next(((i, src) for i, src in code if name in names_made(src)), None)
@@ -98,18 +111,23 @@ def explain(name: str, notebook: str, cell: str = "", folder: Path | None = None
         return None
     i, src = maker
     if SETUP_MARK in src:
-        return (f"⚠ `{name}` is made by the set-up cell at the top of the notebook: run the set-up cell at the top "
-                "first.")
+        return "⚠", _("`{name}` is made by the set-up cell at the top of the notebook: run the set-up cell at the "
+                      "top first.").format(name=name)
     if STUB_MARK in src and cell.lstrip().startswith("ex.check_"):
-        return (f"⏳ `{name}` is not defined yet: run the exercise cell above (the one with your code, or its "
-                "stub) first, then this check cell again.")
+        return "⏳", _("`{name}` is not defined yet: run the exercise cell above (the one with your code, or its "
+                      "stub) first, then this check cell again.").format(name=name)
     headings = [m for c in cells[:i] if c.get("cell_type") == "markdown" for m in SECTION.finditer(_source(c))
-                if not m.group("title").startswith("Exercise")]
+                if not m.group("title").startswith(EXERCISE_HEADINGS)]
     if not headings:
-        return f"⚠ `{name}` is made in a cell further up this notebook: run the notebook from the top first."
+        return "⚠", _("`{name}` is made in a cell further up this notebook: run the notebook from the top "
+                      "first.").format(name=name)
     section = headings[-1]
-    which = f"section {section.group('number')}, " if section.group("number") else "the section "
-    return f"⚠ `{name}` is made in {which}“{section.group('title')}”: run that section first."
+    if section.group("number"):
+        # Translators: {section} is the section's number (5, 3b), {title} its heading as the notebook shows it.
+        return "⚠", _("`{name}` is made in section {section}, “{title}”: run that section first.").format(
+            name=name, section=section.group("number"), title=section.group("title"))
+    return "⚠", _("`{name}` is made in the section “{title}”: run that section first.").format(
+        name=name, title=section.group("title"))
 
 
 _SWITCHED_ON: dict[str, Any] = {}

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pavlovlab.teach.language import _
+
 SOLUTIONS = Path(__file__).with_name("solutions.json")
 """The reference solutions, extracted from the course notebooks' ``solution`` cells by ``make student``."""
 
@@ -32,6 +34,8 @@ class Exercise:
     notebook: the notebook's file stem; number: its number there; title: a few words (the verdicts say
     ``Exercise {number} ({title})``); kind: ``"implement"`` or ``"design"`` (design the measurement); hints:
     tiers, from the idea (tier 1) to nearly the code (last tier); checker: the name of its check function.
+    The title and the hints are English, marked ``N_`` where they are declared: what shows them translates them
+    (:attr:`name`, :meth:`hint`).
     """
 
     notebook: str
@@ -43,7 +47,12 @@ class Exercise:
 
     @property
     def name(self) -> str:
-        return f"Exercise {self.number} ({self.title})"
+        """``Exercise {number} ({title})`` in the language in use."""
+        return _("Exercise {number} ({title})").format(number=self.number, title=_(self.title))
+
+    def hint(self, tier: int) -> str:
+        """Hint tier ``tier`` (counting from 1) in the language in use."""
+        return _(self.hints[tier - 1])
 
 
 class Declared:
@@ -75,8 +84,9 @@ class Declared:
     def get(self, number: object) -> Exercise:
         """Exercise ``number``; ValueError listing the notebook's exercises for any other value."""
         if isinstance(number, bool) or not isinstance(number, int) or number not in self._items:
-            raise ValueError(f"number: expected one of the exercises {sorted(self._items)} of "
-                             f"{self.notebook}, got {number!r}")
+            # Translators: a learner meets it with ex.hint(99); {numbers} is a list such as [1, 2, 3].
+            raise ValueError(_("number: expected one of the exercises {numbers} of {notebook}, got {got}").format(
+                numbers=sorted(self._items), notebook=self.notebook, got=repr(number)))
         return self._items[number]
 
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import torch
 
+from pavlovlab.teach.language import _
+
 PROGRESS_AFTER = 5.0
 """Seconds after which a check still waiting on the learner's measurement prints one progress line (with its
 time limit and how to stop it)."""
@@ -64,11 +66,12 @@ def call_with_limit(fn: Callable[..., Any], args: Sequence[Any] = (), kwargs: Ma
         try:
             box["value"] = fn(*args, **(kwargs or {}))
         except SystemExit as e:
-            box["error"] = Exited(f"it called sys.exit({'' if e.code is None else repr(e.code)}), which ends a "
-                                  "whole program, not a function: return the result instead")
+            call = f"sys.exit({'' if e.code is None else repr(e.code)})"
+            box["error"] = Exited(_("it called {call}, which ends a whole program, not a function: return the "
+                                    "result instead").format(call=call))
         except KeyboardInterrupt:
-            box["error"] = Exited("it raised KeyboardInterrupt itself (nobody pressed stop): return the result "
-                                  "instead")
+            box["error"] = Exited(_("it raised KeyboardInterrupt itself (nobody pressed stop): return the result "
+                                    "instead"))
         except BaseException as e:  # handed to the caller's thread below
             box["error"] = e
 
@@ -80,8 +83,10 @@ def call_with_limit(fn: Callable[..., Any], args: Sequence[Any] = (), kwargs: Ma
         while worker.is_alive() and (left := limit - (time.monotonic() - start)) > 0:
             worker.join(min(left, 0.25))        # short slices: an interrupt is seen at once on every platform
             if not told and worker.is_alive() and time.monotonic() - start >= PROGRESS_AFTER:
-                print(f"⏳ {waiting}: still running after {PROGRESS_AFTER:.0f} s. The check waits up to {limit:.0f} s; "
-                      "interrupt the kernel (the ■ button) to stop waiting.", flush=True)
+                # Translators: {name} is the exercise ("Exercise 3 (…)"); the times are in seconds.
+                print(_("⏳ {name}: still running after {after:.0f} s. The check waits up to {limit:.0f} s; "
+                        "interrupt the kernel (the ■ button) to stop waiting.").format(
+                          name=waiting, after=PROGRESS_AFTER, limit=limit), flush=True)
                 told = True
     except KeyboardInterrupt:
         raise Stopped(time.monotonic() - start) from None
@@ -93,15 +98,20 @@ def call_with_limit(fn: Callable[..., Any], args: Sequence[Any] = (), kwargs: Ma
 
 
 def too_long(limit: float, where: str) -> str:
-    """The verdict's sentence for a learner's function that ran past ``limit`` seconds ``where``."""
-    return (f"your function took more than {limit:.0f} s {where}, so the check stopped waiting (it may still be "
-            "running in the background: restart the kernel if the notebook stays busy). Does a loop never end, "
-            "or does it wait for something?")
+    """The verdict's sentence for a learner's function that ran past ``limit`` seconds ``where`` (a phrase in the
+    language in use: "on test case 2 (…)", "to run")."""
+    # Translators: {where} is "on test case 2 (…)", "to run" or "to compute its answer", translated on its own.
+    return _("your function took more than {limit:.0f} s {where}, so the check stopped waiting (it may still be "
+             "running in the background: restart the kernel if the notebook stays busy). Does a loop never end, "
+             "or does it wait for something?").format(limit=limit, where=where)
 
 
 def raised(e: BaseException, doing: str) -> str:
-    """A learner's exception in plain words (their own code: its type and message, never a traceback)."""
+    """A learner's exception in plain words (their own code: its type and message, never a traceback); ``doing``
+    is the phrase, in the language in use, that says what raised it ("running your measurement")."""
     if isinstance(e, Exited):
-        return f"{doing} stopped early: {e}"
-    text = str(e).strip() or "(no message)"
-    return f"{doing} raised {type(e).__name__}: {text}"
+        # Translators: {doing} is "running your measurement", "on test case 2 (…) your function", …
+        return _("{doing} stopped early: {why}").format(doing=doing, why=e)
+    text = str(e).strip() or _("(no message)")
+    # Translators: {doing} as above; {error} is the name of a Python exception (ValueError), {text} its message.
+    return _("{doing} raised {error}: {text}").format(doing=doing, error=type(e).__name__, text=text)

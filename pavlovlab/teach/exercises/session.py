@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from pavlovlab.teach.language import _
 from pavlovlab.teach.student import SOLUTION_TAG, atomic_write
 
 from .registry import Declared, solution_source
@@ -100,13 +101,17 @@ class Session:
         if tier is None:
             tier = min(self._hints.get(number, 0) + 1, len(e.hints))
         if isinstance(tier, bool) or not isinstance(tier, int) or not 1 <= tier <= len(e.hints):
-            print(f"💡 Exercise {number} has hint tiers 1 to {len(e.hints)}; got tier={tier!r}.")
+            # Translators: {got} is what the learner passed as tier (code: 7, '2', None).
+            print(_("💡 Exercise {number} has hint tiers 1 to {tiers}; got tier={got}.").format(
+                number=number, tiers=len(e.hints), got=repr(tier)))
             return
         self._hints[number] = max(self._hints.get(number, 0), tier)
         self._save(number, False)
-        more = (f"  (ex.hint({number}) again for tier {tier + 1} of {len(e.hints)})" if tier < len(e.hints)
-                else f"  (that was the last tier; ex.solution({number}) shows the reference solution)")
-        print(f"💡 Exercise {number}, hint {tier} of {len(e.hints)}: {e.hints[tier - 1]}\n{more}")
+        more = (_("  (ex.hint({number}) again for tier {next} of {tiers})") if tier < len(e.hints)
+                else _("  (that was the last tier; ex.solution({number}) shows the reference solution)"))
+        print(_("💡 Exercise {number}, hint {tier} of {tiers}: {hint}").format(
+            number=number, tier=tier, tiers=len(e.hints), hint=e.hint(tier)))
+        print(more.format(number=number, next=tier + 1, tiers=len(e.hints)))
 
     def solution(self, number: int) -> None:
         """Print the reference solution of exercise ``number``: read it, then write your own. From then on
@@ -118,12 +123,12 @@ class Session:
             return
         source = solution_source(self.book.notebook, number)
         if source is None:
-            print(f"📖 The reference solution of exercise {number} is missing from this installation of "
-                  "pavlovlab (solutions.json): ask your instructor.")
+            print(_("📖 The reference solution of exercise {number} is missing from this installation of "
+                    "pavlovlab (solutions.json): ask your instructor.").format(number=number))
             return
         self._read.add(number)
         self._save(number, False)
-        print(f"📖 {e.name}, the reference solution:\n")
+        print(_("📖 {name}, the reference solution:").format(name=e.name) + "\n")
         print(textwrap.indent(source, "    "))
 
     def reveal(self, number: int) -> None:
@@ -136,10 +141,11 @@ class Session:
             return
         self._asked.add(number)
         if number in self._details:
-            print(f"📋 {e.name}, your last check: {self._details[number]}.")
+            # Translators: {values} is what the check expected and what it got ("expected 3, got 4").
+            print(_("📋 {name}, your last check: {values}.").format(name=e.name, values=self._details[number]))
         else:
-            print(f"📋 {e.name}: no failed check with expected values yet; from now on a ❌ of this exercise "
-                  "shows them.")
+            print(_("📋 {name}: no failed check with expected values yet; from now on a ❌ of this exercise shows "
+                    "them.").format(name=e.name))
 
     # -- the progress file
     def _save(self, number: int, ok: bool) -> None:
@@ -181,10 +187,14 @@ def load_progress(folder: Path) -> dict[str, Any]:
     kept = set_aside(path)
     if folder.resolve() not in _TOLD_UNREADABLE:
         _TOLD_UNREADABLE.add(folder.resolve())
-        where = (f"it is kept as {kept.name} beside your notebooks" if kept is not None else
-                 "it could not be moved aside, so it is left as it is")
-        print(f"⚠ Your progress record {PROGRESS_FILE} could not be read (cut off or edited?): {where}, and your "
-              "progress is recorded afresh from now on.")
+        if kept is not None:
+            print(_("⚠ Your progress record {file} could not be read (cut off or edited?): it is kept as {kept} "
+                    "beside your notebooks, and your progress is recorded afresh from now on.").format(
+                      file=PROGRESS_FILE, kept=kept.name))
+        else:
+            print(_("⚠ Your progress record {file} could not be read (cut off or edited?): it could not be moved "
+                    "aside, so it is left as it is, and your progress is recorded afresh from now on.").format(
+                      file=PROGRESS_FILE))
     return {}
 
 
