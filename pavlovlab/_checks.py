@@ -25,18 +25,29 @@ what was expected and what was given.
   ``"torch.float64"``, ``"double"``);
 - a *device* (``check_device``) takes a ``torch.device``, its name (``"cpu"``, ``"cuda:0"``) or None;
 - a *shape* (``check_shape``) takes a tuple, a list or a ``torch.Size`` of such integers, never a bare int.
+
+**Checks at the door.** A public function declares its check instead of writing it in its body::
+
+    @checked_by(check_pairs, nonfinite="very large keys or values overflow the dtype")
+    def crosstalk(keys, values): ...          # the body is the algorithm, on checked arguments
+
+:func:`checked_by` runs the validator on the door's arguments before the body and warns on a non-finite result
+after it; :func:`unchecked` gives the body back, for a caller whose inputs are already checked.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
+import operator
 import os
 import warnings
-from collections.abc import Iterable, Iterator, Sequence, Sized
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Literal, overload
+from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 import torch
 
@@ -332,3 +343,81 @@ def check_fits(name: str, shape: Sequence[int], dtype: torch.dtype | None, devic
         raise ValueError(f"{name}: {what} = {entries:.4g} {str(dtype).removeprefix('torch.')} entries "
                          f"({_bytes(need)}) do not fit in the {_bytes(have)} of {dev.type} memory"
                          + (f"; {advice}" if advice else ""))
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+Validator = Callable[..., Mapping[str, Any] | None]
+"""A door's validator: its parameters are some of the door's, by name; it raises on bad input and returns None
+or the checked values of some of the door's arguments by name (a number as a float, a name resolved, tensors
+broadcast), which the body then receives in their place."""
+
+
+def checked_by(validator: Validator, *, nonfinite: str | Callable[[Mapping[str, Any]], str] | None = None,
+               finite: tuple[str, ...] = ()) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Declare a public function's check at its door, so that its body is its algorithm.
+
+    The door keeps its body's name, signature, annotations and docstring (``help()``, Sphinx and mypy see the
+    body). A call binds the arguments as Python does (defaults filled; a binding error is the body's own
+    TypeError), then
+
+    1. ``validator`` is called with the arguments it names (its parameters are some of the door's, by name:
+       one validator serves several doors) and raises on bad input; what it returns (None or a mapping of
+       argument names to checked values) replaces those arguments;
+    2. the body runs on the checked arguments;
+    3. with ``nonfinite`` (the cause, or a function of the arguments as given that says it), a NaN/inf result
+       warns once (:func:`warn_nonfinite`, named after the door); the result is checked whole, or its first
+       element when it is a plain tuple (an output and its state). ``finite`` names tensor arguments whose
+       finiteness is checked together with the result, in one reduction each and one synchronisation,
+       instead of one synchronisation per tensor in the validator: a non-finite one raises as
+       :func:`check_finite` does.
+
+    A door that calls another door's algorithm calls its body, ``unchecked(door)``, which checks nothing.
+    """
+    wants = tuple(inspect.signature(validator).parameters)
+    pick = operator.itemgetter(*wants) if len(wants) > 1 else (lambda a: (a[wants[0]],)) if wants else (lambda a: ())
+    if finite and nonfinite is None:
+        raise TypeError("finite: expected a nonfinite cause to warn with when the inputs are finite, got None")
+
+    def declare(body: Callable[P, R]) -> Callable[P, R]:
+        parameters = inspect.signature(body).parameters
+        kinds = {p.kind for p in parameters.values()}
+        if kinds - {inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY}:
+            raise TypeError(f"{body.__qualname__}: a checked door takes named parameters only, got {kinds}")
+        if unknown := set(wants) - set(parameters) or set(finite) - set(parameters):
+            raise TypeError(f"{validator.__name__}: checks {sorted(unknown)}, which {body.__qualname__} does not take")
+        positional = tuple(n for n, p in parameters.items() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        defaults = {n: p.default for n, p in parameters.items() if p.default is not inspect.Parameter.empty}
+        names = frozenset(parameters)
+        where = body.__qualname__
+
+        @functools.wraps(body)
+        def door(*args: P.args, **kwargs: P.kwargs) -> R:
+            given = {**defaults, **dict(zip(positional, args, strict=False)), **kwargs}
+            if (given.keys() != names or len(args) > len(positional)
+                    or (kwargs and not kwargs.keys().isdisjoint(positional[:len(args)]))):
+                return body(*args, **kwargs)  # raises Python's own TypeError, naming the door
+            arguments = given
+            if (checked := validator(*pick(given))) is not None:
+                arguments = {**given, **checked}
+            result = body(**arguments)  # type: ignore[call-arg]  # the door's own parameters, by name
+            if nonfinite is not None and (finite or not _INNER_CALL.get()):
+                whole: Any = result
+                out: torch.Tensor = whole[0] if type(whole) is tuple else whole
+                sums = [given[n].detach().sum() for n in finite]
+                if not all_finite(torch.stack([*sums, out.detach().sum()]) if sums else out):
+                    for n in finite:
+                        check_finite(n, given[n])
+                    warn_nonfinite(where, out, nonfinite if isinstance(nonfinite, str) else nonfinite(given))
+            return result
+
+        return door
+
+    return declare
+
+
+def unchecked(door: Callable[P, R]) -> Callable[P, R]:
+    """The body of a door declared with :func:`checked_by`: its algorithm, checking nothing (for a caller whose
+    arguments are already checked, so that nothing is checked twice)."""
+    body: Callable[P, R] = door.__wrapped__  # type: ignore[attr-defined]
+    return body
