@@ -382,19 +382,22 @@ def checked_by(validator: Validator, *, nonfinite: str | Callable[[Mapping[str, 
     def declare(body: Callable[P, R]) -> Callable[P, R]:
         parameters = inspect.signature(body).parameters
         kinds = {p.kind for p in parameters.values()}
-        if kinds - {inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY}:
-            raise TypeError(f"{body.__qualname__}: a checked door takes named parameters only, got {kinds}")
+        if kinds - {inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY,
+                    inspect.Parameter.VAR_KEYWORD}:
+            raise TypeError(f"{body.__qualname__}: a checked door takes named parameters (and **kwargs) only, got "
+                            f"{kinds}")
         if unknown := set(wants) - set(parameters) or set(finite) - set(parameters):
             raise TypeError(f"{validator.__name__}: checks {sorted(unknown)}, which {body.__qualname__} does not take")
         positional = tuple(n for n, p in parameters.items() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
         defaults = {n: p.default for n, p in parameters.items() if p.default is not inspect.Parameter.empty}
-        names = frozenset(parameters)
+        names = frozenset(n for n, p in parameters.items() if p.kind is not inspect.Parameter.VAR_KEYWORD)
+        open_ended = inspect.Parameter.VAR_KEYWORD in kinds  # **kwargs: more names than the parameters
         where = body.__qualname__
 
         @functools.wraps(body)
         def door(*args: P.args, **kwargs: P.kwargs) -> R:
             given = {**defaults, **dict(zip(positional, args, strict=False)), **kwargs}
-            if (given.keys() != names or len(args) > len(positional)
+            if ((not names <= given.keys() if open_ended else given.keys() != names) or len(args) > len(positional)
                     or (kwargs and not kwargs.keys().isdisjoint(positional[:len(args)]))):
                 return body(*args, **kwargs)  # raises Python's own TypeError, naming the door
             arguments = given

@@ -119,7 +119,19 @@ def test_a_validator_that_names_an_argument_the_door_lacks_is_refused_at_the_dec
         @checked_by(_check_counts)
         def lonely(n):
             return n
-    with pytest.raises(TypeError, match="takes named parameters only"):
+    with pytest.raises(TypeError, match=r"takes named parameters \(and \*\*kwargs\) only"):
         @checked_by(_check_x)
         def spread(x, *rest):
             return x
+
+
+@checked_by(_check_counts)
+def build(n: int, *, scale: float = 1.0, **options: object) -> dict:
+    """The checked count and the options passed on."""
+    return {"n": n, **options}
+
+
+def test_a_door_with_keyword_options_passes_them_on_and_still_refuses_a_missing_argument():
+    assert build(np.int64(2), colour="red") == {"n": 2, "colour": "red"}
+    with pytest.raises(TypeError, match=r"build\(\) missing 1 required positional argument: 'n'"):
+        build(colour="red")
