@@ -79,6 +79,9 @@ def outer_product_memory(keys: torch.Tensor, values: torch.Tensor,
     return (values * cast(torch.Tensor, repeats)[..., None]).mT @ keys  # repeats: made a tensor by the check
 
 
+_outer_product_memory = unchecked(outer_product_memory)
+
+
 def _check_overlaps(keys: torch.Tensor, values: torch.Tensor) -> None:
     """The pairs of :func:`crosstalk`, whose n × n overlaps must fit in the device's memory."""
     check_pairs(keys, values)
@@ -128,6 +131,9 @@ def recall_cosine(keys: torch.Tensor, values: torch.Tensor, memory: torch.Tensor
     recalled = keys @ memory.mT                                # (..., n, d_v): row j is S k_j
     cosine = torch.nn.functional.cosine_similarity(recalled, values.expand_as(recalled), dim=-1, eps=1e-12)
     return cosine
+
+
+_recall_cosine = unchecked(recall_cosine)
 
 
 def _check_crosstalk_sweep(ns: Sequence[int] | torch.Tensor, d_k: int, trials: int, d_v: int,
