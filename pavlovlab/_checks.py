@@ -368,9 +368,9 @@ def checked_by(validator: Validator, *, nonfinite: str | Callable[[Mapping[str, 
     3. with ``nonfinite`` (the cause, or a function of the arguments as given that says it), a NaN/inf result
        warns once (:func:`warn_nonfinite`, named after the door); the result is checked whole, or its first
        element when it is a plain tuple (an output and its state). ``finite`` names tensor arguments whose
-       finiteness is checked together with the result, in one reduction each and one synchronisation,
-       instead of one synchronisation per tensor in the validator: a non-finite one raises as
-       :func:`check_finite` does.
+       finiteness is checked, as the body received them, together with the result, in one reduction each
+       and one synchronisation, instead of one synchronisation per tensor in the validator: a non-finite one
+       raises as :func:`check_finite` does.
 
     A door that calls another door's algorithm calls its body, ``unchecked(door)``, which checks nothing.
     """
@@ -407,10 +407,10 @@ def checked_by(validator: Validator, *, nonfinite: str | Callable[[Mapping[str, 
             if nonfinite is not None and (finite or not _INNER_CALL.get()):
                 whole: Any = result
                 out: torch.Tensor = whole[0] if type(whole) is tuple else whole
-                sums = [given[n].detach().sum() for n in finite]
+                sums = [arguments[n].detach().sum() for n in finite]
                 if not all_finite(torch.stack([*sums, out.detach().sum()]) if sums else out):
                     for n in finite:
-                        check_finite(n, given[n])
+                        check_finite(n, arguments[n])
                     warn_nonfinite(where, out, nonfinite if isinstance(nonfinite, str) else nonfinite(given))
             return result
 
