@@ -44,9 +44,7 @@ import numbers
 import operator
 import os
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 import torch
@@ -78,24 +76,11 @@ def check_finite(name: str, x: torch.Tensor) -> torch.Tensor:
     return x
 
 
-_INNER_CALL: ContextVar[bool] = ContextVar("pavlovlab_inner_call", default=False)
-
-
-@contextmanager
-def inner_call() -> Iterator[None]:
-    """Calls made inside do not warn (:func:`warn_nonfinite` is silent there): a public function that calls
-    another public one warns once, for its own result, as the policy says."""
-    token = _INNER_CALL.set(True)
-    try:
-        yield
-    finally:
-        _INNER_CALL.reset(token)
-
-
 def warn_nonfinite(where: str, x: torch.Tensor, cause: str) -> torch.Tensor:
-    """Warn once (a :class:`NonFiniteWarning`) if ``x`` holds NaN or inf; return ``x`` unchanged. Silent
-    inside :func:`inner_call`."""
-    if not _INNER_CALL.get() and not all_finite(x):
+    """Warn once (a :class:`NonFiniteWarning`) if ``x`` holds NaN or inf; return ``x`` unchanged. A public
+    function that needs another's algorithm calls its body (:func:`unchecked`), which does not warn: each call
+    warns once, for its own result, as the policy says."""
+    if not all_finite(x):
         warnings.warn(f"{where}: the result became NaN/inf from finite inputs ({cause})", NonFiniteWarning,
                       stacklevel=3)
     return x
@@ -404,7 +389,7 @@ def checked_by(validator: Validator, *, nonfinite: str | Callable[[Mapping[str, 
             if (checked := validator(*pick(given))) is not None:
                 arguments = {**given, **checked}
             result = body(**arguments)  # type: ignore[call-arg]  # the door's own parameters, by name
-            if nonfinite is not None and (finite or not _INNER_CALL.get()):
+            if nonfinite is not None:
                 whole: Any = result
                 out: torch.Tensor = whole[0] if type(whole) is tuple else whole
                 sums = [arguments[n].detach().sum() for n in finite]
