@@ -39,9 +39,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import linecache
 import math
 import numbers
-import operator
 import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
@@ -343,24 +343,26 @@ def checked_by(validator: Validator, *, nonfinite: str | Callable[[Mapping[str, 
     """Declare a public function's check at its door, so that its body is its algorithm.
 
     The door keeps its body's name, signature, annotations and docstring (``help()``, Sphinx and mypy see the
-    body). A call binds the arguments as Python does (defaults filled; a binding error is the body's own
-    TypeError), then
+    body). A call binds the arguments as Python does (a binding error is the door's own TypeError), then
 
     1. ``validator`` is called with the arguments it names (its parameters are some of the door's, by name:
        one validator serves several doors) and raises on bad input; what it returns (None or a mapping of
-       argument names to checked values) replaces those arguments;
+       some of its argument names to checked values) replaces those arguments;
     2. the body runs on the checked arguments;
     3. with ``nonfinite`` (the cause, or a function of the arguments as given that says it), a NaN/inf result
-       warns once (:func:`warn_nonfinite`, named after the door); the result is checked whole, or its first
-       element when it is a plain tuple (an output and its state). ``finite`` names tensor arguments whose
-       finiteness is checked, as the body received them, together with the result, in one reduction each
-       and one synchronisation, instead of one synchronisation per tensor in the validator: a non-finite one
-       raises as :func:`check_finite` does.
+       warns once (a :class:`NonFiniteWarning` named after the door, as :func:`warn_nonfinite` does); the
+       result is checked whole, or its first element when it is a plain tuple (an output and its state).
+       ``finite`` names tensor arguments whose finiteness is checked, as the body received them, together
+       with the result, in one reduction each and one synchronisation, instead of one synchronisation per
+       tensor in the validator: a non-finite one raises as :func:`check_finite` does.
 
-    A door that calls another door's algorithm calls its body, ``unchecked(door)``, which checks nothing.
+    The door is written out for its signature, as :mod:`dataclasses` writes ``__init__``, so that a call costs
+    what the two calls cost and Python binds the arguments itself; its source is in :mod:`linecache`, so a
+    traceback shows its lines (``checked = validator(q, k, v, beta)``). A door that calls another door's
+    algorithm calls its body, ``unchecked(door)``, which checks nothing.
     """
-    wants = tuple(inspect.signature(validator).parameters)
-    pick = operator.itemgetter(*wants) if len(wants) > 1 else (lambda a: (a[wants[0]],)) if wants else (lambda a: ())
+    wants = tuple(f"{n}={n}" if p.kind is inspect.Parameter.KEYWORD_ONLY else n
+                  for n, p in inspect.signature(validator).parameters.items())
     if finite and nonfinite is None:
         raise TypeError("finite: expected a nonfinite cause to warn with when the inputs are finite, got None")
 
@@ -371,37 +373,82 @@ def checked_by(validator: Validator, *, nonfinite: str | Callable[[Mapping[str, 
                     inspect.Parameter.VAR_KEYWORD}:
             raise TypeError(f"{body.__qualname__}: a checked door takes named parameters (and **kwargs) only, got "
                             f"{kinds}")
-        if unknown := set(wants) - set(parameters) or set(finite) - set(parameters):
+        if unknown := {w.split("=")[0] for w in wants} - set(parameters) or set(finite) - set(parameters):
             raise TypeError(f"{validator.__name__}: checks {sorted(unknown)}, which {body.__qualname__} does not take")
-        positional = tuple(n for n, p in parameters.items() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        defaults = {n: p.default for n, p in parameters.items() if p.default is not inspect.Parameter.empty}
-        names = frozenset(n for n, p in parameters.items() if p.kind is not inspect.Parameter.VAR_KEYWORD)
-        open_ended = inspect.Parameter.VAR_KEYWORD in kinds  # **kwargs: more names than the parameters
-        where = body.__qualname__
-
-        @functools.wraps(body)
-        def door(*args: P.args, **kwargs: P.kwargs) -> R:
-            given = {**defaults, **dict(zip(positional, args, strict=False)), **kwargs}
-            if ((not names <= given.keys() if open_ended else given.keys() != names) or len(args) > len(positional)
-                    or (kwargs and not kwargs.keys().isdisjoint(positional[:len(args)]))):
-                return body(*args, **kwargs)  # raises Python's own TypeError, naming the door
-            arguments = given
-            if (checked := validator(*pick(given))) is not None:
-                arguments = {**given, **checked}
-            result = body(**arguments)  # type: ignore[call-arg]  # the door's own parameters, by name
-            if nonfinite is not None:
-                whole: Any = result
-                out: torch.Tensor = whole[0] if type(whole) is tuple else whole
-                sums = [arguments[n].detach().sum() for n in finite]
-                if not all_finite(torch.stack([*sums, out.detach().sum()]) if sums else out):
-                    for n in finite:
-                        check_finite(n, arguments[n])
-                    warn_nonfinite(where, out, nonfinite if isinstance(nonfinite, str) else nonfinite(given))
-            return result
-
-        return door
+        if taken := _DOOR_NAMES & set(parameters):
+            raise TypeError(f"{body.__qualname__}: a checked door's parameters cannot be named {sorted(taken)} (the "
+                            "names its door is written with)")
+        door = _write_door(body, validator, wants, parameters, finite, nonfinite)
+        return functools.wraps(body)(door)
 
     return declare
+
+
+_DOOR_NAMES = frozenset({"validator", "body", "nonfinite", "own", "defaults", "_check_result", "checked", "result",
+                         "given"})
+"""The names :func:`_write_door` writes a door with, besides the door's parameters."""
+
+
+def _write_door(body: Callable[..., Any], validator: Validator, wants: tuple[str, ...],
+                parameters: Mapping[str, inspect.Parameter], finite: tuple[str, ...],
+                nonfinite: str | Callable[[Mapping[str, Any]], str] | None) -> Callable[..., Any]:
+    """The door of :func:`checked_by`, written out with the body's parameters (their defaults are the body's own
+    objects) and compiled once."""
+    kw_only = inspect.Parameter.KEYWORD_ONLY
+    named = [n for n, p in parameters.items() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    options = next((n for n, p in parameters.items() if p.kind is inspect.Parameter.VAR_KEYWORD), None)
+    signature, star = [], False
+    for n in named:
+        if parameters[n].kind is kw_only and not star:
+            signature.append("*")
+            star = True
+        signature.append(n if parameters[n].default is inspect.Parameter.empty else f"{n}=defaults[{n!r}]")
+    if options:
+        signature.append(f"**{options}")
+    own = [w.split("=")[0] for w in wants]
+    call = ", ".join([*(n for n in named if parameters[n].kind is not kw_only),
+                      *(f"{n}={n}" for n in named if parameters[n].kind is kw_only),
+                      *([f"**{options}"] if options else [])])
+    lines = [f"def {body.__name__}({', '.join(signature)}):"]
+    if callable(nonfinite):  # says the cause from the arguments as given
+        lines += ["    given = {" + ", ".join(f"{n!r}: {n}" for n in named) + "}"]
+    lines += [f"    checked = validator({', '.join(wants)})",
+              "    if checked is not None:",
+              "        if not checked.keys() <= own:",
+              "            raise TypeError(f'{validator.__name__}: returned checked values of "
+              "{sorted(checked.keys() - own)}, which it does not take')"]
+    lines += [f"        {n} = checked.get({n!r}, {n})" for n in own]
+    lines += [f"    result = body({call})"]
+    if nonfinite is not None:
+        received = "".join(f"{n}, " for n in finite)
+        lines += [f"    _check_result({body.__qualname__!r}, result, {finite!r}, ({received}), nonfinite, "
+                  f"{'given' if callable(nonfinite) else 'None'})"]
+    lines += ["    return result"]
+    source = "\n".join(lines) + "\n"
+    filename = f"<checked_by {body.__module__}.{body.__qualname__}>"
+    namespace: dict[str, Any] = {"validator": validator, "body": body, "nonfinite": nonfinite,
+                                 "_check_result": _check_result, "own": frozenset(own),
+                                 "defaults": {n: p.default for n, p in parameters.items()}}
+    exec(compile(source, filename, "exec"), namespace)  # the source: parameter names, built above
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    door = namespace[body.__name__]
+    door.__code__ = door.__code__.replace(co_qualname=body.__qualname__)
+    return door
+
+
+def _check_result(where: str, result: object, names: tuple[str, ...], received: tuple[torch.Tensor, ...],
+                  nonfinite: str | Callable[[Mapping[str, Any]], str], given: Mapping[str, Any] | None) -> None:
+    """The non-finite policy on a door's result (see :func:`checked_by`): raise for a non-finite argument of
+    ``names`` (``received`` by the body), else warn for a non-finite result, at the caller's line."""
+    whole: Any = result
+    out: torch.Tensor = whole[0] if type(whole) is tuple else whole
+    if all_finite(torch.stack([*(x.detach().sum() for x in received), out.detach().sum()]) if received else out):
+        return
+    for name, x in zip(names, received, strict=True):
+        check_finite(name, x)
+    cause = nonfinite if isinstance(nonfinite, str) else nonfinite(given or {})
+    warnings.warn(f"{where}: the result became NaN/inf from finite inputs ({cause})", NonFiniteWarning,
+                  stacklevel=3)
 
 
 def unchecked(door: Callable[P, R]) -> Callable[P, R]:

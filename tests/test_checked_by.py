@@ -135,3 +135,24 @@ def test_a_door_with_keyword_options_passes_them_on_and_still_refuses_a_missing_
     assert build(np.int64(2), colour="red") == {"n": 2, "colour": "red"}
     with pytest.raises(TypeError, match=r"build\(\) missing 1 required positional argument: 'n'"):
         build(colour="red")
+
+
+def test_a_validator_returns_checked_values_of_its_own_arguments_only():
+    def _check_n(n):
+        return {"scale": 1.0}
+
+    @checked_by(_check_n)
+    def scaled(n, scale=2.0):
+        return n * scale
+
+    with pytest.raises(TypeError, match=r"_check_n: returned checked values of \['scale'\], which it does not take"):
+        scaled(3)
+
+
+def test_a_traceback_shows_the_door_s_lines():
+    import traceback
+    try:
+        repeat(torch.ones(1), 0)
+    except ValueError as e:
+        shown = "".join(traceback.format_exception(e))
+    assert "checked = validator(n, scale)" in shown and "in repeat" in shown
