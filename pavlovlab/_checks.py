@@ -25,18 +25,27 @@ what was expected and what was given.
   ``"torch.float64"``, ``"double"``);
 - a *device* (``check_device``) takes a ``torch.device``, its name (``"cpu"``, ``"cuda:0"``) or None;
 - a *shape* (``check_shape``) takes a tuple, a list or a ``torch.Size`` of such integers, never a bare int.
+
+**Checks at the door.** A public function declares its check instead of writing it in its body::
+
+    @checked_by(check_pairs, nonfinite="very large keys or values overflow the dtype")
+    def crosstalk(keys, values): ...          # the body is the algorithm, on checked arguments
+
+:func:`checked_by` runs the validator on the door's arguments before the body and warns on a non-finite result
+after it; :func:`unchecked` gives the body back, for a caller whose inputs are already checked.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+import linecache
 import math
 import numbers
 import os
 import warnings
-from collections.abc import Iterable, Iterator, Sequence, Sized
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Literal, overload
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
+from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 import torch
 
@@ -67,24 +76,11 @@ def check_finite(name: str, x: torch.Tensor) -> torch.Tensor:
     return x
 
 
-_INNER_CALL: ContextVar[bool] = ContextVar("pavlovlab_inner_call", default=False)
-
-
-@contextmanager
-def inner_call() -> Iterator[None]:
-    """Calls made inside do not warn (:func:`warn_nonfinite` is silent there): a public function that calls
-    another public one warns once, for its own result, as the policy says."""
-    token = _INNER_CALL.set(True)
-    try:
-        yield
-    finally:
-        _INNER_CALL.reset(token)
-
-
 def warn_nonfinite(where: str, x: torch.Tensor, cause: str) -> torch.Tensor:
-    """Warn once (a :class:`NonFiniteWarning`) if ``x`` holds NaN or inf; return ``x`` unchanged. Silent
-    inside :func:`inner_call`."""
-    if not _INNER_CALL.get() and not all_finite(x):
+    """Warn once (a :class:`NonFiniteWarning`) if ``x`` holds NaN or inf; return ``x`` unchanged. A public
+    function that needs another's algorithm calls its body (:func:`unchecked`), which does not warn: each call
+    warns once, for its own result, as the policy says."""
+    if not all_finite(x):
         warnings.warn(f"{where}: the result became NaN/inf from finite inputs ({cause})", NonFiniteWarning,
                       stacklevel=3)
     return x
@@ -332,3 +328,131 @@ def check_fits(name: str, shape: Sequence[int], dtype: torch.dtype | None, devic
         raise ValueError(f"{name}: {what} = {entries:.4g} {str(dtype).removeprefix('torch.')} entries "
                          f"({_bytes(need)}) do not fit in the {_bytes(have)} of {dev.type} memory"
                          + (f"; {advice}" if advice else ""))
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+Validator = Callable[..., Mapping[str, Any] | None]
+"""A door's validator: its parameters are some of the door's, by name; it raises on bad input and returns None
+or the checked values of some of the door's arguments by name (a number as a float, a name resolved, tensors
+broadcast), which the body then receives in their place."""
+
+
+def checked_by(validator: Validator, *, nonfinite: str | Callable[[Mapping[str, Any]], str] | None = None,
+               finite: tuple[str, ...] = ()) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Declare a public function's check at its door, so that its body is its algorithm.
+
+    The door keeps its body's name, signature, annotations and docstring (``help()``, Sphinx and mypy see the
+    body). A call binds the arguments as Python does (a binding error is the door's own TypeError), then
+
+    1. ``validator`` is called with the arguments it names (its parameters are some of the door's, by name:
+       one validator serves several doors) and raises on bad input; what it returns (None or a mapping of
+       some of its argument names to checked values) replaces those arguments;
+    2. the body runs on the checked arguments;
+    3. with ``nonfinite`` (the cause, or a function of the arguments as given that says it), a NaN/inf result
+       warns once (a :class:`NonFiniteWarning` named after the door, as :func:`warn_nonfinite` does); the
+       result is checked whole, or its first element when it is a plain tuple (an output and its state).
+       ``finite`` names tensor arguments whose finiteness is checked, as the body received them, together
+       with the result, in one reduction each and one synchronisation, instead of one synchronisation per
+       tensor in the validator: a non-finite one raises as :func:`check_finite` does.
+
+    The door is written out for its signature, as :mod:`dataclasses` writes ``__init__``, so that a call costs
+    what the two calls cost and Python binds the arguments itself; its source is in :mod:`linecache`, so a
+    traceback shows its lines (``checked = validator(q, k, v, beta)``). A door that calls another door's
+    algorithm calls its body, ``unchecked(door)``, which checks nothing.
+    """
+    wants = tuple(f"{n}={n}" if p.kind is inspect.Parameter.KEYWORD_ONLY else n
+                  for n, p in inspect.signature(validator).parameters.items())
+    if finite and nonfinite is None:
+        raise TypeError("finite: expected a nonfinite cause to warn with when the inputs are finite, got None")
+
+    def declare(body: Callable[P, R]) -> Callable[P, R]:
+        parameters = inspect.signature(body).parameters
+        kinds = {p.kind for p in parameters.values()}
+        if kinds - {inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY,
+                    inspect.Parameter.VAR_KEYWORD}:
+            raise TypeError(f"{body.__qualname__}: a checked door takes named parameters (and **kwargs) only, got "
+                            f"{kinds}")
+        if unknown := {w.split("=")[0] for w in wants} - set(parameters) or set(finite) - set(parameters):
+            raise TypeError(f"{validator.__name__}: checks {sorted(unknown)}, which {body.__qualname__} does not take")
+        if taken := _DOOR_NAMES & set(parameters):
+            raise TypeError(f"{body.__qualname__}: a checked door's parameters cannot be named {sorted(taken)} (the "
+                            "names its door is written with)")
+        door = _write_door(body, validator, wants, parameters, finite, nonfinite)
+        return functools.wraps(body)(door)
+
+    return declare
+
+
+_DOOR_NAMES = frozenset({"validator", "body", "nonfinite", "own", "defaults", "_check_result", "checked", "result",
+                         "given"})
+"""The names :func:`_write_door` writes a door with, besides the door's parameters."""
+
+
+def _write_door(body: Callable[..., Any], validator: Validator, wants: tuple[str, ...],
+                parameters: Mapping[str, inspect.Parameter], finite: tuple[str, ...],
+                nonfinite: str | Callable[[Mapping[str, Any]], str] | None) -> Callable[..., Any]:
+    """The door of :func:`checked_by`, written out with the body's parameters (their defaults are the body's own
+    objects) and compiled once."""
+    kw_only = inspect.Parameter.KEYWORD_ONLY
+    named = [n for n, p in parameters.items() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    options = next((n for n, p in parameters.items() if p.kind is inspect.Parameter.VAR_KEYWORD), None)
+    signature, star = [], False
+    for n in named:
+        if parameters[n].kind is kw_only and not star:
+            signature.append("*")
+            star = True
+        signature.append(n if parameters[n].default is inspect.Parameter.empty else f"{n}=defaults[{n!r}]")
+    if options:
+        signature.append(f"**{options}")
+    own = [w.split("=")[0] for w in wants]
+    call = ", ".join([*(n for n in named if parameters[n].kind is not kw_only),
+                      *(f"{n}={n}" for n in named if parameters[n].kind is kw_only),
+                      *([f"**{options}"] if options else [])])
+    lines = [f"def {body.__name__}({', '.join(signature)}):"]
+    if callable(nonfinite):  # says the cause from the arguments as given
+        lines += ["    given = {" + ", ".join(f"{n!r}: {n}" for n in named) + "}"]
+    lines += [f"    checked = validator({', '.join(wants)})",
+              "    if checked is not None:",
+              "        if not checked.keys() <= own:",
+              "            raise TypeError(f'{validator.__name__}: returned checked values of "
+              "{sorted(checked.keys() - own)}, which it does not take')"]
+    lines += [f"        {n} = checked.get({n!r}, {n})" for n in own]
+    lines += [f"    result = body({call})"]
+    if nonfinite is not None:
+        received = "".join(f"{n}, " for n in finite)
+        lines += [f"    _check_result({body.__qualname__!r}, result, {finite!r}, ({received}), nonfinite, "
+                  f"{'given' if callable(nonfinite) else 'None'})"]
+    lines += ["    return result"]
+    source = "\n".join(lines) + "\n"
+    filename = f"<checked_by {body.__module__}.{body.__qualname__}>"
+    namespace: dict[str, Any] = {"validator": validator, "body": body, "nonfinite": nonfinite,
+                                 "_check_result": _check_result, "own": frozenset(own),
+                                 "defaults": {n: p.default for n, p in parameters.items()}}
+    exec(compile(source, filename, "exec"), namespace)  # the source: parameter names, built above
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    door = namespace[body.__name__]
+    door.__code__ = door.__code__.replace(co_qualname=body.__qualname__)
+    return door
+
+
+def _check_result(where: str, result: object, names: tuple[str, ...], received: tuple[torch.Tensor, ...],
+                  nonfinite: str | Callable[[Mapping[str, Any]], str], given: Mapping[str, Any] | None) -> None:
+    """The non-finite policy on a door's result (see :func:`checked_by`): raise for a non-finite argument of
+    ``names`` (``received`` by the body), else warn for a non-finite result, at the caller's line."""
+    whole: Any = result
+    out: torch.Tensor = whole[0] if type(whole) is tuple else whole
+    if all_finite(torch.stack([*(x.detach().sum() for x in received), out.detach().sum()]) if received else out):
+        return
+    for name, x in zip(names, received, strict=True):
+        check_finite(name, x)
+    cause = nonfinite if isinstance(nonfinite, str) else nonfinite(given or {})
+    warnings.warn(f"{where}: the result became NaN/inf from finite inputs ({cause})", NonFiniteWarning,
+                  stacklevel=3)
+
+
+def unchecked(door: Callable[P, R]) -> Callable[P, R]:
+    """The body of a door declared with :func:`checked_by`: its algorithm, checking nothing (for a caller whose
+    arguments are already checked, so that nothing is checked twice)."""
+    body: Callable[P, R] = door.__wrapped__  # type: ignore[attr-defined]
+    return body

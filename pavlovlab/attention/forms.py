@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, TypeVar, overload
+from typing import Literal, TypeVar, cast, overload
 
 import torch
 import torch.nn.functional as F
@@ -40,6 +40,7 @@ from .._checks import (
     check_real_tensor,
     check_same_kind,
     check_tensor,
+    checked_by,
     warn_nonfinite,
 )
 from . import literal
@@ -133,8 +134,9 @@ def _check_quadratic(mode: str, lead: torch.Size, T: int, chunk_size: int, like:
                    "the chunks' scores, batch × chunks × chunk_size²", "choose a smaller chunk_size (e.g. 64)")
 
 
-def _check_softmax(q: Tensor, k: Tensor, v: Tensor, causal: object, scale: object) -> float | None:
-    """softmax_attention's arguments; returns the scale (None: 1/√d_k)."""
+def _check_softmax(q: Tensor, k: Tensor, v: Tensor, causal: object, scale: object) -> dict[str, float | None]:
+    """softmax_attention's arguments; the scale as a float (None: 1/√d_k). Their values are checked with the
+    result."""
     if all(isinstance(x, torch.Tensor) and x.dim() >= 2 for x in (q, k)) and k.shape[-2] == 0 < q.shape[-2]:
         raise ValueError(f"k: expected at least one key for {q.shape[-2]} queries (a softmax over zero keys is "
                          f"undefined), got shape {tuple(k.shape)}")
@@ -147,7 +149,7 @@ def _check_softmax(q: Tensor, k: Tensor, v: Tensor, causal: object, scale: objec
     if checked is None and q.shape[-1] == 0:
         raise ValueError("q: expected a key dimension d_k >= 1 for the default scale 1/√d_k, got shape "
                          f"{tuple(q.shape)} (pass scale to attend with d_k = 0)")
-    return checked
+    return {"scale": checked}
 
 
 def _check_feature_map(feature_map: object, normalize: object, q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
@@ -227,8 +229,10 @@ def _check_linear(q: Tensor, k: Tensor, v: Tensor, feature_map: object, normaliz
     return _LinearArgs(fq, fk, w, gamma, S0, mode, chunk_size)
 
 
-def _check_gated(q: Tensor, k: Tensor, v: Tensor, g: object, mode: object) -> tuple[torch.Size, str]:
-    """scalar_gated_linear_attention's arguments; returns the leading dims of q, k, v and g and the mode."""
+def _check_gated(q: Tensor, k: Tensor, v: Tensor, g: object, mode: object,
+                 initial_state: object) -> dict[str, object]:
+    """scalar_gated_linear_attention's arguments: q, k, v and g expanded to their common leading dims, S_0
+    (zeros when None) likewise. Their values are checked with the result."""
     lead = _check_qkv(q, k, v)
     g = check_tensor("g", g, min_rank=1)
     check_same_kind(q=q, g=g)
@@ -240,13 +244,18 @@ def _check_gated(q: Tensor, k: Tensor, v: Tensor, g: object, mode: object) -> tu
     mode = check_choice("mode", mode, GATED_MODES)
     lead = broadcast_lead(qkv=lead, g=g.shape[:-1])
     _check_quadratic(mode, lead, T, T, q)
-    return lead, mode
+    d_k, d_v = q.shape[-1], v.shape[-1]
+    q, k, v = (x.expand(*lead, *x.shape[-2:]) for x in (q, k, v))
+    S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
+        _check_state("initial_state", initial_state, (d_v, d_k), q, lead)
+    return {"q": q, "k": k, "v": v, "g": g.expand(*lead, T), "initial_state": S0}
 
 
-def _check_delta(q: Tensor, k: Tensor, v: Tensor, beta: object, mode: object,
-                 chunk_size: object) -> tuple[torch.Size, Tensor, str, int]:
-    """delta_rule_attention's arguments; returns the leading dims, β as a tensor (..., T), the mode and the chunk
-    size (the quadratic check waits for the empty-memory case, which has no scores)."""
+def _check_delta(q: Tensor, k: Tensor, v: Tensor, beta: object, mode: object, chunk_size: object,
+                 initial_state: object) -> dict[str, object]:
+    """delta_rule_attention's arguments: β as a tensor (..., T), the chunk size as an int and S_0 (zeros when None)
+    expanded to the common leading dims of q, k, v and β; the chunks' scores checked to fit (an empty memory has
+    none). Their values are checked with the result."""
     lead = _check_qkv(q, k, v)
     mode = check_choice("mode", mode, DELTA_MODES)
     chunk_size = check_int("chunk_size", chunk_size, low=1)
@@ -259,10 +268,16 @@ def _check_delta(q: Tensor, k: Tensor, v: Tensor, beta: object, mode: object,
         lead = broadcast_lead(qkv=lead, beta=beta.shape[:-1])
     else:
         beta = torch.full((T,), check_real("beta", beta, low=0.0, high=BETA_MAX), dtype=q.dtype, device=q.device)
-    return lead, beta, mode, chunk_size
+    d_k, d_v = q.shape[-1], v.shape[-1]
+    S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
+        _check_state("initial_state", initial_state, (d_v, d_k), q, lead)
+    if d_k and d_v:
+        _check_quadratic(mode, lead, T, chunk_size, q.float() if q.dtype in LOW_PRECISION else q)
+    return {"beta": beta, "chunk_size": chunk_size, "initial_state": S0}
 
 
 # ------------------------------------------------------------------------------------------ public forms
+@checked_by(_check_softmax, nonfinite="very large q or k overflow the scores", finite=("q", "k", "v"))
 def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = True,
                       scale: float | None = None) -> torch.Tensor:
     """Softmax attention ``o_t = Σ_s softmax_s(scale · q_t·k_s) v_s`` (``s ≤ t`` when causal).
@@ -270,9 +285,7 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, caus
     q: (..., T_q, d_k), k: (..., T, d_k), v: (..., T, d_v) -> (..., T_q, d_v). ``scale`` defaults to
     ``1/√d_k``. Causal attention needs ``T_q = T``. Cost O(T² d): every query scores every key.
     """
-    scale = _check_softmax(q, k, v, causal, scale)
-    return _check_result("softmax_attention", "very large q or k overflow the scores",
-                         lambda: literal.softmax_parallel(q, k, v, causal, scale), q, k, v)
+    return literal.softmax_parallel(q, k, v, causal, scale)
 
 
 # The overloads say what a call returns: the output alone, or with ``return_state=True`` the output and state.
@@ -358,6 +371,7 @@ def scalar_gated_linear_attention(q: Tensor, k: Tensor, v: Tensor, g: Tensor, *,
 def scalar_gated_linear_attention(q: Tensor, k: Tensor, v: Tensor, g: Tensor, *, mode: str = ...,
                                   initial_state: Tensor | None = ...,
                                   return_state: bool) -> Tensor | tuple[Tensor, Tensor]: ...
+@checked_by(_check_gated, nonfinite="very large q, k or v overflow the dtype", finite=("q", "k", "v"))
 def scalar_gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, *,
                                   mode: str = "parallel", initial_state: torch.Tensor | None = None,
                                   return_state: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
@@ -380,19 +394,11 @@ def scalar_gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Ten
     Returns:
         o: (..., T, d_v); with ``return_state``: ``(o, S_T)``.
     """
-    lead, mode = _check_gated(q, k, v, g, mode)
-    T, d_k, d_v = k.shape[-2], q.shape[-1], v.shape[-1]
-    q, k, v = (x.expand(*lead, *x.shape[-2:]) for x in (q, k, v))
-    S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
-        _check_state("initial_state", initial_state, (d_v, d_k), q, lead)
-
-    def form() -> tuple[Tensor, Tensor]:
-        if T == 0:  # an empty sequence: an empty output, the state unchanged (as in every attention form)
-            return v.new_zeros(*lead, 0, d_v), S0.clone()
-        return (literal.gated_parallel if mode == "parallel" else literal.gated_recurrent)(q, k, v, g.expand(*lead, T),
-                                                                                          S0)
-
-    o, S = _check_result("scalar_gated_linear_attention", "very large q, k or v overflow the dtype", form, q, k, v)
+    S0 = cast(Tensor, initial_state)                 # (*lead, d_v, d_k), like q, k, v, g: broadcast by the check
+    if k.shape[-2] == 0:  # an empty sequence: an empty output, the state unchanged (as in every attention form)
+        o, S = v.new_zeros(*v.shape[:-2], 0, v.shape[-1]), S0.clone()
+    else:
+        o, S = (literal.gated_parallel if mode == "parallel" else literal.gated_recurrent)(q, k, v, g, S0)
     return (o, S) if return_state else o
 
 
@@ -408,6 +414,8 @@ def delta_rule_attention(q: Tensor, k: Tensor, v: Tensor, beta: float | Tensor, 
 def delta_rule_attention(q: Tensor, k: Tensor, v: Tensor, beta: float | Tensor, *, mode: str = ...,
                          chunk_size: int = ..., initial_state: Tensor | None = ...,
                          return_state: bool) -> Tensor | tuple[Tensor, Tensor]: ...
+@checked_by(_check_delta, nonfinite="the state diverged: are the keys L2-normalised? each step scales the stored "
+            "k-component by 1 − β‖k‖², which must stay within [−1, 1]", finite=("q", "k", "v"))
 def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: float | torch.Tensor, *,
                          mode: str = "chunk", chunk_size: int = 64, initial_state: torch.Tensor | None = None,
                          return_state: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
@@ -437,22 +445,16 @@ def delta_rule_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta
     Returns:
         o: (..., T, d_v); with ``return_state``: ``(o, S_T)``.
     """
-    lead, beta, mode, chunk_size = _check_delta(q, k, v, beta, mode, chunk_size)
-    T, d_k, d_v = q.shape[-2], q.shape[-1], v.shape[-1]
-    S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else \
-        _check_state("initial_state", initial_state, (d_v, d_k), q, lead)
-    x = [t.expand(*lead, *t.shape[-2:]) for t in (q, k, v)] + [beta.expand(*lead, T), S0]
+    S0 = cast(Tensor, initial_state)                 # (*lead, d_v, d_k): broadcast by the check
+    lead, (T, d_k), d_v = S0.shape[:-2], q.shape[-2:], v.shape[-1]
     if d_k == 0 or d_v == 0:       # an empty memory: every read-out S_t q_t is a sum over nothing
-        o = _check_result("delta_rule_attention", "", lambda: q.new_zeros(*lead, T, d_v), q, k, v)
-        return (o, S0.clone()) if return_state else o
-    _check_quadratic(mode, lead, T, chunk_size, q.float() if q.dtype in LOW_PRECISION else q)
+        return (q.new_zeros(*lead, T, d_v), S0.clone()) if return_state else q.new_zeros(*lead, T, d_v)
+    x = [t.expand(*lead, *t.shape[-2:]) for t in (q, k, v)] + [cast(Tensor, beta).expand(*lead, T), S0]
     if q.dtype in LOW_PRECISION:  # compute in float32, return in the caller's dtype
         x = [t.float() for t in x]
     qx, kx, vx, bx, Sx = x
-    o, S = _check_result("delta_rule_attention", "the state diverged: are the keys L2-normalised? each step scales "
-                         "the stored k-component by 1 − β‖k‖², which must stay within [−1, 1]",
-                         lambda: (delta_chunk_kernel(qx, kx, vx, bx, Sx, chunk_size) if mode == "chunk"
-                                  else literal.delta_recurrent(qx, kx, vx, bx, Sx)), q, k, v)
+    o, S = (delta_chunk_kernel(qx, kx, vx, bx, Sx, chunk_size) if mode == "chunk"
+            else literal.delta_recurrent(qx, kx, vx, bx, Sx))
     o, S = o.to(q.dtype), S.to(q.dtype)
     return (o, S) if return_state else o
 

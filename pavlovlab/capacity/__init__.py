@@ -12,7 +12,6 @@ from .average import (
     fidelity_theory,
     n_grid,
     recall_sweep,
-    store_and_recall,
 )
 from .criteria import (
     CRITERIA,
@@ -57,6 +56,5 @@ __all__ = [
     "recall_sweep",
     "retrieval_capacity",
     "scaling_residuals",
-    "store_and_recall",
     "worst_case_bound",
 ]

@@ -21,7 +21,6 @@ import torch
 from tqdm.auto import tqdm
 
 from .._checks import (
-    all_finite,
     check_choice,
     check_device,
     check_fits,
@@ -29,10 +28,8 @@ from .._checks import (
     check_int,
     check_numbers,
     check_real,
-    inner_call,
-    warn_nonfinite,
 )
-from ..memory.hebbian import outer_product_memory
+from ..memory.hebbian import _outer_product_memory
 from ..sampling import KINDS, random_keys
 
 _GRAM_BYTES = 2**25
@@ -52,24 +49,20 @@ class RecallMetrics(NamedTuple):
     correct: torch.Tensor
 
 
-def store_and_recall(keys: torch.Tensor, values: torch.Tensor) -> RecallMetrics:
-    """Store every pair with Hebb's rule ``S = Σ_i v_i k_iᵀ``, then read each item back as ``S k_j``.
+def _store_and_recall(keys: torch.Tensor, values: torch.Tensor) -> RecallMetrics:
+    """Store every pair with Hebb's rule ``S = Σ_i v_i k_iᵀ``, then read each item back as ``S k_j``: the literal
+    form of the experiment that :func:`recall_sweep` runs through the Gram matrix (its tests compare the two).
 
     keys: (..., n, d_k), values: (..., n, d_v); leading dims (trials, ...) broadcast.
     Returns :class:`RecallMetrics` with fields of shape (..., n); an exact tie with a rival is an error.
     """
-    with inner_call():
-        S = outer_product_memory(keys, values)             # (..., d_v, d_k): the bucket (checks the pairs)
-    check_fits("keys", (*S.shape[:-2], keys.shape[-2], keys.shape[-2]), keys.dtype, keys.device,
-               "the scores, batch × n × n", "store fewer pairs per memory")
+    S = _outer_product_memory(keys, values)                # (..., d_v, d_k): the bucket
     read = keys @ S.mT                                     # (..., n, d_v): S k_j for every j
     cosine = torch.nn.functional.cosine_similarity(read, values, dim=-1)
     scores = read @ values.mT                              # (..., n, n): match against every stored value
     own = torch.diagonal(scores, dim1=-2, dim2=-1)
     rival = scores.masked_fill(torch.eye(scores.shape[-1], dtype=torch.bool, device=scores.device), -math.inf)
     correct = own > rival.amax(-1) if scores.shape[-1] > 1 else torch.ones_like(own, dtype=torch.bool)
-    warn_nonfinite("store_and_recall", own if all_finite(cosine) else cosine, "very large keys or values overflow "
-                   "the dtype")
     return RecallMetrics(cosine, correct)
 
 
@@ -352,5 +345,4 @@ __all__ = [
     "fidelity_theory",
     "n_grid",
     "recall_sweep",
-    "store_and_recall",
 ]

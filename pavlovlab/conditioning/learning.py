@@ -18,7 +18,7 @@ The designs it runs on (``acquisition``, ``blocking``, ...) are trial tables fro
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -27,14 +27,15 @@ from .._checks import (
     check_choice,
     check_dim,
     check_float_dtype,
+    check_int,
     check_numbers,
     check_real,
     check_real_tensor,
     check_same_kind,
     check_tensor,
-    warn_nonfinite,
+    checked_by,
 )
-from .trials import TABLES, Design, Device, _check_count
+from .trials import TABLES, Design, Device
 
 # --------------------------------------------------------------------------------------------------
 # The learning rules
@@ -61,9 +62,10 @@ def _check_alpha(alpha: float | Sequence[float] | torch.Tensor, n_cs: int, like:
 
 
 def _check_conditioning(cs: torch.Tensor, us: torch.Tensor, alpha: float | Sequence[float] | torch.Tensor,
-                        beta: float, V0: torch.Tensor | None, error: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """The arguments of a conditioning simulator (with Rescorla–Wagner's bound when ``error``); returns the rates
-    ``α β`` (..., n_cs) and the strengths before trial 1, expanded to the broadcast leading dims."""
+                        beta: float, V0: torch.Tensor | None, error: bool) -> dict[str, object]:
+    """The arguments of a conditioning simulator (with Rescorla–Wagner's bound when ``error``): the saliences α as a
+    tensor (..., n_cs) or (..., 1), β as a float and the strengths before trial 1, ``V0``, expanded to the
+    broadcast leading dims (zeros when None)."""
     check_tensor("cs", cs, min_rank=2)
     check_tensor("us", us, min_rank=1)
     check_same_kind(cs=cs, us=us)
@@ -98,7 +100,19 @@ def _check_conditioning(cs: torch.Tensor, us: torch.Tensor, alpha: float | Seque
     lead = broadcast_lead(**shapes)
     V = (torch.zeros(*lead, n_cs, dtype=cs.dtype, device=cs.device) if V0 is None
          else V0.expand(*lead, n_cs).clone())
-    return a * beta, V
+    return {"alpha": a, "beta": beta, "V0": V}
+
+
+def _check_rescorla_wagner(cs: torch.Tensor, us: torch.Tensor, alpha: float | Sequence[float] | torch.Tensor,
+                           beta: float, V0: torch.Tensor | None) -> dict[str, object]:
+    """The arguments of :func:`rescorla_wagner` (:func:`_check_conditioning`, with the bound on β Σ_i α_i x_i²)."""
+    return _check_conditioning(cs, us, alpha, beta, V0, error=True)
+
+
+def _check_hebbian_conditioning(cs: torch.Tensor, us: torch.Tensor, alpha: float | Sequence[float] | torch.Tensor,
+                                beta: float, V0: torch.Tensor | None) -> dict[str, object]:
+    """The arguments of :func:`hebbian_conditioning` (:func:`_check_conditioning`)."""
+    return _check_conditioning(cs, us, alpha, beta, V0, error=False)
 
 
 def _conditioning(cs: torch.Tensor, us: torch.Tensor, rate: torch.Tensor, V: torch.Tensor,
@@ -114,6 +128,7 @@ def _conditioning(cs: torch.Tensor, us: torch.Tensor, rate: torch.Tensor, V: tor
     return torch.stack(history, dim=-2)
 
 
+@checked_by(_check_rescorla_wagner)
 def rescorla_wagner(cs: torch.Tensor, us: torch.Tensor, *, alpha: float | Sequence[float] | torch.Tensor = 0.3,
                     beta: float = 1.0, V0: torch.Tensor | None = None) -> torch.Tensor:
     """The Rescorla–Wagner model: ``ΔV_i = α_i β (λ − Σ_j x_j V_j) x_i`` on every trial.
@@ -140,10 +155,11 @@ def rescorla_wagner(cs: torch.Tensor, us: torch.Tensor, *, alpha: float | Sequen
         cs, us, labels = trial_tables.acquisition(20)
         V = rescorla_wagner(cs, us, alpha=0.3)      # V[-1] ≈ [1.0]
     """
-    rate, V = _check_conditioning(cs, us, alpha, beta, V0, error=True)
-    return _conditioning(cs, us, rate, V, error=True)
+    return _conditioning(cs, us, cast(torch.Tensor, alpha) * beta, cast(torch.Tensor, V0), error=True)
 
 
+@checked_by(_check_hebbian_conditioning,
+            nonfinite="very large cues or outcomes make the strengths grow past the dtype")
 def hebbian_conditioning(cs: torch.Tensor, us: torch.Tensor, *,
                          alpha: float | Sequence[float] | torch.Tensor = 0.3, beta: float = 1.0,
                          V0: torch.Tensor | None = None) -> torch.Tensor:
@@ -154,9 +170,7 @@ def hebbian_conditioning(cs: torch.Tensor, us: torch.Tensor, *,
     Same arguments and return as :func:`rescorla_wagner`: cs (..., trials, n_cs), us (..., trials),
     returns V (..., trials + 1, n_cs).
     """
-    rate, V = _check_conditioning(cs, us, alpha, beta, V0, error=False)
-    return warn_nonfinite("hebbian_conditioning", _conditioning(cs, us, rate, V, error=False),
-                          "very large cues or outcomes make the strengths grow past the dtype")
+    return _conditioning(cs, us, cast(torch.Tensor, alpha) * beta, cast(torch.Tensor, V0), error=False)
 
 
 SIMULATORS: dict[str, Callable[..., torch.Tensor]] = {
@@ -164,16 +178,6 @@ SIMULATORS: dict[str, Callable[..., torch.Tensor]] = {
 }
 """The conditioning simulators by name, for :func:`simulate`: each runs a whole experiment (cs, us) -> V on CS
 strengths (distinct from ``memory.RULES``, the one-step memory updates ΔS)."""
-
-
-def prediction(V: torch.Tensor, cs: torch.Tensor) -> torch.Tensor:
-    """The US each trial predicts before it happens (the conditioned response): ``Σ_j x_j V_j``.
-
-    V: (..., trials + 1, n_cs) from :func:`rescorla_wagner`; cs: (..., trials, n_cs).
-    Returns (..., trials): on trial t, the CSs present times the strengths left by trial t − 1.
-    """
-    _check_prediction(V, cs)
-    return warn_nonfinite("prediction", (V[..., :-1, :] * cs.to(V)).sum(-1), "very large V or cs overflow the dtype")
 
 
 def _check_prediction(V: torch.Tensor, cs: torch.Tensor) -> None:
@@ -184,6 +188,24 @@ def _check_prediction(V: torch.Tensor, cs: torch.Tensor) -> None:
     check_dim("V", V.shape[-1], cs.shape[-1], "n_cs (last dim of cs)")
 
 
+@checked_by(_check_prediction, nonfinite="very large V or cs overflow the dtype")
+def prediction(V: torch.Tensor, cs: torch.Tensor) -> torch.Tensor:
+    """The US each trial predicts before it happens (the conditioned response): ``Σ_j x_j V_j``.
+
+    V: (..., trials + 1, n_cs) from :func:`rescorla_wagner`; cs: (..., trials, n_cs).
+    Returns (..., trials): on trial t, the CSs present times the strengths left by trial t − 1.
+    """
+    return (V[..., :-1, :] * cs.to(V)).sum(-1)
+
+
+def _check_simulation(design: str, rule: str, alpha: float) -> dict[str, float]:
+    """A design of :data:`TABLES`, a rule of :data:`SIMULATORS` and α >= 0 (returned as a float)."""
+    check_choice("design", design, TABLES)
+    check_choice("rule", rule, SIMULATORS)
+    return {"alpha": check_real("alpha", alpha, low=0.0)}
+
+
+@checked_by(_check_simulation)
 def simulate(design: str, *, n_trials: int = 30, alpha: float = 0.3, beta: float = 1.0, lam: float = 1.0,
              rule: str = "rescorla-wagner", dtype: torch.dtype = torch.float32, device: Device = None,
              **design_kwargs: Any) -> tuple[torch.Tensor, Design]:
@@ -192,17 +214,9 @@ def simulate(design: str, *, n_trials: int = 30, alpha: float = 0.3, beta: float
     Returns ``(V, design)``: V (trials + 1, n_cs) (with the design's leading dims, if any).
     Example: ``V, (cs, us, labels) = simulate("blocking", alpha=0.3)``.
     """
-    alpha = _check_simulation(design, rule, alpha)
     d = TABLES[design](n_trials, lam=lam, dtype=dtype, device=device, **design_kwargs)
     saliences = torch.tensor(d.labels.salience, dtype=dtype, device=d.cs.device)
     return SIMULATORS[rule](d.cs, d.us, alpha=alpha * saliences, beta=beta), d
-
-
-def _check_simulation(design: str, rule: str, alpha: float) -> float:
-    """A design of :data:`TABLES`, a rule of :data:`SIMULATORS` and α >= 0 (returned as a float)."""
-    check_choice("design", design, TABLES)
-    check_choice("rule", rule, SIMULATORS)
-    return check_real("alpha", alpha, low=0.0)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -210,6 +224,24 @@ def _check_simulation(design: str, rule: str, alpha: float) -> float:
 # --------------------------------------------------------------------------------------------------
 
 
+def _check_pretraining(n_pretrain: Sequence[int] | torch.Tensor, n_compound: int,
+                       lam: float) -> dict[str, object]:
+    """Pretraining lengths (P,) (whole numbers >= 0, returned as a long CPU tensor), compound trials (an int) and
+    λ."""
+    n = torch.as_tensor(n_pretrain).detach().cpu()
+    if n.dim() != 1 or n.numel() == 0:
+        raise ValueError(f"n_pretrain: expected a non-empty 1-D sequence of lengths, got shape {tuple(n.shape)}")
+    if n.is_floating_point() and not bool((n == n.round()).all()):
+        raise ValueError("n_pretrain: expected whole numbers of trials")
+    n = n.long()
+    if bool((n < 0).any()):
+        raise ValueError(f"n_pretrain: expected lengths >= 0, got {n.min().item()}")
+    m = check_int("n_compound", n_compound, low=1)
+    check_real("lam", lam)
+    return {"n_pretrain": n, "n_compound": m}
+
+
+@checked_by(_check_pretraining)
 def blocking_curve(n_pretrain: Sequence[int] | torch.Tensor, *, n_compound: int = 30,
                    alpha: float = 0.3, beta: float = 1.0, lam: float = 1.0,
                    dtype: torch.dtype = torch.float64, device: Device = None) -> torch.Tensor:
@@ -226,9 +258,9 @@ def blocking_curve(n_pretrain: Sequence[int] | torch.Tensor, *, n_compound: int 
         V_light: (P,) the light's strength after the last compound trial (``dtype``, on ``device``).
     Compare :func:`blocking_theory`, the closed form.
     """
-    n, m = _check_pretraining(n_pretrain, n_compound, lam)
+    n = cast(torch.Tensor, n_pretrain)                           # (P,) long: made a tensor by the check
     top = int(n.max())
-    t = torch.arange(top + m)                                    # trial index in the padded design
+    t = torch.arange(top + n_compound)                           # trial index in the padded design
     start = (top - n)[:, None]                                   # (P, 1): first pretraining trial
     bell = (t >= start).to(dtype)                                # (P, top + m)
     light = (t >= top).to(dtype).expand_as(bell)
@@ -237,22 +269,23 @@ def blocking_curve(n_pretrain: Sequence[int] | torch.Tensor, *, n_compound: int 
     return rescorla_wagner(cs, us, alpha=alpha, beta=beta)[:, -1, 1]
 
 
-def _check_pretraining(n_pretrain: Sequence[int] | torch.Tensor, n_compound: int,
-                       lam: float) -> tuple[torch.Tensor, int]:
-    """Pretraining lengths (P,) (whole numbers >= 0, returned as a long CPU tensor), compound trials and λ."""
-    n = torch.as_tensor(n_pretrain).detach().cpu()
-    if n.dim() != 1 or n.numel() == 0:
-        raise ValueError(f"n_pretrain: expected a non-empty 1-D sequence of lengths, got shape {tuple(n.shape)}")
-    if n.is_floating_point() and not bool((n == n.round()).all()):
-        raise ValueError("n_pretrain: expected whole numbers of trials")
-    n = n.long()
-    if bool((n < 0).any()):
-        raise ValueError(f"n_pretrain: expected lengths >= 0, got {n.min().item()}")
-    m = _check_count(n_compound, "n_compound")
-    check_real("lam", lam)
-    return n, m
+def _check_blocking(n_pretrain: torch.Tensor | Sequence[int] | int, n_compound: int, alpha: float, beta: float,
+                    lam: float) -> dict[str, object]:
+    """The arguments of :func:`blocking_theory`, α, β and λ as floats and the compound trials as an int, with
+    ``αβ`` at most 1 (the compound trials present two CSs, and Rescorla–Wagner's bound is 2αβ <= 2)."""
+    alpha = check_real("alpha", alpha, low=0.0)
+    beta = check_real("beta", beta, low=0.0)
+    lam = check_real("lam", lam, low=0.0)
+    m = check_int("n_compound", n_compound, low=1)
+    check_numbers("n_pretrain", n_pretrain, low=0.0)
+    a = alpha * beta
+    if 2 * a > 2:
+        raise ValueError(f"alpha: expected α·β <= 1 (the compound trials present two CSs, and Rescorla–Wagner needs "
+                         f"α·β·(number of CSs present) <= 2), got α·β = {a:.4g}")
+    return {"alpha": alpha, "beta": beta, "lam": lam, "n_compound": m}
 
 
+@checked_by(_check_blocking)
 def blocking_theory(n_pretrain: torch.Tensor | Sequence[int] | int, *, n_compound: int = 30,
                     alpha: float = 0.3, beta: float = 1.0, lam: float = 1.0) -> torch.Tensor:
     """The closed form of :func:`blocking_curve` (one α for both CSs, ``a = αβ``):
@@ -265,25 +298,8 @@ def blocking_theory(n_pretrain: torch.Tensor | Sequence[int] | int, *, n_compoun
     n_pretrain: (P,) or a number (lengths >= 0) → (P,) or () float64. Needs ``αβ <= 1`` (two CSs on the compound
     trials, see :func:`rescorla_wagner`).
     """
-    a, lam, m = _check_blocking(n_pretrain, n_compound, alpha, beta, lam)
-    n = torch.as_tensor(n_pretrain, dtype=torch.float64)
-    return lam * (1 - a) ** n * (1 - (1 - 2 * a) ** m) / 2
-
-
-def _check_blocking(n_pretrain: torch.Tensor | Sequence[int] | int, n_compound: int, alpha: float, beta: float,
-                    lam: float) -> tuple[float, float, int]:
-    """The arguments of :func:`blocking_theory`; returns ``a = αβ`` (at most 1: the compound trials present two
-    CSs, and Rescorla–Wagner's bound is 2αβ <= 2), λ and the compound trials."""
-    alpha = check_real("alpha", alpha, low=0.0)
-    beta = check_real("beta", beta, low=0.0)
-    lam = check_real("lam", lam, low=0.0)
-    m = _check_count(n_compound, "n_compound")
-    check_numbers("n_pretrain", n_pretrain, low=0.0)
-    a = alpha * beta
-    if 2 * a > 2:
-        raise ValueError(f"alpha: expected α·β <= 1 (the compound trials present two CSs, and Rescorla–Wagner needs "
-                         f"α·β·(number of CSs present) <= 2), got α·β = {a:.4g}")
-    return a, lam, m
+    a, n = alpha * beta, torch.as_tensor(n_pretrain, dtype=torch.float64)
+    return lam * (1 - a) ** n * (1 - (1 - 2 * a) ** n_compound) / 2
 
 
 __all__ = [

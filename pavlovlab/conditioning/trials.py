@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import torch
 
-from .._checks import check_float_dtype, check_generator, check_int, check_real
+from .._checks import check_float_dtype, check_generator, check_int, check_real, checked_by
 
 Device = torch.device | str | None
 
@@ -68,42 +68,69 @@ def _build(phases: Sequence[tuple[str, Sequence[tuple[Sequence[float], float]]]]
     return Design(cs, torch.tensor(us, dtype=dtype).to(device), labels)
 
 
-def _check_count(n_trials: object, name: str = "n_trials", low: int = 1) -> int:
-    """A number of trials >= ``low``, as an int."""
-    return check_int(name, n_trials, low=low)
+def _check_table(n_trials: object, lam: float, dtype: torch.dtype) -> dict[str, object]:
+    """The arguments every trial table shares: trials per phase (>= 1, an int), the US magnitude λ >= 0 (a float)
+    and a dtype."""
+    return {"n_trials": check_int("n_trials", n_trials, low=1), "lam": check_real("lam", lam, low=0.0),
+            "dtype": check_float_dtype("dtype", dtype, allow_none=False)}
 
 
-def _check_table(n_trials: object, lam: float, dtype: torch.dtype, *, low: int = 1) -> tuple[int, float, torch.dtype]:
-    """The arguments every trial table shares: trials per phase, the US magnitude λ >= 0 and a dtype."""
-    n = _check_count(n_trials, low=low)
-    return n, check_real("lam", lam, low=0.0), check_float_dtype("dtype", dtype, allow_none=False)
+def _check_blocking(n_trials: object, n_compound: object, lam: float, dtype: torch.dtype) -> dict[str, object]:
+    """The arguments of :func:`blocking`: as :func:`_check_table`, with no pretraining allowed (0 trials), and the
+    compound trials (>= 1; None: as many as pretraining trials) as an int."""
+    n = check_int("n_trials", n_trials, low=0)
+    return {"n_trials": n, "n_compound": n if n_compound is None else check_int("n_compound", n_compound, low=1),
+            "lam": check_real("lam", lam, low=0.0), "dtype": check_float_dtype("dtype", dtype, allow_none=False)}
 
 
+def _check_overshadowing(n_trials: object, salience: Sequence[float], lam: float,
+                         dtype: torch.dtype) -> dict[str, object]:
+    """The arguments of :func:`overshadowing`: as :func:`_check_table`, and two positive saliences (bell, light), as
+    floats."""
+    if len(salience) != 2:
+        raise ValueError(f"salience: expected two saliences (bell, light), got {len(salience)}")
+    return {**_check_table(n_trials, lam, dtype),
+            "salience": [check_real(f"salience[{i}]", s, low=0.0, low_open=True) for i, s in enumerate(salience)]}
+
+
+def _check_partial(n_trials: int, p: float, lam: float, generator: torch.Generator | None,
+                   batch_shape: Sequence[int], dtype: torch.dtype) -> dict[str, object]:
+    """The arguments of :func:`partial_reinforcement`, returned as checked (the generator is checked only)."""
+    n = check_int("n_trials", n_trials, low=1)
+    p = check_real("p", p, low=0.0, high=1.0)
+    lam = check_real("lam", lam, low=0.0)
+    check_generator("generator", generator)
+    batch = tuple(check_int(f"batch_shape[{i}]", b, low=1) for i, b in enumerate(batch_shape))
+    return {"n_trials": n, "p": p, "lam": lam, "batch_shape": batch,
+            "dtype": check_float_dtype("dtype", dtype, allow_none=False)}
+
+
+@checked_by(_check_table)
 def acquisition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
                 device: Device = None) -> Design:
     """Acquisition: ``n_trials`` bell → food trials (A+). One CS: ``cs`` (n_trials, 1)."""
-    n, lam, dtype = _check_table(n_trials, lam, dtype)
-    return _build([("acquisition A+", [((1,), 1)] * n)], [BELL],
+    return _build([("acquisition A+", [((1,), 1)] * n_trials)], [BELL],
                   "the bell is always followed by food", lam=lam, dtype=dtype, device=device)
 
 
+@checked_by(_check_table)
 def extinction(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
                device: Device = None) -> Design:
     """Extinction after acquisition: ``n_trials`` A+ trials, then ``n_trials`` bell-alone trials (A−)."""
-    n, lam, dtype = _check_table(n_trials, lam, dtype)
-    return _build([("acquisition A+", [((1,), 1)] * n), ("extinction A−", [((1,), 0)] * n)], [BELL],
+    return _build([("acquisition A+", [((1,), 1)] * n_trials), ("extinction A−", [((1,), 0)] * n_trials)], [BELL],
                   "bell → food, then the bell alone", lam=lam, dtype=dtype, device=device)
 
 
+@checked_by(_check_table)
 def reacquisition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
                   device: Device = None) -> Design:
     """Acquisition (A+), extinction (A−), then reacquisition (A+): ``n_trials`` trials each."""
-    n, lam, dtype = _check_table(n_trials, lam, dtype)
-    return _build([("acquisition A+", [((1,), 1)] * n), ("extinction A−", [((1,), 0)] * n),
-                   ("reacquisition A+", [((1,), 1)] * n)], [BELL],
+    return _build([("acquisition A+", [((1,), 1)] * n_trials), ("extinction A−", [((1,), 0)] * n_trials),
+                   ("reacquisition A+", [((1,), 1)] * n_trials)], [BELL],
                   "bell → food, bell alone, bell → food again", lam=lam, dtype=dtype, device=device)
 
 
+@checked_by(_check_partial)
 def partial_reinforcement(n_trials: int = 60, *, p: float = 0.5, lam: float = 1.0,
                           batch_shape: Sequence[int] = (), generator: torch.Generator | None = None,
                           dtype: torch.dtype = torch.float32, device: Device = None) -> Design:
@@ -113,27 +140,15 @@ def partial_reinforcement(n_trials: int = 60, *, p: float = 0.5, lam: float = 1.
     reproducible), then moved to ``device``. ``batch_shape`` draws independent animals: ``us`` is
     (*batch_shape, n_trials) while ``cs`` stays (n_trials, 1) and broadcasts.
     """
-    n, p, lam, batch, dtype = _check_partial(n_trials, p, lam, generator, batch_shape, dtype)
     if generator is None:
         generator = torch.Generator().manual_seed(0)
-    fed = (torch.rand(*batch, n, generator=generator, dtype=torch.float64) < p).to(dtype)
-    labels = Labels((BELL,), ((f"partial reinforcement A± (p = {p:g})", 0, n),), (1.0,),
+    fed = (torch.rand(*batch_shape, n_trials, generator=generator, dtype=torch.float64) < p).to(dtype)
+    labels = Labels((BELL,), ((f"partial reinforcement A± (p = {p:g})", 0, n_trials),), (1.0,),
                     f"the bell is followed by food on a random {p:.0%} of trials")
-    return Design(torch.ones(n, 1, dtype=dtype, device=device), (lam * fed).to(device), labels)
+    return Design(torch.ones(n_trials, 1, dtype=dtype, device=device), (lam * fed).to(device), labels)
 
 
-def _check_partial(n_trials: int, p: float, lam: float, generator: torch.Generator | None,
-                   batch_shape: Sequence[int], dtype: torch.dtype) -> tuple[int, float, float, tuple[int, ...],
-                                                                             torch.dtype]:
-    """The arguments of :func:`partial_reinforcement`, returned as checked (the generator is checked only)."""
-    n = _check_count(n_trials)
-    p = check_real("p", p, low=0.0, high=1.0)
-    lam = check_real("lam", lam, low=0.0)
-    check_generator("generator", generator)
-    batch = tuple(check_int(f"batch_shape[{i}]", b, low=1) for i, b in enumerate(batch_shape))
-    return n, p, lam, batch, check_float_dtype("dtype", dtype, allow_none=False)
-
-
+@checked_by(_check_blocking)
 def blocking(n_trials: int = 30, *, n_compound: int | None = None, control: bool = False, lam: float = 1.0,
              dtype: torch.dtype = torch.float32, device: Device = None) -> Design:
     """Blocking (Kamin, 1969): bell → food (A+) for ``n_trials``, then bell + light → food (AB+).
@@ -142,10 +157,9 @@ def blocking(n_trials: int = 30, *, n_compound: int | None = None, control: bool
     shows the bell without food (A−), so the bell predicts nothing when the light arrives: the
     light then learns its share. Two CSs: columns (bell A, light B).
     """
-    n, lam, dtype = _check_table(n_trials, lam, dtype, low=0)
-    m = n if n_compound is None else _check_count(n_compound, "n_compound")
-    first = ("bell alone A− (control)", [((1, 0), 0)] * n) if control else ("pretraining A+", [((1, 0), 1)] * n)
-    return _build([first, ("compound AB+", [((1, 1), 1)] * m)], [BELL, LIGHT],
+    first = (("bell alone A− (control)", [((1, 0), 0)] * n_trials) if control
+             else ("pretraining A+", [((1, 0), 1)] * n_trials))
+    return _build([first, ("compound AB+", [((1, 1), 1)] * cast(int, n_compound))], [BELL, LIGHT],
                   ("control: the bell was not paired with food before the compound" if control else
                    "the bell already predicts the food when the light is added"), lam=lam, dtype=dtype,
                   device=device)
@@ -156,6 +170,7 @@ def blocking_control(n_trials: int = 30, **kwargs: Any) -> Design:
     return blocking(n_trials, control=True, **kwargs)
 
 
+@checked_by(_check_overshadowing)
 def overshadowing(n_trials: int = 30, *, salience: Sequence[float] = (1.0, 0.25), lam: float = 1.0,
                   dtype: torch.dtype = torch.float32, device: Device = None) -> Design:
     """Overshadowing (Pavlov, 1927): a loud bell and a dim light always together with food (AB+).
@@ -163,20 +178,12 @@ def overshadowing(n_trials: int = 30, *, salience: Sequence[float] = (1.0, 0.25)
     ``labels.salience`` holds the relative saliences (bell, light): multiply α by them. Rescorla–Wagner
     then shares λ in proportion to salience, ``V_i → λ α_i / Σ_j α_j``.
     """
-    n, lam, dtype = _check_table(n_trials, lam, dtype)
-    sal = _check_saliences(salience)
-    return _build([("compound AB+", [((1, 1), 1)] * n)], [BELL, LIGHT],
+    return _build([("compound AB+", [((1, 1), 1)] * n_trials)], [BELL, LIGHT],
                   "a salient bell and a faint light, always together", lam=lam, dtype=dtype, device=device,
-                  salience=sal)
+                  salience=salience)
 
 
-def _check_saliences(salience: Sequence[float]) -> list[float]:
-    """Two positive saliences (bell, light), as floats."""
-    if len(salience) != 2:
-        raise ValueError(f"salience: expected two saliences (bell, light), got {len(salience)}")
-    return [check_real(f"salience[{i}]", s, low=0.0, low_open=True) for i, s in enumerate(salience)]
-
-
+@checked_by(_check_table)
 def conditioned_inhibition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
                            device: Device = None) -> Design:
     """Conditioned inhibition: A+ for ``n_trials``, then ``n_trials`` trials alternating A+ and AX−.
@@ -184,13 +191,13 @@ def conditioned_inhibition(n_trials: int = 30, *, lam: float = 1.0, dtype: torch
     The buzzer X comes only when the food expected from the bell fails: X becomes an inhibitor,
     ``V_X → −λ``. Two CSs: columns (bell A, buzzer X).
     """
-    n, lam, dtype = _check_table(n_trials, lam, dtype)
-    mixed = [((1, 0), 1) if t % 2 == 0 else ((1, 1), 0) for t in range(n)]
-    return _build([("acquisition A+", [((1, 0), 1)] * n), ("A+ / AX− alternating", mixed)], [BELL, BUZZER],
+    mixed = [((1, 0), 1) if t % 2 == 0 else ((1, 1), 0) for t in range(n_trials)]
+    return _build([("acquisition A+", [((1, 0), 1)] * n_trials), ("A+ / AX− alternating", mixed)], [BELL, BUZZER],
                   "the buzzer announces that the bell's food will not come", lam=lam, dtype=dtype,
                   device=device)
 
 
+@checked_by(_check_table)
 def overexpectation(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype = torch.float32,
                     device: Device = None) -> Design:
     """Overexpectation: A+ and B+ alternating for ``n_trials``, then the compound AB+ for ``n_trials``.
@@ -198,9 +205,8 @@ def overexpectation(n_trials: int = 30, *, lam: float = 1.0, dtype: torch.dtype 
     Together the two trained CSs predict 2λ but get λ: both lose strength although every compound
     trial is rewarded (``V_A, V_B → λ/2``). Two CSs: columns (bell A, light B).
     """
-    n, lam, dtype = _check_table(n_trials, lam, dtype)
-    alt = [((1, 0), 1) if t % 2 == 0 else ((0, 1), 1) for t in range(n)]
-    return _build([("A+ / B+ alternating", alt), ("compound AB+", [((1, 1), 1)] * n)], [BELL, LIGHT],
+    alt = [((1, 0), 1) if t % 2 == 0 else ((0, 1), 1) for t in range(n_trials)]
+    return _build([("A+ / B+ alternating", alt), ("compound AB+", [((1, 1), 1)] * n_trials)], [BELL, LIGHT],
                   "two separately trained signals are then presented together", lam=lam, dtype=dtype,
                   device=device)
 

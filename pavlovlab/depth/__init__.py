@@ -4,10 +4,9 @@ form with the paper's bound and derived bounds (:mod:`.theory`), and shapes comp
 """
 
 from .chain import COMBINE, HopSample, RawChainResult, StackResult, chain_error, one_hop, raw_chain
-from .contest import ShapeDifference, budget_shapes, cached_shape_runs, same_task_budget, shape_difference
+from .contest import ShapeDifference, cached_shape_runs, same_task_budget, shape_difference
 from .theory import (
     THEORY_RULES,
-    crosstalk_variance,
     hop_error_theory,
     hop_failure_bound,
     loss_threshold,
@@ -23,10 +22,8 @@ __all__ = [
     "RawChainResult",
     "ShapeDifference",
     "StackResult",
-    "budget_shapes",
     "cached_shape_runs",
     "chain_error",
-    "crosstalk_variance",
     "hop_error_theory",
     "hop_failure_bound",
     "loss_threshold",

@@ -3,7 +3,6 @@
 A budget of head dimensions or of heads can be spent on depth (layers L) or width (heads H per layer).
 :func:`same_task_budget` cuts one per-layer width into heads on the same K-hop task of
 :mod:`pavlovlab.depth.chain` (measured, and predicted by :mod:`pavlovlab.depth.theory`);
-:func:`budget_shapes` lists the (L, H) with ``L · H`` fixed that notebook 05 trains;
 :func:`shape_difference` compares two trained shapes across seeds; :func:`cached_shape_runs` holds the
 fuller training runs shipped with the package.
 """
@@ -154,13 +153,9 @@ def shape_contests(record: dict) -> list[dict]:
     return rows
 
 
-def budget_shapes(budget: int) -> list[tuple[int, int]]:
-    """All (L, H) with ``L · H = budget`` (the same number of heads, hence of parameters), shallow first."""
-    return _budget_shapes(_check_positive("budget", budget))
-
-
 def _budget_shapes(budget: int) -> list[tuple[int, int]]:
-    """All (a, budget / a) for the divisors a of ``budget``, in increasing a."""
+    """All (a, budget / a) for the divisors a of ``budget``, in increasing a: the (L, H) with ``L · H = budget``
+    (the same number of heads, hence of parameters), shallow first."""
     return [(L, budget // L) for L in range(1, budget + 1) if budget % L == 0]
 
 
@@ -191,7 +186,6 @@ def _check_cached(hops: int, steps: int | None) -> Traversable:
 
 __all__ = [
     "ShapeDifference",
-    "budget_shapes",
     "cached_shape_runs",
     "same_task_budget",
     "shape_contests",

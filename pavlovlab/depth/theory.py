@@ -60,16 +60,9 @@ def _out(values: np.ndarray, *inputs: Numbers) -> Theory:
     return float(values) if all(np.ndim(_as_array(x)) == 0 for x in inputs) else values
 
 
-def crosstalk_variance(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1) -> Theory:
-    """Variance of each component of the crosstalk in one head's read-out, ``(n−1)/(d_k·d_v)``, ÷ H when
-    H heads are averaged (notebook 04's ``(n−1)/d_k`` for unit-variance values, here per unit-norm value)."""
-    _check_at_least(n=(n, 1), d_k=(d_k, 1), d_v=(d_k if d_v is None else d_v, 1), H=(H, 1))
-    dk = _as_array(d_k)
-    return _out(_crosstalk_variance(_as_array(n), dk, dk if d_v is None else _as_array(d_v), _as_array(H)), n, d_k, H)
-
-
 def _crosstalk_variance(n: np.ndarray, d_k: np.ndarray, d_v: np.ndarray, H: np.ndarray) -> np.ndarray:
-    """``(n−1)/(d_k·d_v·H)`` on arrays (:func:`crosstalk_variance`)."""
+    """Variance of each component of the crosstalk in one head's read-out, ``(n−1)/(d_k·d_v)``, ÷ H when H heads
+    are averaged (notebook 04's ``(n−1)/d_k`` for unit-variance values, here per unit-norm value), on arrays."""
     return (n - 1) / (d_k * d_v * H)
 
 
@@ -88,7 +81,7 @@ def hop_error_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Nu
     """Predicted error of one hop: the right item loses to one of the n − 1 others after cleanup.
 
     For competitor m of the right item j (value overlap ``t = v_j·v_m``, key overlap ``g = k_m·k_x``,
-    crosstalk ``c`` of the other pairs, each component of variance ``σ² =`` :func:`crosstalk_variance`)::
+    crosstalk ``c`` of the other pairs, each component of variance ``σ² = (n−1)/(d_k·d_v·H)``)::
 
         D_m = (v_j − v_m)·r = (1 − t)(1 − g + A) − √(1 − t²) X_m,      A = v_j·c,  A, X_m ~ N(0, σ²)
 
@@ -314,7 +307,6 @@ __all__ = [
     "THEORY_RULES",
     "all_heads_fail_bound",
     "averaged_heads_bound",
-    "crosstalk_variance",
     "hop_error_theory",
     "hop_failure_bound",
     "loss_threshold",

@@ -17,10 +17,19 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
+from typing import cast
 
 import torch
 
-from .._checks import check_device, check_float_dtype, check_int, check_real, check_real_tensor, check_tensor
+from .._checks import (
+    check_device,
+    check_float_dtype,
+    check_int,
+    check_real,
+    check_real_tensor,
+    check_tensor,
+    checked_by,
+)
 from ..attention.forms import BETA_MAX, delta_rule_attention, linear_attention, scalar_gated_linear_attention
 from ..sampling import random_keys
 
@@ -40,6 +49,16 @@ def _check_gamma(gamma: float | torch.Tensor, name: str = "gamma", *, high_open:
     return g
 
 
+def _check_heads(n_heads: int, first: int, device: torch.device | str | None,
+                 dtype: torch.dtype) -> dict[str, object]:
+    """The arguments of :func:`retnet_decays`; the device and dtype as checked."""
+    check_int("n_heads", n_heads, low=1)
+    check_int("first", first, low=1)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    return {"device": check_device("device", device), "dtype": dtype}
+
+
+@checked_by(_check_heads)
 def retnet_decays(n_heads: int, *, first: int = 5, device: torch.device | str | None = None,
                   dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """RetNet's multi-scale decays ``γ_h = 1 − 2^(−first−h)`` for h = 0..n_heads−1 (``first = 5``).
@@ -47,18 +66,8 @@ def retnet_decays(n_heads: int, *, first: int = 5, device: torch.device | str | 
     Returns a tensor (n_heads,): 0.96875, 0.984375, 0.9921875, ... each head remembers twice as long
     as the one before. >>> retnet_decays(4)
     """
-    device, dtype = _check_heads(n_heads, first, device, dtype)
     h = torch.arange(n_heads, dtype=torch.float64)
     return _check_below_one((1.0 - 2.0 ** (-first - h)).to(device=device, dtype=dtype), first)
-
-
-def _check_heads(n_heads: int, first: int, device: torch.device | str | None,
-                 dtype: torch.dtype) -> tuple[torch.device | None, torch.dtype]:
-    """The arguments of :func:`retnet_decays`; returns the device and dtype as checked."""
-    check_int("n_heads", n_heads, low=1)
-    check_int("first", first, low=1)
-    dtype = check_float_dtype("dtype", dtype, allow_none=False)
-    return check_device("device", device), dtype
 
 
 def _check_below_one(gammas: torch.Tensor, first: int) -> torch.Tensor:
@@ -123,6 +132,16 @@ def _check_trials(d_k: int, d_v: int, n_trials: int, device: torch.device | str 
     return check_device("device", device), dtype
 
 
+def _check_recall_vs_lag(gamma: float | torch.Tensor, max_lag: int, d_k: int, d_v: int, n_trials: int,
+                         orthogonal: bool, device: torch.device | str | None, dtype: torch.dtype) -> dict[str, object]:
+    """The arguments of :func:`recall_vs_lag`: γ as a tensor, the device and dtype as checked (d_k >= 2 for keys
+    orthogonal to the target's)."""
+    check_int("max_lag", max_lag, low=0)
+    device, dtype = _check_trials(d_k, d_v, n_trials, device, dtype, d_k_low=2 if orthogonal else 1)
+    return {"gamma": _check_gamma(gamma), "device": device, "dtype": dtype}
+
+
+@checked_by(_check_recall_vs_lag)
 def recall_vs_lag(gamma: float | torch.Tensor, max_lag: int, *, d_k: int = 64, d_v: int = 64, n_trials: int = 64,
                   orthogonal: bool = False, chunk_size: int = 64, generator: torch.Generator | None = None,
                   device: torch.device | str | None = None, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -143,9 +162,7 @@ def recall_vs_lag(gamma: float | torch.Tensor, max_lag: int, *, d_k: int = 64, d
     Returns:
         r: (..., n_trials, max_lag + 1), the target's read-out strength per trial and lag.
     """
-    check_int("max_lag", max_lag, low=0)
-    device, dtype = _check_trials(d_k, d_v, n_trials, device, dtype, d_k_low=2 if orthogonal else 1)
-    g = _check_gamma(gamma)
+    g = cast(torch.Tensor, gamma)                                  # made a tensor by the check
     decay = g.to(device=device, dtype=dtype)[..., None].expand(*g.shape, n_trials)
     return _first_pair_recall(
         lambda q, k, v: linear_attention(q, k, v, decay=decay, mode="chunk", chunk_size=chunk_size),
@@ -175,6 +192,21 @@ def _first_pair_recall(attend: Callable[[torch.Tensor, torch.Tensor, torch.Tenso
     return (o * v[:, :1]).sum(-1)
 
 
+def _check_curves(strength: torch.Tensor, level: float) -> dict[str, float]:
+    """Curves (..., L >= 2) and a level they reach (returned as a float)."""
+    check_tensor("strength", strength, min_rank=1)
+    if strength.shape[-1] < 2:
+        raise ValueError(f"strength: expected a curve over at least 2 lags (..., L >= 2) to interpolate, got shape "
+                         f"{tuple(strength.shape)}")
+    level = check_real("level", level)
+    top = float(strength.max())
+    if top < level:
+        raise ValueError(f"level: expected a level the curves reach (at most their maximum, {top:.4g}), got "
+                         f"{level:g}: a curve that never rises to it cannot fall to it")
+    return {"level": level}
+
+
+@checked_by(_check_curves)
 def measured_half_life(strength: torch.Tensor, *, level: float = 0.5) -> torch.Tensor:
     """The first lag at which a recall curve falls to ``level`` (linear interpolation between lags).
 
@@ -182,7 +214,6 @@ def measured_half_life(strength: torch.Tensor, *, level: float = 0.5) -> torch.T
     Returns (...) lags as floats; ``inf`` where the curve never falls that low, 0 where it starts below it. A
     ``level`` above every curve's maximum raises (ValueError): no curve reaches it, so none can fall to it.
     """
-    level = _check_curves(strength, level)
     below = strength < level
     found = below.any(-1)
     i = below.to(torch.int64).argmax(-1).clamp(min=1)        # first index below the level
@@ -194,20 +225,15 @@ def measured_half_life(strength: torch.Tensor, *, level: float = 0.5) -> torch.T
     return torch.where(found, lag, torch.full_like(lag, math.inf))
 
 
-def _check_curves(strength: torch.Tensor, level: float) -> float:
-    """Curves (..., L >= 2) and a level they reach (returned as a float)."""
-    check_tensor("strength", strength, min_rank=1)
-    if strength.shape[-1] < 2:
-        raise ValueError(f"strength: expected a curve over at least 2 lags (..., L >= 2) to interpolate, got shape "
-                         f"{tuple(strength.shape)}")
-    level = check_real("level", level)
-    top = float(strength.max())
-    if top < level:
-        raise ValueError(f"level: expected a level the curves reach (at most their maximum, {top:.4g}), got "
-                         f"{level:g}: a curve that never rises to it cannot fall to it")
-    return level
+def _check_resampling(curves: torch.Tensor, resamples: int) -> dict[str, int]:
+    """Per-trial curves (..., trials >= 2, L) and a number of resamples >= 2 (returned)."""
+    check_tensor("curves", curves, min_rank=2)
+    if curves.shape[-2] < 2:
+        raise ValueError(f"curves: expected at least 2 trials (dim -2) to resample, got shape {tuple(curves.shape)}")
+    return {"resamples": check_int("resamples", resamples, low=2)}
 
 
+@checked_by(_check_resampling)
 def half_life_se(curves: torch.Tensor, *, level: float = 0.5, resamples: int = 400,
                  generator: torch.Generator | None = None) -> torch.Tensor:
     """Bootstrap standard error of :func:`measured_half_life` of the mean curve, from the spread of the trials.
@@ -218,36 +244,13 @@ def half_life_se(curves: torch.Tensor, *, level: float = 0.5, resamples: int = 4
     half-life. A band of a few of these standard errors around ``ln 2/(−ln γ)`` fails by noise only rarely
     (about 6 in 100,000 at four s.e., for a normal error). Returns (...) float64.
     """
-    resamples = _check_resampling(curves, resamples)
     trials = curves.shape[-2]
     picks = torch.randint(0, trials, (resamples, trials), generator=generator).to(curves.device)
     lags = torch.stack([measured_half_life(curves.index_select(-2, p).mean(-2), level=level) for p in picks], -1)
     return lags.double().std(-1)
 
 
-def _check_resampling(curves: torch.Tensor, resamples: int) -> int:
-    """Per-trial curves (..., trials >= 2, L) and a number of resamples >= 2 (returned)."""
-    check_tensor("curves", curves, min_rank=2)
-    if curves.shape[-2] < 2:
-        raise ValueError(f"curves: expected at least 2 trials (dim -2) to resample, got shape {tuple(curves.shape)}")
-    return check_int("resamples", resamples, low=2)
-
-
-def age_group_margin(recall: torch.Tensor, baseline: torch.Tensor, edges: Sequence[int]) -> torch.Tensor:
-    """How far one memory recalls above another in each age group, in standard errors of the paired difference.
-
-    recall, baseline: (trials, n_pairs) cosines by age from :func:`recall_by_age`, the same trials for both.
-    edges: ``a_0 < a_1 < … < a_G``, the age groups ``[a_g, a_{g+1})``. For each group the per-trial mean over
-    its ages is differenced, ``d = recall − baseline``, and the margin is ``mean(d) / (sd(d)/√trials)``
-    (positive: ``recall`` is higher). Returns (G,) float64; its minimum says whether ``recall`` is above
-    ``baseline`` in *every* group.
-    """
-    edges = _check_age_groups(recall, baseline, edges)
-    diff = torch.stack([(recall[:, a:b] - baseline[:, a:b]).double().mean(-1) for a, b in itertools.pairwise(edges)])
-    return diff.mean(-1) / (diff.std(-1) / math.sqrt(diff.shape[-1]))
-
-
-def _check_age_groups(recall: torch.Tensor, baseline: torch.Tensor, edges: Sequence[int]) -> list[int]:
+def _check_age_groups(recall: torch.Tensor, baseline: torch.Tensor, edges: Sequence[int]) -> dict[str, list[int]]:
     """Paired recall curves (trials >= 2, n_pairs) and increasing ages up to n_pairs (returned as ints)."""
     check_tensor("recall", recall, rank=2)
     check_tensor("baseline", baseline, rank=2)
@@ -258,9 +261,33 @@ def _check_age_groups(recall: torch.Tensor, baseline: torch.Tensor, edges: Seque
     if len(ages) < 2 or any(b <= a for a, b in itertools.pairwise(ages)) or ages[-1] > recall.shape[-1]:
         raise ValueError(f"edges: expected at least two increasing ages up to n_pairs = {recall.shape[-1]}, "
                          f"got {ages}")
-    return ages
+    return {"edges": ages}
 
 
+@checked_by(_check_age_groups)
+def age_group_margin(recall: torch.Tensor, baseline: torch.Tensor, edges: Sequence[int]) -> torch.Tensor:
+    """How far one memory recalls above another in each age group, in standard errors of the paired difference.
+
+    recall, baseline: (trials, n_pairs) cosines by age from :func:`recall_by_age`, the same trials for both.
+    edges: ``a_0 < a_1 < … < a_G``, the age groups ``[a_g, a_{g+1})``. For each group the per-trial mean over
+    its ages is differenced, ``d = recall − baseline``, and the margin is ``mean(d) / (sd(d)/√trials)``
+    (positive: ``recall`` is higher). Returns (G,) float64; its minimum says whether ``recall`` is above
+    ``baseline`` in *every* group.
+    """
+    diff = torch.stack([(recall[:, a:b] - baseline[:, a:b]).double().mean(-1) for a, b in itertools.pairwise(edges)])
+    return diff.mean(-1) / (diff.std(-1) / math.sqrt(diff.shape[-1]))
+
+
+def _check_gated_recall(g: torch.Tensor, d_k: int, d_v: int, n_trials: int, device: torch.device | str | None,
+                        dtype: torch.dtype) -> dict[str, object]:
+    """The arguments of :func:`gated_recall`: the gates g (..., T), the sizes, and the device and dtype as
+    checked."""
+    check_tensor("g", g, min_rank=1)
+    device, dtype = _check_trials(d_k, d_v, n_trials, device, dtype)
+    return {"device": device, "dtype": dtype}
+
+
+@checked_by(_check_gated_recall)
 def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int = 64,
                  generator: torch.Generator | None = None, device: torch.device | str | None = None,
                  dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -270,13 +297,29 @@ def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int
     ``scalar_gated_linear_attention`` with gates ``g`` (..., T), and reads with k₀ at every step.
     Returns r: (..., n_trials, T), the read-out projected on v₀ (theory: ``Π_{r=1..t} g_r``).
     """
-    check_tensor("g", g, min_rank=1)
-    device, dtype = _check_trials(d_k, d_v, n_trials, device, dtype)
     gates = g.to(device=device, dtype=dtype)[..., None, :]
     return _first_pair_recall(lambda q, k, v: scalar_gated_linear_attention(q, k, v, gates), (), n_trials, g.shape[-1],
                               d_k, d_v, orthogonal=False, generator=generator, device=device, dtype=dtype)
 
 
+def _check_ages(n_pairs: int, d_k: int, d_v: int, gammas: Sequence[float], betas: Sequence[float], n_trials: int,
+                device: torch.device | str | None,
+                dtype: torch.dtype) -> dict[str, object]:
+    """The arguments of :func:`recall_by_age`: γs and βs as lists of floats, the device and the dtype as checked."""
+    check_int("n_pairs", n_pairs, low=1)
+    check_int("d_k", d_k, low=1)
+    check_int("d_v", d_v, low=1)
+    check_int("n_trials", n_trials, low=1)
+    for name, seq in (("gammas", gammas), ("betas", betas)):
+        if isinstance(seq, (str, bytes)) or not isinstance(seq, Iterable):
+            raise TypeError(f"{name}: expected a sequence of numbers such as (0.9,), got {type(seq).__name__}")
+    checked_gammas = [float(_check_gamma(g, "gammas", high_open=True)) for g in gammas]
+    checked_betas = [check_real("betas", b, low=0.0, low_open=True, high=BETA_MAX) for b in betas]
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    return {"gammas": checked_gammas, "betas": checked_betas, "device": check_device("device", device), "dtype": dtype}
+
+
+@checked_by(_check_ages)
 def recall_by_age(n_pairs: int, *, d_k: int = 64, d_v: int = 64, gammas: Sequence[float] = (0.95,),
                   betas: Sequence[float] = (1.0,), n_trials: int = 128, generator: torch.Generator | None = None,
                   device: torch.device | str | None = None,
@@ -290,7 +333,6 @@ def recall_by_age(n_pairs: int, *, d_k: int = 64, d_v: int = 64, gammas: Sequenc
 
     Returns {name: (n_trials, n_pairs)} with column a the pair of age a (a = 0: written last).
     """
-    gammas, betas, device, dtype = _check_ages(n_pairs, d_k, d_v, gammas, betas, n_trials, device, dtype)
     k = random_keys(n_trials, n_pairs, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
     v = random_keys(n_trials, n_pairs, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
     k, v = k.to(device=device, dtype=dtype), v.to(device=device, dtype=dtype)
@@ -301,23 +343,6 @@ def recall_by_age(n_pairs: int, *, d_k: int = 64, d_v: int = 64, gammas: Sequenc
         states[f"delta {b:g}"] = delta_rule_attention(k, k, v, b, return_state=True)[1]
     return {name: torch.nn.functional.cosine_similarity(k @ S.mT, v, dim=-1, eps=1e-12).flip(-1)
             for name, S in states.items()}
-
-
-def _check_ages(n_pairs: int, d_k: int, d_v: int, gammas: Sequence[float], betas: Sequence[float], n_trials: int,
-                device: torch.device | str | None,
-                dtype: torch.dtype) -> tuple[list[float], list[float], torch.device | None, torch.dtype]:
-    """The arguments of :func:`recall_by_age`; returns γs and βs as floats, the device and the dtype."""
-    check_int("n_pairs", n_pairs, low=1)
-    check_int("d_k", d_k, low=1)
-    check_int("d_v", d_v, low=1)
-    check_int("n_trials", n_trials, low=1)
-    for name, seq in (("gammas", gammas), ("betas", betas)):
-        if isinstance(seq, (str, bytes)) or not isinstance(seq, Iterable):
-            raise TypeError(f"{name}: expected a sequence of numbers such as (0.9,), got {type(seq).__name__}")
-    checked_gammas = [float(_check_gamma(g, "gammas", high_open=True)) for g in gammas]
-    checked_betas = [check_real("betas", b, low=0.0, low_open=True, high=BETA_MAX) for b in betas]
-    dtype = check_float_dtype("dtype", dtype, allow_none=False)
-    return checked_gammas, checked_betas, check_device("device", device), dtype
 
 
 __all__ = ["age_group_margin", "effective_window", "gated_recall", "half_life", "half_life_se", "measured_half_life",

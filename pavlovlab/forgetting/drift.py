@@ -21,7 +21,7 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -32,6 +32,7 @@ from .._checks import (
     check_real,
     check_shape,
     check_tensor,
+    checked_by,
     warn_nonfinite,
 )
 from ..memory.associative import _FORMS, _step, check_lr, resolve_rule
@@ -39,6 +40,11 @@ from ..sampling import random_keys
 
 __all__ = ["DriftStream", "Tracking", "arrival_stream", "key_reuse_task", "recovery_steps", "redraw_stream",
            "rotation_stream", "scale_values", "track"]
+
+
+def _check_first(self: DriftStream, steps: int) -> None:
+    """The number of steps of :meth:`DriftStream.first`: 1 to the stream's length."""
+    check_int("steps", steps, low=1, high=self.steps)
 
 
 @dataclass
@@ -68,15 +74,15 @@ class DriftStream:
         """The number of steps T."""
         return self.keys.shape[-2]
 
+    @checked_by(_check_first)
     def first(self, steps: int) -> DriftStream:
         """The stream's first ``steps`` steps (the same keys; drift times before ``steps`` only)."""
-        check_int("steps", steps, low=1, high=self.steps)
         return DriftStream(self.keys[..., :steps, :], self.values[..., :steps, :], self.probes,
                            self.targets[..., :steps, :, :], self.active[..., :steps, :],
                            self.drift_times[self.drift_times < steps])
 
 
-def _random_keys(n: int, d_k: int, batch: torch.Size, orthogonal: bool, generator: torch.Generator | None,
+def _random_keys(n: int, d_k: int, batch: Sequence[int], orthogonal: bool, generator: torch.Generator | None,
                  dtype: torch.dtype) -> torch.Tensor:
     """n unit keys in d_k dims, (*batch, n, d_k); orthonormal when asked (n ≤ d_k)."""
     kind = "orthogonal" if orthogonal else "sphere"
@@ -84,9 +90,9 @@ def _random_keys(n: int, d_k: int, batch: torch.Size, orthogonal: bool, generato
 
 
 def _check_common(n_keys: int, d_k: int, d_v: int, steps: int, batch_shape: Sequence[int], orthogonal: bool,
-                  device: torch.device | str | None) -> tuple[torch.Size, torch.device | None]:
-    """The arguments every stream shares (at most d_k keys when they are orthogonal); returns the batch shape and
-    the device."""
+                  device: torch.device | str | None) -> dict[str, object]:
+    """The arguments every stream shares (at most d_k keys when they are orthogonal); the batch shape as a
+    ``torch.Size`` and the device as checked."""
     check_int("n_keys", n_keys, low=1)
     check_int("d_k", d_k, low=1)
     check_int("d_v", d_v, low=1)
@@ -94,10 +100,45 @@ def _check_common(n_keys: int, d_k: int, d_v: int, steps: int, batch_shape: Sequ
     batch = torch.Size(check_shape("batch_shape", batch_shape))
     if orthogonal and n_keys > d_k:
         raise ValueError(f"n_keys: expected at most d_k = {d_k} keys for orthogonal keys, got {n_keys}")
-    return batch, check_device("device", device)
+    return {"batch_shape": batch, "device": check_device("device", device)}
 
 
-def _shuffled_order(n: int, steps: int, batch: torch.Size, generator: torch.Generator | None) -> torch.Tensor:
+def _check_redraw(n_keys: int, d_k: int, d_v: int, steps: int, period: int, batch_shape: Sequence[int],
+                  orthogonal: bool, device: torch.device | str | None) -> dict[str, object]:
+    """The arguments of :func:`redraw_stream` (:func:`_check_common`, and a period of at least one step)."""
+    checked = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device)
+    check_int("period", period, low=1)
+    return checked
+
+
+def _check_rotation(n_keys: int, d_k: int, d_v: int, steps: int, turn_period: int, batch_shape: Sequence[int],
+                    orthogonal: bool, device: torch.device | str | None) -> dict[str, object]:
+    """The arguments of :func:`rotation_stream` (:func:`_check_common`, and a whole number of steps per turn, in
+    at least 2 value dims)."""
+    checked = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device)
+    check_int("turn_period", turn_period, low=1)
+    if d_v < 2:
+        raise ValueError(f"d_v: expected at least 2 value dims for a rotation, got {d_v}")
+    return checked
+
+
+def _check_arrivals(every: int, start: int, n_keys: int) -> None:
+    """Steps between arrivals, and the keys there at first (at most n_keys)."""
+    check_int("every", every, low=1)
+    check_int("start", start, low=1)
+    if start > n_keys:
+        raise ValueError(f"start: expected at most n_keys = {n_keys} keys at first, got {start}")
+
+
+def _check_arrival(n_keys: int, d_k: int, d_v: int, steps: int, every: int, start: int, batch_shape: Sequence[int],
+                   orthogonal: bool, device: torch.device | str | None) -> dict[str, object]:
+    """The arguments of :func:`arrival_stream` (:func:`_check_common` and :func:`_check_arrivals`)."""
+    checked = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device)
+    _check_arrivals(every, start, n_keys)
+    return checked
+
+
+def _shuffled_order(n: int, steps: int, batch: Sequence[int], generator: torch.Generator | None) -> torch.Tensor:
     """Key indices (*batch, steps): each block of n steps presents every key once, in a random order."""
     blocks = -(-steps // n)
     order = torch.rand(*batch, blocks, n, generator=generator).argsort(dim=-1)
@@ -113,13 +154,14 @@ def _present(probes: torch.Tensor, targets: torch.Tensor, idx: torch.Tensor) -> 
 
 
 def _finish(probes: torch.Tensor, targets: torch.Tensor, active: torch.Tensor, idx: torch.Tensor,
-            drift_times: torch.Tensor, device: torch.device | None, dtype: torch.dtype) -> DriftStream:
+            drift_times: torch.Tensor, device: torch.device | str | None, dtype: torch.dtype) -> DriftStream:
     keys, values = _present(probes, targets, idx)
     keys, values, probes, targets = (x.to(device=device, dtype=dtype) for x in (keys, values, probes, targets))
     return DriftStream(keys, values, probes, targets,
                        active.to(device=device), drift_times.to(device=device))
 
 
+@checked_by(_check_redraw)
 def redraw_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 5000, period: int = 500, *,
                   orthogonal: bool = True, batch_shape: Sequence[int] = (), generator: torch.Generator | None = None,
                   device: torch.device | str | None = None, dtype: torch.dtype = torch.float32) -> DriftStream:
@@ -132,20 +174,19 @@ def redraw_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 50
     Returns a :class:`DriftStream` with keys (..., steps, d_k), values (..., steps, d_v),
     targets (..., steps, n_keys, d_v) and ``drift_times`` = [period, 2·period, ...].
     """
-    batch, device = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device)
-    check_int("period", period, low=1)
-    probes = _random_keys(n_keys, d_k, batch, orthogonal, generator, dtype)
+    probes = _random_keys(n_keys, d_k, batch_shape, orthogonal, generator, dtype)
     regimes = -(-steps // period)
-    table = random_keys(*batch, regimes, n_keys, d=d_v, kind="sphere", generator=generator,
+    table = random_keys(*batch_shape, regimes, n_keys, d=d_v, kind="sphere", generator=generator,
                         dtype=torch.float64).to(dtype)
     regime = torch.arange(steps) // period
     targets = table[..., regime, :, :]
-    idx = _shuffled_order(n_keys, steps, batch, generator)
-    active = torch.ones(*batch, steps, n_keys, dtype=torch.bool)
+    idx = _shuffled_order(n_keys, steps, batch_shape, generator)
+    active = torch.ones(*batch_shape, steps, n_keys, dtype=torch.bool)
     drift_times = torch.arange(period, max(period, steps), period)
     return _finish(probes, targets, active, idx, drift_times, device, dtype)
 
 
+@checked_by(_check_rotation)
 def rotation_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 5000, turn_period: int = 2000, *,
                     orthogonal: bool = True, batch_shape: Sequence[int] = (), generator: torch.Generator | None = None,
                     device: torch.device | str | None = None, dtype: torch.dtype = torch.float32) -> DriftStream:
@@ -155,25 +196,17 @@ def rotation_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 
     vectors (needs d_v ≥ 2), so every value keeps unit norm and turns by ω per step.
     Returns a :class:`DriftStream` (``drift_times`` is empty: the change never stops).
     """
-    batch, device = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device)
-    _check_rotation(turn_period, d_v)
-    probes = _random_keys(n_keys, d_k, batch, orthogonal, generator, dtype)
-    pair = random_keys(*batch, n_keys, 2, d=d_v, kind="orthogonal", generator=generator, dtype=torch.float64)
-    a, b = pair[..., 0, :], pair[..., 1, :]                             # (*batch, n, d_v), orthonormal
+    probes = _random_keys(n_keys, d_k, batch_shape, orthogonal, generator, dtype)
+    pair = random_keys(*batch_shape, n_keys, 2, d=d_v, kind="orthogonal", generator=generator, dtype=torch.float64)
+    a, b = pair[..., 0, :], pair[..., 1, :]                             # (*batch_shape, n, d_v), orthonormal
     angle = 2 * math.pi * torch.arange(steps, dtype=torch.float64) / turn_period
     targets = (angle.cos()[:, None, None] * a[..., None, :, :] + angle.sin()[:, None, None] * b[..., None, :, :])
-    idx = _shuffled_order(n_keys, steps, batch, generator)
-    active = torch.ones(*batch, steps, n_keys, dtype=torch.bool)
+    idx = _shuffled_order(n_keys, steps, batch_shape, generator)
+    active = torch.ones(*batch_shape, steps, n_keys, dtype=torch.bool)
     return _finish(probes, targets.to(dtype), active, idx, torch.zeros(0, dtype=torch.long), device, dtype)
 
 
-def _check_rotation(turn_period: int, d_v: int) -> None:
-    """A whole number of steps per turn, in at least 2 value dims."""
-    check_int("turn_period", turn_period, low=1)
-    if d_v < 2:
-        raise ValueError(f"d_v: expected at least 2 value dims for a rotation, got {d_v}")
-
-
+@checked_by(_check_arrival)
 def arrival_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 5000, every: int = 500,
                    start: int = 2, *, orthogonal: bool = True, batch_shape: Sequence[int] = (),
                    generator: torch.Generator | None = None, device: torch.device | str | None = None,
@@ -184,26 +217,16 @@ def arrival_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 5
     (random unit) value. ``active[..., t, i]`` says whether key i has arrived by step t, and
     ``drift_times`` are the arrival times.
     """
-    batch, device = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device)
-    _check_arrivals(every, start, n_keys)
-    probes = _random_keys(n_keys, d_k, batch, orthogonal, generator, dtype)
-    values = random_keys(*batch, n_keys, d=d_v, kind="sphere", generator=generator, dtype=torch.float64).to(dtype)
-    targets = values[..., None, :, :].expand(*batch, steps, n_keys, d_v)
+    probes = _random_keys(n_keys, d_k, batch_shape, orthogonal, generator, dtype)
+    values = random_keys(*batch_shape, n_keys, d=d_v, kind="sphere", generator=generator, dtype=torch.float64).to(dtype)
+    targets = values[..., None, :, :].expand(*batch_shape, steps, n_keys, d_v)
     n_active = (start + torch.arange(steps) // every).clamp(max=n_keys)     # (steps,)
-    active = (torch.arange(n_keys)[None, :] < n_active[:, None]).expand(*batch, steps, n_keys)
-    u = torch.rand(*batch, steps, generator=generator, dtype=torch.float64)
+    active = (torch.arange(n_keys)[None, :] < n_active[:, None]).expand(*batch_shape, steps, n_keys)
+    u = torch.rand(*batch_shape, steps, generator=generator, dtype=torch.float64)
     idx = (u * n_active).long().clamp(max=n_keys - 1)
     drift_times = torch.arange(every, every * (n_keys - start) + 1, every)
     drift_times = drift_times[drift_times < steps]
     return _finish(probes, targets, active, idx, drift_times, device, dtype)
-
-
-def _check_arrivals(every: int, start: int, n_keys: int) -> None:
-    """Steps between arrivals, and the keys there at first (at most n_keys)."""
-    check_int("every", every, low=1)
-    check_int("start", start, low=1)
-    if start > n_keys:
-        raise ValueError(f"start: expected at most n_keys = {n_keys} keys at first, got {start}")
 
 
 @dataclass
@@ -236,15 +259,7 @@ class Tracking:
 _CHUNK = 250  # memories measured together, in one batched pass
 
 
-def scale_values(stream: DriftStream, scales: torch.Tensor | Sequence[float]) -> DriftStream:
-    """The same stream with every value multiplied elementwise by ``scales`` (d_v,): values whose
-    components have unequal sizes (e.g. ``torch.logspace(0, -1.3, d_v)``, from 1 down to 0.05)."""
-    scales = _check_scales(stream, scales)
-    return DriftStream(stream.keys, stream.values * scales, stream.probes, stream.targets * scales, stream.active,
-                       stream.drift_times)
-
-
-def _check_scales(stream: DriftStream, scales: torch.Tensor | Sequence[float]) -> torch.Tensor:
+def _check_scales(stream: DriftStream, scales: torch.Tensor | Sequence[float]) -> dict[str, torch.Tensor]:
     """A stream and finite scales (d_v,), returned as a tensor like its values."""
     if not isinstance(stream, DriftStream):
         raise TypeError(f"stream: expected a DriftStream, got {type(stream).__name__}")
@@ -254,7 +269,16 @@ def _check_scales(stream: DriftStream, scales: torch.Tensor | Sequence[float]) -
                          f"got {tuple(checked.shape)}")
     if not bool(torch.isfinite(checked).all()):
         raise ValueError("scales: expected finite numbers")
-    return checked
+    return {"scales": checked}
+
+
+@checked_by(_check_scales)
+def scale_values(stream: DriftStream, scales: torch.Tensor | Sequence[float]) -> DriftStream:
+    """The same stream with every value multiplied elementwise by ``scales`` (d_v,): values whose
+    components have unequal sizes (e.g. ``torch.logspace(0, -1.3, d_v)``, from 1 down to 0.05)."""
+    s = cast(torch.Tensor, scales)                                      # made a tensor by the check
+    return DriftStream(stream.keys, stream.values * s, stream.probes, stream.targets * s, stream.active,
+                       stream.drift_times)
 
 
 def _check_stream(stream: DriftStream) -> None:
@@ -278,6 +302,32 @@ def _check_stream(stream: DriftStream) -> None:
                              f"got {x.device}")
 
 
+def _check_track(stream: DriftStream, rules: Sequence[str],
+                 lr: float | Sequence[float]) -> dict[str, object]:
+    """The arguments of :func:`track`: the rule names as a tuple and a list of one checked learning rate per
+    rule."""
+    if not isinstance(stream, DriftStream):
+        raise TypeError(f"stream: expected a DriftStream, got {type(stream).__name__}")
+    if isinstance(rules, str) or not isinstance(rules, Sequence) or len(rules) == 0:
+        raise TypeError(f"rules: expected a non-empty sequence of rule names, got {rules!r}")
+    names = tuple(resolve_rule(r, "rules") for r in rules)
+    single = isinstance(lr, numbers.Real) or (isinstance(lr, torch.Tensor) and lr.numel() == 1)
+    rates: list[Any]                                                        # numbers, checked below
+    if single:
+        rates = [lr] * len(names)
+    elif isinstance(lr, (Sequence, torch.Tensor)) and not isinstance(lr, str):
+        rates = list(lr)
+    else:
+        raise TypeError(f"lr: expected a number or one number per rule ({len(names)}), got {type(lr).__name__}")
+    if len(rates) != len(names):
+        raise ValueError(f"lr: expected one learning rate or {len(names)} (one per rule), got {len(rates)}")
+    checked = [check_lr("lr" if single else f"lr[{i}]", r, rule)
+               for i, (r, rule) in enumerate(zip(rates, names, strict=True))]
+    _check_stream(stream)
+    return {"rules": names, "lr": checked}
+
+
+@checked_by(_check_track)
 def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_subspace"),
           lr: float | Sequence[float] = 0.5, *, progress: bool = False) -> Tracking:
     """Run several learning rules side by side on the same stream and measure how well each tracks it.
@@ -298,7 +348,7 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
     Returns:
         a :class:`Tracking` with cosine, gain, error and norm of shape (R, ..., T).
     """
-    rules, checked = _check_track(stream, rules, lr)
+    checked = cast(list[float | torch.Tensor], lr)                      # one rate per rule (the check)
     updates = [_FORMS[r] for r in rules]                       # resolved once, sizes checked once (the stream's)
     keys, values, probes = stream.keys, stream.values, stream.probes
     eta = torch.tensor(checked, dtype=keys.dtype, device=keys.device)
@@ -342,54 +392,11 @@ def track(stream: DriftStream, rules: Sequence[str] = ("hebbian", "delta", "oja_
         measure(T - len(history))
     cat = lambda xs: torch.cat(xs, dim=-1)  # noqa: E731
     warn_nonfinite("track", S, "a memory diverged: with unit keys the delta rule needs lr <= 2, Oja a small lr")
-    return Tracking(rules, eta.flatten(), cat(cosine), cat(gain), cat(error), cat(norm), S)
+    return Tracking(tuple(rules), eta.flatten(), cat(cosine), cat(gain), cat(error), cat(norm), S)
 
 
-def _check_track(stream: DriftStream, rules: Sequence[str],
-                 lr: float | Sequence[float]) -> tuple[tuple[str, ...], list[float | torch.Tensor]]:
-    """The arguments of :func:`track`; returns the rule names and one checked learning rate per rule."""
-    if not isinstance(stream, DriftStream):
-        raise TypeError(f"stream: expected a DriftStream, got {type(stream).__name__}")
-    if isinstance(rules, str) or not isinstance(rules, Sequence) or len(rules) == 0:
-        raise TypeError(f"rules: expected a non-empty sequence of rule names, got {rules!r}")
-    names = tuple(resolve_rule(r, "rules") for r in rules)
-    single = isinstance(lr, numbers.Real) or (isinstance(lr, torch.Tensor) and lr.numel() == 1)
-    rates: list[Any]                                                        # numbers, checked below
-    if single:
-        rates = [lr] * len(names)
-    elif isinstance(lr, (Sequence, torch.Tensor)) and not isinstance(lr, str):
-        rates = list(lr)
-    else:
-        raise TypeError(f"lr: expected a number or one number per rule ({len(names)}), got {type(lr).__name__}")
-    if len(rates) != len(names):
-        raise ValueError(f"lr: expected one learning rate or {len(names)} (one per rule), got {len(rates)}")
-    checked = [check_lr("lr" if single else f"lr[{i}]", r, rule)
-               for i, (r, rule) in enumerate(zip(rates, names, strict=True))]
-    _check_stream(stream)
-    return names, checked
-
-
-def recovery_steps(cosine: torch.Tensor, drift_times: torch.Tensor, *, threshold: float = 0.95) -> torch.Tensor:
-    """Steps after each drift until the tracking cosine first reaches ``threshold``.
-
-    cosine: (..., T); drift_times: (n_drifts,) increasing whole numbers in [0, T), a tensor or a list. Looks
-    from each drift up to the next one (or the end); returns (..., n_drifts) as floats, ``inf`` where the
-    threshold is never reached.
-    """
-    times = _check_drift_times(cosine, drift_times, threshold)
-    T = cosine.shape[-1]
-    if not times:                                                   # no drift: nothing to recover from
-        return cosine.new_zeros(*cosine.shape[:-1], 0)
-    ends = [*times[1:], T]
-    out = []
-    for start, end in zip(times, ends, strict=True):  # a handful of drifts: one masked search each
-        window = cosine[..., start:end] >= threshold
-        first = window.float().argmax(dim=-1).to(cosine.dtype)
-        out.append(torch.where(window.any(dim=-1), first, torch.full_like(first, math.inf)))
-    return torch.stack(out, dim=-1)
-
-
-def _check_drift_times(cosine: torch.Tensor, drift_times: torch.Tensor | Sequence[int], threshold: float) -> list[int]:
+def _check_drift_times(cosine: torch.Tensor, drift_times: torch.Tensor | Sequence[int],
+                       threshold: float) -> dict[str, list[int]]:
     """A tracking curve (..., T), a threshold and increasing drift times in [0, T) (returned as ints)."""
     check_tensor("cosine", cosine, min_rank=1)
     check_real("threshold", threshold)
@@ -403,9 +410,38 @@ def _check_drift_times(cosine: torch.Tensor, drift_times: torch.Tensor | Sequenc
         raise ValueError(f"drift_times: expected times in [0, T = {T}) (T: the last dim of cosine), got {times}")
     if any(b <= a for a, b in itertools.pairwise(times)):
         raise ValueError(f"drift_times: expected increasing times, got {times}")
-    return times
+    return {"drift_times": times}
 
 
+@checked_by(_check_drift_times)
+def recovery_steps(cosine: torch.Tensor, drift_times: torch.Tensor, *, threshold: float = 0.95) -> torch.Tensor:
+    """Steps after each drift until the tracking cosine first reaches ``threshold``.
+
+    cosine: (..., T); drift_times: (n_drifts,) increasing whole numbers in [0, T), a tensor or a list. Looks
+    from each drift up to the next one (or the end); returns (..., n_drifts) as floats, ``inf`` where the
+    threshold is never reached.
+    """
+    times = cast(list[int], drift_times)                                # whole numbers (the check)
+    T = cosine.shape[-1]
+    if not times:                                                   # no drift: nothing to recover from
+        return cosine.new_zeros(*cosine.shape[:-1], 0)
+    ends = [*times[1:], T]
+    out = []
+    for start, end in zip(times, ends, strict=True):  # a handful of drifts: one masked search each
+        window = cosine[..., start:end] >= threshold
+        first = window.float().argmax(dim=-1).to(cosine.dtype)
+        out.append(torch.where(window.any(dim=-1), first, torch.full_like(first, math.inf)))
+    return torch.stack(out, dim=-1)
+
+
+def _check_key_reuse(n_keys: int, d_k: int, d_v: int, rewrites: int, batch_shape: Sequence[int],
+                     device: torch.device | str | None) -> dict[str, object]:
+    """The arguments of :func:`key_reuse_task` (:func:`_check_common` for its n_keys · rewrites writes)."""
+    check_int("rewrites", rewrites, low=1)
+    return _check_common(n_keys, d_k, d_v, n_keys * rewrites, batch_shape, False, device)
+
+
+@checked_by(_check_key_reuse)
 def key_reuse_task(n_keys: int = 16, d_k: int = 32, d_v: int = 32, rewrites: int = 4, *,
                    batch_shape: Sequence[int] = (), generator: torch.Generator | None = None,
                    device: torch.device | str | None = None,
@@ -420,12 +456,10 @@ def key_reuse_task(n_keys: int = 16, d_k: int = 32, d_v: int = 32, rewrites: int
     L = n_keys·rewrites, the queries q (..., n_keys, d_k) (the keys in a random order) and ``latest``
     (..., n_keys, d_v), the right answer for each query. Keys are orthonormal when n_keys ≤ d_k.
     """
-    check_int("rewrites", rewrites, low=1)
-    batch, device = _check_common(n_keys, d_k, d_v, n_keys * rewrites, batch_shape, False, device)
-    keys = _random_keys(n_keys, d_k, batch, n_keys <= d_k, generator, dtype)
-    table = random_keys(*batch, rewrites, n_keys, d=d_v, kind="sphere", generator=generator,
+    keys = _random_keys(n_keys, d_k, batch_shape, n_keys <= d_k, generator, dtype)
+    table = random_keys(*batch_shape, rewrites, n_keys, d=d_v, kind="sphere", generator=generator,
                         dtype=torch.float64).to(dtype)
-    idx = _shuffled_order(n_keys, n_keys * (rewrites + 1), batch, generator)     # the rounds, then the queries
+    idx = _shuffled_order(n_keys, n_keys * (rewrites + 1), batch_shape, generator)     # the rounds, then the queries
     write_idx, query_idx = idx[..., : n_keys * rewrites], idx[..., n_keys * rewrites:]
     rnd = torch.arange(n_keys * rewrites) // n_keys
     v = torch.gather(table[..., rnd, :, :], -2, write_idx[..., None, None].expand(*write_idx.shape, 1, d_v))[..., 0, :]

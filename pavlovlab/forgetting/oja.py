@@ -13,6 +13,7 @@ With the output clamped to a teacher value it becomes a memory rule (``memory.oj
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import torch
 
@@ -29,6 +30,7 @@ from .._checks import (
     check_same_kind,
     check_shape,
     check_tensor,
+    checked_by,
     warn_nonfinite,
 )
 from ..sampling import random_keys
@@ -37,27 +39,11 @@ __all__ = ["alignment", "data_cloud", "hebbian_unit", "memory_fixed_point", "oja
            "principal_components"]
 
 
-def data_cloud(n: int = 2000, d: int = 2, *, scales: Sequence[float] | None = None, batch_shape: Sequence[int] = (),
-               generator: torch.Generator | None = None, device: torch.device | str | None = None,
-               dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """A centred Gaussian cloud with standard deviations ``scales`` along random orthogonal axes.
-
-    ``x = z diag(scales) Qᵀ`` with z standard normal and Q a random rotation; the sample mean is then
-    subtracted, so ``C = xᵀx / n`` is both the covariance and the second moment that Oja's rule sees.
-    ``scales`` defaults to 2, 1, 0.5, 0.25, ... (d of them). Returns x: (..., n, d).
-    """
-    batch, s, device, dtype = _check_cloud(n, d, scales, batch_shape, device, dtype)
-    axes = random_keys(*batch, d, d=d, kind="orthogonal", generator=generator, dtype=torch.float64)  # rows: Qᵀ
-    x = torch.randn(*batch, n, d, generator=generator, dtype=torch.float64) * s @ axes
-    x = x - x.mean(dim=-2, keepdim=True)
-    return x.to(device=device, dtype=dtype)
-
-
 def _check_cloud(n: int, d: int, scales: Sequence[float] | None, batch_shape: Sequence[int],
                  device: torch.device | str | None,
-                 dtype: torch.dtype) -> tuple[torch.Size, torch.Tensor, torch.device | None, torch.dtype]:
-    """The arguments of :func:`data_cloud`; returns the batch shape, the scales as a float64 tensor (d,), the
-    device and the dtype."""
+                 dtype: torch.dtype) -> dict[str, object]:
+    """The arguments of :func:`data_cloud`: the batch shape as a ``torch.Size``, the scales as a float64 tensor
+    (d,), the device and the dtype as checked."""
     check_int("n", n, low=2)
     check_int("d", d, low=1)
     batch = torch.Size(check_shape("batch_shape", batch_shape))
@@ -70,7 +56,23 @@ def _check_cloud(n: int, d: int, scales: Sequence[float] | None, batch_shape: Se
     s = torch.tensor([2.0 * 0.5 ** i for i in range(d)] if scales is None else list(scales), dtype=torch.float64)
     if s.shape != (d,):
         raise ValueError(f"scales: expected {d} standard deviations (one per dim d), got {s.numel()}")
-    return batch, s, checked_device, dtype
+    return {"batch_shape": batch, "scales": s, "device": checked_device, "dtype": dtype}
+
+
+@checked_by(_check_cloud)
+def data_cloud(n: int = 2000, d: int = 2, *, scales: Sequence[float] | None = None, batch_shape: Sequence[int] = (),
+               generator: torch.Generator | None = None, device: torch.device | str | None = None,
+               dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """A centred Gaussian cloud with standard deviations ``scales`` along random orthogonal axes.
+
+    ``x = z diag(scales) Qᵀ`` with z standard normal and Q a random rotation; the sample mean is then
+    subtracted, so ``C = xᵀx / n`` is both the covariance and the second moment that Oja's rule sees.
+    ``scales`` defaults to 2, 1, 0.5, 0.25, ... (d of them). Returns x: (..., n, d).
+    """
+    axes = random_keys(*batch_shape, d, d=d, kind="orthogonal", generator=generator, dtype=torch.float64)  # rows: Qᵀ
+    x = torch.randn(*batch_shape, n, d, generator=generator, dtype=torch.float64) * cast(torch.Tensor, scales) @ axes
+    x = x - x.mean(dim=-2, keepdim=True)
+    return x.to(device=device, dtype=dtype)
 
 
 def principal_components(x: torch.Tensor, k: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
@@ -99,13 +101,6 @@ def _check_second_moment(x: torch.Tensor, k: int) -> torch.Tensor:
     return C
 
 
-def alignment(w: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-    """|cos| of the angle between w and u (sign does not matter for a direction). w, u: (..., d) -> (...)."""
-    _check_directions(w, u)
-    return warn_nonfinite("alignment", torch.nn.functional.cosine_similarity(w, u, dim=-1).abs(),
-                          "very large w or u overflow their norms in the dtype")
-
-
 def _check_directions(w: torch.Tensor, u: torch.Tensor) -> None:
     """Two tensors of directions (..., d) whose leading dims broadcast."""
     check_tensor("w", w)
@@ -115,12 +110,25 @@ def _check_directions(w: torch.Tensor, u: torch.Tensor) -> None:
     broadcast_lead(w=w.shape[:-1], u=u.shape[:-1])
 
 
+@checked_by(_check_directions, nonfinite="very large w or u overflow their norms in the dtype")
+def alignment(w: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """|cos| of the angle between w and u (sign does not matter for a direction). w, u: (..., d) -> (...)."""
+    return torch.nn.functional.cosine_similarity(w, u, dim=-1).abs()
+
+
 def _check_training(x: torch.Tensor, lr: float, epochs: int) -> float:
     """The samples x (..., n, d), the step size lr > 0 (returned as a float) and the number of epochs."""
     check_tensor("x", x, min_rank=2)
     lr = check_real("lr", lr, low=0.0, low_open=True)
     check_int("epochs", epochs, low=1)
     return lr
+
+
+def _check_unit(x: torch.Tensor, lr: float, epochs: int, w0: torch.Tensor | None, rule: str) -> dict[str, object]:
+    """The arguments of :func:`oja_pca`: lr as a float, w0 copied to the shape (..., d) of one unit per run."""
+    lr = _check_training(x, lr, epochs)
+    check_choice("rule", rule, ("oja", "hebbian"))
+    return {"lr": lr, "w0": _check_initial("w0", w0, (*x.shape[:-2], x.shape[-1]), x)}
 
 
 def _check_initial(name: str, w0: torch.Tensor | None, shape: tuple[int, ...], x: torch.Tensor) -> torch.Tensor | None:
@@ -173,6 +181,7 @@ def _hebbian_step(w, x, lr):
     return w + lr * y * x
 
 
+@checked_by(_check_unit)
 def oja_pca(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torch.Tensor | None = None,
             rule: str = "oja", generator: torch.Generator | None = None, return_trajectory: bool = False,
             progress: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
@@ -192,10 +201,9 @@ def oja_pca(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torch.Ten
     Returns:
         w: (..., d), or ``(w, trajectory)``.
     """
-    lr = _check_training(x, lr, epochs)
-    step = {"oja": _oja_step, "hebbian": _hebbian_step}[check_choice("rule", rule, ("oja", "hebbian"))]
+    step = {"oja": _oja_step, "hebbian": _hebbian_step}[rule]
     shape = (*x.shape[:-2], x.shape[-1])
-    w = _initial(_check_initial("w0", w0, shape, x), shape, x, generator)
+    w = _initial(w0, shape, x, generator)
     ws = _run(x, w, lr, epochs, step, return_trajectory, progress, "Oja unit" if rule == "oja" else "Hebbian unit")
     w = ws[-1]
     warn_nonfinite(f"oja_pca(rule={rule!r})", w, "the step size lr is too large for the data's variance (Oja needs "
@@ -212,6 +220,18 @@ def hebbian_unit(x: torch.Tensor, *, lr: float = 0.01, epochs: int = 1, w0: torc
                    return_trajectory=return_trajectory, progress=progress)
 
 
+def _check_subspace(x: torch.Tensor, k: int, lr: float, epochs: int, W0: torch.Tensor | None) -> dict[str, object]:
+    """The arguments of :func:`oja_subspace`: at most d units; lr as a float, W0 copied to the shape (..., k, d)."""
+    check_tensor("x", x, min_rank=2)
+    check_int("k", k, low=1)
+    if k > x.shape[-1]:
+        raise ValueError(f"k: expected at most d = {x.shape[-1]} units (the dimension of x), got {k}")
+    lr = _check_training(x, lr, epochs)
+    return {"lr": lr, "W0": _check_initial("W0", W0, (*x.shape[:-2], k, x.shape[-1]), x)}
+
+
+@checked_by(_check_subspace,
+            nonfinite="the step size lr is too large for the data's variance (lr·λ₁ ≪ 1 needed)")
 def oja_subspace(x: torch.Tensor, k: int = 2, *, lr: float = 0.01, epochs: int = 1, W0: torch.Tensor | None = None,
                  generator: torch.Generator | None = None, return_trajectory: bool = False,
                  progress: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
@@ -222,9 +242,8 @@ def oja_subspace(x: torch.Tensor, k: int = 2, *, lr: float = 0.01, epochs: int =
 
     x: (..., n, d); W0: (..., k, d); lr: η > 0. Returns W (..., k, d), or ``(W, trajectory (..., epochs·n + 1, k, d))``.
     """
-    lr = _check_subspace(x, k, lr, epochs)
     shape = (*x.shape[:-2], k, x.shape[-1])
-    W = _initial(_check_initial("W0", W0, shape, x), shape, x, generator)
+    W = _initial(W0, shape, x, generator)
 
     def step(W, xt, lr):
         y = (W * xt[..., None, :]).sum(-1)                    # y = W x: (..., k)
@@ -232,39 +251,7 @@ def oja_subspace(x: torch.Tensor, k: int = 2, *, lr: float = 0.01, epochs: int =
         return W + lr * (y[..., :, None] * xt[..., None, :] - yyW)
 
     Ws = _run(x, W, lr, epochs, step, return_trajectory, progress, f"Oja subspace ({k} units)")
-    W = Ws[-1]
-    warn_nonfinite("oja_subspace", W, "the step size lr is too large for the data's variance (lr·λ₁ ≪ 1 needed)")
-    return (W, torch.stack(Ws, dim=-2)) if return_trajectory else W
-
-
-def _check_subspace(x: torch.Tensor, k: int, lr: float, epochs: int) -> float:
-    """The arguments of :func:`oja_subspace`: at most d units; returns lr as a float."""
-    check_tensor("x", x, min_rank=2)
-    check_int("k", k, low=1)
-    if k > x.shape[-1]:
-        raise ValueError(f"k: expected at most d = {x.shape[-1]} units (the dimension of x), got {k}")
-    return _check_training(x, lr, epochs)
-
-
-def memory_fixed_point(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
-    """Where the supervised Oja subspace memory settles from ``S`` when the pairs ``(keys, values)`` are
-    written again and again (``pavlovlab.memory.oja_subspace_update``, ``ΔS = v (k − Sᵀv)ᵀ``).
-
-    Every write is ``v`` times a row, so the change of S lies in the span of the values: with V the values
-    as columns and ``P = V (VᵀV)⁻¹ Vᵀ`` the projection on their span, ``(I − P) ΔS = 0`` and the part of S
-    outside the span never moves. The rule stops where ``Vᵀ S = Kᵀ`` (an affine set when n < d_v); the
-    point it reaches from S is the one nearest to S in Frobenius norm::
-
-        S* = (I − P) S + V (VᵀV)⁻¹ Kᵀ        (from S = 0: the dual basis V (VᵀV)⁻¹ Kᵀ, the smallest member)
-
-    S: (..., d_v, d_k); keys: (..., n, d_k); values: (..., n, d_v) of full rank n ≤ d_v -> S*: (..., d_v, d_k).
-    """
-    _check_fixed_point(S, keys, values)
-    V, K = values.mT, keys.mT                                             # (..., d_v, n), (..., d_k, n)
-    gram = V.mT @ V                                                       # (..., n, n)
-    inside = V @ torch.linalg.solve(gram, V.mT @ S)                       # P S
-    return warn_nonfinite("memory_fixed_point", S - inside + V @ torch.linalg.solve(gram, K.mT),
-                          "very large values overflow their Gram matrix VᵀV in the dtype")
+    return (Ws[-1], torch.stack(Ws, dim=-2)) if return_trajectory else Ws[-1]
 
 
 def _check_fixed_point(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> None:
@@ -285,3 +272,23 @@ def _check_fixed_point(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
     if rank < values.shape[-2]:
         raise ValueError(f"values: expected {values.shape[-2]} linearly independent values (full rank), "
                          f"got rank {rank}")
+
+
+@checked_by(_check_fixed_point, nonfinite="very large values overflow their Gram matrix VᵀV in the dtype")
+def memory_fixed_point(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """Where the supervised Oja subspace memory settles from ``S`` when the pairs ``(keys, values)`` are
+    written again and again (``pavlovlab.memory.oja_subspace_update``, ``ΔS = v (k − Sᵀv)ᵀ``).
+
+    Every write is ``v`` times a row, so the change of S lies in the span of the values: with V the values
+    as columns and ``P = V (VᵀV)⁻¹ Vᵀ`` the projection on their span, ``(I − P) ΔS = 0`` and the part of S
+    outside the span never moves. The rule stops where ``Vᵀ S = Kᵀ`` (an affine set when n < d_v); the
+    point it reaches from S is the one nearest to S in Frobenius norm::
+
+        S* = (I − P) S + V (VᵀV)⁻¹ Kᵀ        (from S = 0: the dual basis V (VᵀV)⁻¹ Kᵀ, the smallest member)
+
+    S: (..., d_v, d_k); keys: (..., n, d_k); values: (..., n, d_v) of full rank n ≤ d_v -> S*: (..., d_v, d_k).
+    """
+    V, K = values.mT, keys.mT                                             # (..., d_v, n), (..., d_k, n)
+    gram = V.mT @ V                                                       # (..., n, n)
+    inside = V @ torch.linalg.solve(gram, V.mT @ S)                       # P S
+    return S - inside + V @ torch.linalg.solve(gram, K.mT)

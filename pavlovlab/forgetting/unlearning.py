@@ -19,7 +19,7 @@ read-outs do not move at all.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import torch
 
@@ -33,9 +33,9 @@ from .._checks import (
     check_same_kind,
     check_shape,
     check_tensor,
-    warn_nonfinite,
+    checked_by,
 )
-from ..memory.hebbian import check_pairs, outer_product_memory, recall_cosine
+from ..memory.hebbian import _outer_product_memory, _recall_cosine, check_pairs
 from ..sampling import random_keys
 
 METHODS = ("hebbian", "delta", "delta_protected")
@@ -43,22 +43,10 @@ METHODS = ("hebbian", "delta", "delta_protected")
 leaves a protected set of cues unchanged."""
 
 
-def random_associations(n: int, d_k: int, d_v: int, *, batch_shape: tuple[int, ...] = (), overlap: float = 0.0,
-                        generator: torch.Generator | None = None, device: torch.device | str | None = None,
-                        dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
-    """n random unit keys (bells) and unit values (foods); keys 0 and 1 share cosine ``overlap``.
-
-    Returns keys (*batch_shape, n, d_k) and values (*batch_shape, n, d_v), drawn on the CPU generator.
-    ``overlap = 0`` leaves key 1 random (cosine ≈ ±1/√d_k with key 0, like every other pair).
-    """
-    overlap, batch_shape, device, dtype = _check_associations(n, d_k, d_v, overlap, batch_shape, device, dtype)
-    return _random_associations(n, d_k, d_v, batch_shape, overlap, generator, device, dtype)
-
-
 def _check_associations(n: int, d_k: int, d_v: int, overlap: float, batch_shape: tuple[int, ...],
                         device: torch.device | str | None,
-                        dtype: torch.dtype) -> tuple[float, tuple[int, ...], torch.device | None, torch.dtype]:
-    """The arguments of :func:`random_associations`; returns overlap, batch_shape, device and dtype as checked."""
+                        dtype: torch.dtype) -> dict[str, object]:
+    """The arguments of :func:`random_associations`; overlap, batch_shape, device and dtype as checked."""
     check_int("n", n, low=1)
     check_int("d_k", d_k, low=2)
     check_int("d_v", d_v, low=1)
@@ -68,7 +56,19 @@ def _check_associations(n: int, d_k: int, d_v: int, overlap: float, batch_shape:
     checked_device = check_device("device", device)
     if overlap != 0.0 and n < 2:
         raise ValueError(f"n: expected at least 2 associations when overlap is set, got {n}")
-    return overlap, batch_shape, checked_device, dtype
+    return {"overlap": overlap, "batch_shape": batch_shape, "device": checked_device, "dtype": dtype}
+
+
+@checked_by(_check_associations)
+def random_associations(n: int, d_k: int, d_v: int, *, batch_shape: tuple[int, ...] = (), overlap: float = 0.0,
+                        generator: torch.Generator | None = None, device: torch.device | str | None = None,
+                        dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+    """n random unit keys (bells) and unit values (foods); keys 0 and 1 share cosine ``overlap``.
+
+    Returns keys (*batch_shape, n, d_k) and values (*batch_shape, n, d_v), drawn on the CPU generator.
+    ``overlap = 0`` leaves key 1 random (cosine ≈ ±1/√d_k with key 0, like every other pair).
+    """
+    return _random_associations(n, d_k, d_v, batch_shape, overlap, generator, cast(torch.device | None, device), dtype)
 
 
 def _random_associations(n: int, d_k: int, d_v: int, batch_shape: tuple[int, ...], overlap: float,
@@ -105,24 +105,23 @@ def _check_memory_and_key(S: torch.Tensor, k: torch.Tensor) -> None:
         raise ValueError("k: expected a non-zero key (the bell to unlearn), got a zero vector")
 
 
+def _check_hebbian_edit(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, times: float) -> dict[str, float]:
+    """The arguments of :func:`unlearn_hebbian`; ``times`` as a float."""
+    _check_memory_and_key(S, k)
+    check_tensor("v", v, min_rank=1)
+    check_same_kind(S=S, v=v)
+    check_dim("v", v.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
+    return {"times": check_real("times", times, low=0.0)}
+
+
+@checked_by(_check_hebbian_edit, nonfinite="very large S, k, v or times overflow the dtype")
 def unlearn_hebbian(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, times: float = 1.0) -> torch.Tensor:
     """Subtract the association's Hebbian trace: ``S − times · v kᵀ``.
 
     S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v). Exact only if the pair was written exactly
     ``times`` times with this very value, and never removes what overlapping keys taught about k.
     """
-    times = _check_hebbian_edit(S, k, v, times)
-    return warn_nonfinite("unlearn_hebbian", _unlearn_hebbian(S, k, v, times),
-                          "very large S, k, v or times overflow the dtype")
-
-
-def _check_hebbian_edit(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, times: float) -> float:
-    """The arguments of :func:`unlearn_hebbian`; returns ``times`` as a float."""
-    _check_memory_and_key(S, k)
-    check_tensor("v", v, min_rank=1)
-    check_same_kind(S=S, v=v)
-    check_dim("v", v.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
-    return check_real("times", times, low=0.0)
+    return _unlearn_hebbian(S, k, v, times)
 
 
 def _unlearn_hebbian(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, times: float = 1.0) -> torch.Tensor:
@@ -153,6 +152,35 @@ def _check_protect(protect: object, k: torch.Tensor) -> None:
                          f"{int(rank.min())} dimensions")
 
 
+def _check_delta_edit(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None, beta: float | None,
+                      protect: torch.Tensor | None) -> dict[str, object]:
+    """The arguments of :func:`unlearn_delta`, with the step's bound ``β‖k‖² <= 2`` (β <= 2 with ``protect``) and
+    a key whose squared norm fits in its dtype; β as a float (None: the exact step), v_new zeros when None."""
+    _check_memory_and_key(S, k)
+    if v_new is not None:
+        check_tensor("v_new", v_new, min_rank=1)
+        check_same_kind(S=S, v_new=v_new)
+        check_dim("v_new", v_new.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
+    if protect is not None:
+        _check_protect(protect, k)
+    elif not all_finite((k * k).sum(-1, keepdim=True)):  # k / inf would be a zero step: S returned unchanged
+        raise ValueError(f"k: expected a key whose squared norm ‖k‖² fits in {k.dtype}, got one of norm "
+                         f"{float(k.norm(dim=-1).max()):.3g} whose square overflows it (rescale k)")
+    zero = S.new_zeros(S.shape[-2]) if v_new is None else v_new
+    if beta is None:
+        return {"v_new": zero}
+    b = check_real("beta", beta, low=0.0)
+    worst = b if protect is not None else float((b * (k * k).sum(-1)).max()) if k.numel() else 0.0
+    if worst > 2.0:  # the key's error is multiplied by 1 − gain: |1 − gain| > 1 strengthens it
+        raise ValueError(f"beta: expected beta·‖k‖² <= 2 (the step multiplies the key's error by 1 − beta·‖k‖², "
+                         f"which must stay within [−1, 1]), got beta = {b:g} with beta·‖k‖² = {worst:.4g}"
+                         if protect is None else
+                         f"beta: expected a number <= 2 with protect (the step multiplies the key's error by "
+                         f"1 − beta), got {b:g}")
+    return {"v_new": zero, "beta": b}
+
+
+@checked_by(_check_delta_edit, nonfinite="very large S, k or v_new overflow the dtype")
 def unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None = None, *, beta: float | None = None,
                   protect: torch.Tensor | None = None) -> torch.Tensor:
     """A targeted delta update: ``S + β (v_new − S k) uᵀ`` so that the key ``k`` now reads ``v_new``.
@@ -170,37 +198,7 @@ def unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None =
     Returns:
         the new memory, (..., d_v, d_k).
     """
-    beta = _check_delta_edit(S, k, v_new, beta, protect)
-    v_new = S.new_zeros(S.shape[-2]) if v_new is None else v_new
-    return warn_nonfinite("unlearn_delta", _unlearn_delta(S, k, v_new, beta, protect),
-                          "very large S, k or v_new overflow the dtype")
-
-
-def _check_delta_edit(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor | None, beta: float | None,
-                      protect: torch.Tensor | None) -> float | None:
-    """The arguments of :func:`unlearn_delta`, with the step's bound ``β‖k‖² <= 2`` (β <= 2 with ``protect``) and
-    a key whose squared norm fits in its dtype; returns β as a float (None: the exact step)."""
-    _check_memory_and_key(S, k)
-    if v_new is not None:
-        check_tensor("v_new", v_new, min_rank=1)
-        check_same_kind(S=S, v_new=v_new)
-        check_dim("v_new", v_new.shape[-1], S.shape[-2], "value dimension d_v (dim -2 of S)")
-    if protect is not None:
-        _check_protect(protect, k)
-    elif not all_finite((k * k).sum(-1, keepdim=True)):  # k / inf would be a zero step: S returned unchanged
-        raise ValueError(f"k: expected a key whose squared norm ‖k‖² fits in {k.dtype}, got one of norm "
-                         f"{float(k.norm(dim=-1).max()):.3g} whose square overflows it (rescale k)")
-    if beta is None:
-        return None
-    b = check_real("beta", beta, low=0.0)
-    worst = b if protect is not None else float((b * (k * k).sum(-1)).max()) if k.numel() else 0.0
-    if worst > 2.0:  # the key's error is multiplied by 1 − gain: |1 − gain| > 1 strengthens it
-        raise ValueError(f"beta: expected beta·‖k‖² <= 2 (the step multiplies the key's error by 1 − beta·‖k‖², "
-                         f"which must stay within [−1, 1]), got beta = {b:g} with beta·‖k‖² = {worst:.4g}"
-                         if protect is None else
-                         f"beta: expected a number <= 2 with protect (the step multiplies the key's error by "
-                         f"1 − beta), got {b:g}")
-    return b
+    return _unlearn_delta(S, k, cast(torch.Tensor, v_new), beta, protect)
 
 
 def _unlearn_delta(S: torch.Tensor, k: torch.Tensor, v_new: torch.Tensor, beta: float | None = None,
@@ -244,31 +242,19 @@ class UnlearningReport(NamedTuple):
     """mean over the other associations of cos_after − cos_before (negative = recall got worse)."""
 
 
+@checked_by(_check_read, nonfinite="very large S, keys or values overflow the dtype")
 def recall_strength(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     """The conditioned response of each association along its own value: ``v_i·S k_i / ‖v_i‖²``.
 
     S: (..., d_v, d_k), keys: (..., n, d_k), values: (..., n, d_v) -> (..., n); 1 for a pair written
     once with unit key and no crosstalk, r for one written r times, 0 when unlearned.
     """
-    _check_read(S, keys, values)
-    return warn_nonfinite("recall_strength", _recall_strength(S, keys, values),
-                          "very large S, keys or values overflow the dtype")
+    return _recall_strength(S, keys, values)
 
 
 def _recall_strength(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     """``v_i·S k_i / ‖v_i‖²`` (:func:`recall_strength` on checked arguments)."""
     return ((keys @ S.mT) * values).sum(-1) / (values * values).sum(-1).clamp(min=torch.finfo(values.dtype).tiny)
-
-
-def unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-                      target: int, v_new: torch.Tensor | None = None) -> UnlearningReport:
-    """Measure an unlearning step: the target's residual response and the collateral damage on the others.
-
-    S_before, S_after: (..., d_v, d_k); keys (..., n, d_k), values (..., n, d_v); target: the index of
-    the unlearned association; v_new: (..., d_v) the wanted read-out (default zeros).
-    """
-    _check_report(S_before, S_after, keys, values, target, v_new)
-    return _unlearning_report(S_before, S_after, keys, values, target, v_new)
 
 
 def _check_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
@@ -290,6 +276,17 @@ def _check_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch.Ten
         check_dim("v_new", v_new.shape[-1], S_before.shape[-2], "value dimension d_v (dim -2 of S_before)")
 
 
+@checked_by(_check_report)
+def unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                      target: int, v_new: torch.Tensor | None = None) -> UnlearningReport:
+    """Measure an unlearning step: the target's residual response and the collateral damage on the others.
+
+    S_before, S_after: (..., d_v, d_k); keys (..., n, d_k), values (..., n, d_v); target: the index of
+    the unlearned association; v_new: (..., d_v) the wanted read-out (default zeros).
+    """
+    return _unlearning_report(S_before, S_after, keys, values, target, v_new)
+
+
 def _unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
                        target: int, v_new: torch.Tensor | None = None) -> UnlearningReport:
     """:func:`unlearning_report` on checked arguments."""
@@ -300,7 +297,7 @@ def _unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torc
     after = ((S_after @ k[..., :, None])[..., 0] - want).norm(dim=-1)
     residual = after / before.clamp(min=torch.finfo(before.dtype).tiny)
     sb, sa = _recall_strength(S_before, keys, values), _recall_strength(S_after, keys, values)
-    cb, ca = recall_cosine(keys, values, S_before), recall_cosine(keys, values, S_after)
+    cb, ca = _recall_cosine(keys, values, S_before), _recall_cosine(keys, values, S_after)
     others = torch.ones(n, dtype=torch.bool, device=keys.device)
     others[target] = False
     moved = (sa - sb)[..., others].abs()
@@ -308,6 +305,24 @@ def _unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torc
                             (ca - cb)[..., others].mean(-1))
 
 
+def _check_unlearning_experiment(n: int, d_k: int, d_v: int, repeats: float, overlap: float, n_trials: int,
+                                 hebbian_times: float, device: torch.device | str | None, dtype: torch.dtype
+                                 ) -> dict[str, object]:
+    """The arguments of :func:`unlearning_experiment`; overlap, device, dtype, repeats and hebbian_times as
+    checked."""
+    check_int("n_trials", n_trials, low=1)
+    check_int("n", n, low=2)
+    check_int("d_k", d_k, low=1)
+    if n - 1 >= d_k:
+        raise ValueError(f"n: the 'delta_protected' method protects the other n − 1 keys, which needs n − 1 < d_k; "
+                         f"got n = {n}, d_k = {d_k}")
+    checked = _check_associations(n, d_k, d_v, overlap, (n_trials,), device, dtype)
+    return {"overlap": checked["overlap"], "device": checked["device"], "dtype": checked["dtype"],
+            "repeats": check_real("repeats", repeats, low=0.0, low_open=True),
+            "hebbian_times": check_real("times", hebbian_times, low=0.0)}
+
+
+@checked_by(_check_unlearning_experiment)
 def unlearning_experiment(n: int = 16, d_k: int = 64, d_v: int = 64, *, repeats: float = 1.0, overlap: float = 0.0,
                           n_trials: int = 256, hebbian_times: float = 1.0, generator: torch.Generator | None = None,
                           device: torch.device | str | None = None,
@@ -319,12 +334,11 @@ def unlearning_experiment(n: int = 16, d_k: int = 64, d_v: int = 64, *, repeats:
     ``"delta"`` is ``unlearn_delta`` towards 0; ``"delta_protected"`` is the same with the other n − 1
     keys protected. Returns {method: UnlearningReport} with fields of shape (n_trials,) / (n_trials, n).
     """
-    overlap, device, dtype, repeats, hebbian_times = _check_unlearning_experiment(
-        n, d_k, d_v, repeats, overlap, n_trials, hebbian_times, device, dtype)
-    keys, values = _random_associations(n, d_k, d_v, (n_trials,), overlap, generator, device, dtype)
+    keys, values = _random_associations(n, d_k, d_v, (n_trials,), overlap, generator, cast(torch.device | None, device),
+                                        dtype)
     r = torch.ones(n, dtype=dtype, device=keys.device)
     r[0] = repeats
-    S = outer_product_memory(keys, values, r)
+    S = _outer_product_memory(keys, values, r)
     k0, v0 = keys[..., 0, :], values[..., 0, :]
     after = {
         "hebbian": _unlearn_hebbian(S, k0, v0, hebbian_times),
@@ -334,39 +348,12 @@ def unlearning_experiment(n: int = 16, d_k: int = 64, d_v: int = 64, *, repeats:
     return {m: _unlearning_report(S, S_after, keys, values, 0) for m, S_after in after.items()}
 
 
-def _check_unlearning_experiment(n: int, d_k: int, d_v: int, repeats: float, overlap: float, n_trials: int,
-                                 hebbian_times: float, device: torch.device | str | None, dtype: torch.dtype
-                                 ) -> tuple[float, torch.device | None, torch.dtype, float, float]:
-    """The arguments of :func:`unlearning_experiment`; returns overlap, device, dtype, repeats and hebbian_times
-    as checked."""
-    check_int("n_trials", n_trials, low=1)
-    check_int("n", n, low=2)
-    check_int("d_k", d_k, low=1)
-    if n - 1 >= d_k:
-        raise ValueError(f"n: the 'delta_protected' method protects the other n − 1 keys, which needs n − 1 < d_k; "
-                         f"got n = {n}, d_k = {d_k}")
-    overlap, _, checked_device, dtype = _check_associations(n, d_k, d_v, overlap, (n_trials,), device, dtype)
-    return (overlap, checked_device, dtype, check_real("repeats", repeats, low=0.0, low_open=True),
-            check_real("times", hebbian_times, low=0.0))
-
-
 CUES = ("bell 0", "bell 1 (stored look-alike)", "blend of bells 0 and 1", "unseen look-alike", "unseen bell")
 """The cues :func:`probe_cues` builds and :func:`generalisation_after_unlearning` reads after bell 0 is unlearned."""
 
 
-def probe_cues(keys: torch.Tensor, *, overlap: float = 0.7, generator: torch.Generator | None = None) -> torch.Tensor:
-    """Cues to probe what an edit of association 0 removed: the stored bells 0 and 1, their blend
-    ``normalise(k₀ + k₁)``, an unseen look-alike ``overlap·k₀ + √(1 − overlap²)·w`` (w a random unit vector
-    orthogonal to k₀, never stored) and an unseen random bell, in the order of :data:`CUES`.
-
-    keys: (..., n, d_k) unit keys, n ≥ 2 -> cues (..., 5, d_k), unit vectors; drawn on the CPU ``generator``.
-    """
-    overlap = _check_probe_cues(keys, overlap)
-    return _probe_cues(keys, overlap, generator)
-
-
-def _check_probe_cues(keys: torch.Tensor, overlap: float) -> float:
-    """The arguments of :func:`probe_cues`: at least 2 unit keys of at least 2 dims; returns ``overlap``."""
+def _check_probe_cues(keys: torch.Tensor, overlap: float) -> dict[str, float]:
+    """The arguments of :func:`probe_cues`: at least 2 unit keys of at least 2 dims; ``overlap`` as a float."""
     check_tensor("keys", keys, min_rank=2)
     if keys.shape[-2] < 2 or keys.shape[-1] < 2:
         raise ValueError(f"keys: expected at least 2 keys of at least 2 dims, got shape {tuple(keys.shape)}")
@@ -375,7 +362,18 @@ def _check_probe_cues(keys: torch.Tensor, overlap: float) -> float:
     if bool(((norms - 1).abs() > 1e-3).any()):
         raise ValueError(f"keys: expected unit keys (norm 1 along the last dim), got norms from "
                          f"{norms.min().item():.4g} to {norms.max().item():.4g}")
-    return overlap
+    return {"overlap": overlap}
+
+
+@checked_by(_check_probe_cues)
+def probe_cues(keys: torch.Tensor, *, overlap: float = 0.7, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Cues to probe what an edit of association 0 removed: the stored bells 0 and 1, their blend
+    ``normalise(k₀ + k₁)``, an unseen look-alike ``overlap·k₀ + √(1 − overlap²)·w`` (w a random unit vector
+    orthogonal to k₀, never stored) and an unseen random bell, in the order of :data:`CUES`.
+
+    keys: (..., n, d_k) unit keys, n ≥ 2 -> cues (..., 5, d_k), unit vectors; drawn on the CPU ``generator``.
+    """
+    return _probe_cues(keys, overlap, generator)
 
 
 def _probe_cues(keys: torch.Tensor, overlap: float, generator: torch.Generator | None) -> torch.Tensor:
@@ -390,16 +388,6 @@ def _probe_cues(keys: torch.Tensor, overlap: float, generator: torch.Generator |
     return torch.stack([k0, k1, blend, look_alike, fresh[..., 1, :]], dim=-2)
 
 
-def cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
-    """How strongly each cue q evokes one food v: ``v·S q / ‖v‖²`` (1 = the full learned response).
-
-    S: (..., d_v, d_k), cues: (..., m, d_k), value: (..., d_v) -> (..., m).
-    """
-    _check_cue_response(S, cues, value)
-    return warn_nonfinite("cue_response", _cue_response(S, cues, value),
-                          "very large S, cues or value overflow the dtype")
-
-
 def _check_cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor) -> None:
     """The arguments of :func:`cue_response`: a memory, cues and a non-zero value of matching sizes."""
     check_tensor("S", S, min_rank=2)
@@ -412,6 +400,15 @@ def _check_cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor
         raise ValueError("value: expected a non-zero value vector (the response is divided by ‖v‖²), got a zero one")
 
 
+@checked_by(_check_cue_response, nonfinite="very large S, cues or value overflow the dtype")
+def cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+    """How strongly each cue q evokes one food v: ``v·S q / ‖v‖²`` (1 = the full learned response).
+
+    S: (..., d_v, d_k), cues: (..., m, d_k), value: (..., d_v) -> (..., m).
+    """
+    return _cue_response(S, cues, value)
+
+
 def _cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
     """``v·S q / ‖v‖²`` for each cue (:func:`cue_response` on checked arguments)."""
     reads = cues @ S.mT                                                   # (..., m, d_v)
@@ -419,9 +416,9 @@ def _cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor) -> t
 
 
 def _check_edit_set_up(n_trials: int, n: int, d_k: int, d_v: int, overlap: float, device: torch.device | str | None,
-                       dtype: torch.dtype) -> tuple[float, torch.device | None, torch.dtype]:
+                       dtype: torch.dtype) -> dict[str, object]:
     """The checks of an edit experiment's set-up (n_trials memories of n pairs, bells 0 and 1 at cosine
-    ``overlap``, the other n − 1 keys protectable); returns overlap, device and dtype as checked."""
+    ``overlap``, the other n − 1 keys protectable); overlap, device and dtype as checked."""
     check_int("n_trials", n_trials, low=1)
     check_int("n", n, low=2)
     check_int("d_k", d_k, low=2)
@@ -431,8 +428,15 @@ def _check_edit_set_up(n_trials: int, n: int, d_k: int, d_v: int, overlap: float
     if abs(overlap) == 1:
         raise ValueError(f"overlap: expected a number strictly between -1 and 1 (with |overlap| = 1 bell 1 is "
                          f"±bell 0, and editing bell 0 while protecting bell 1 is impossible), got {overlap}")
-    overlap, _, checked_device, dtype = _check_associations(n, d_k, d_v, overlap, (n_trials,), device, dtype)
-    return overlap, checked_device, dtype
+    checked = _check_associations(n, d_k, d_v, overlap, (n_trials,), device, dtype)
+    return {"overlap": checked["overlap"], "device": checked["device"], "dtype": checked["dtype"]}
+
+
+def _check_edit_reach(n_trials: int, n: int, d_k: int, d_v: int, overlap: float, n_cues: int,
+                      device: torch.device | str | None, dtype: torch.dtype) -> dict[str, object]:
+    """The arguments of :func:`edit_reach`: the set-up's (:func:`_check_edit_set_up`) and the number of cues."""
+    check_int("n_cues", n_cues, low=1)
+    return _check_edit_set_up(n_trials, n, d_k, d_v, overlap, device, dtype)
 
 
 def _edits(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -443,6 +447,7 @@ def _edits(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> dict[st
             "delta_protected": _unlearn_delta(S, k0, zero, protect=keys[..., 1:, :])}
 
 
+@checked_by(_check_edit_set_up)
 def generalisation_after_unlearning(n: int = 16, d_k: int = 64, d_v: int = 64, *, overlap: float = 0.7,
                                     n_trials: int = 256, generator: torch.Generator | None = None,
                                     device: torch.device | str | None = None,
@@ -454,10 +459,10 @@ def generalisation_after_unlearning(n: int = 16, d_k: int = 64, d_v: int = 64, *
     read along food 0, :func:`cue_response`. Returns {"before" or a method of :data:`METHODS`: (n_trials, 5)},
     columns in the order of :data:`CUES`.
     """
-    overlap, device, dtype = _check_edit_set_up(n_trials, n, d_k, d_v, overlap, device, dtype)
-    keys, values = _random_associations(n, d_k, d_v, (n_trials,), overlap, generator, device, dtype)
+    keys, values = _random_associations(n, d_k, d_v, (n_trials,), overlap, generator, cast(torch.device | None, device),
+                                        dtype)
     cues = _probe_cues(keys, overlap, generator)
-    edits = _edits(outer_product_memory(keys, values), keys, values)
+    edits = _edits(_outer_product_memory(keys, values), keys, values)
     return {name: _cue_response(M, cues, values[..., 0, :]) for name, M in edits.items()}
 
 
@@ -474,6 +479,7 @@ class EditReach(NamedTuple):
     """food 1 evoked by the unseen look-alike of bell 0 after the edit, ``v₁·S q / ‖v₁‖²``."""
 
 
+@checked_by(_check_edit_reach)
 def edit_reach(n: int = 16, d_k: int = 64, d_v: int = 64, *, overlap: float = 0.7, n_trials: int = 256,
                n_cues: int = 64, generator: torch.Generator | None = None, device: torch.device | str | None = None,
                dtype: torch.dtype = torch.float32) -> dict[str, EditReach]:
@@ -486,12 +492,11 @@ def edit_reach(n: int = 16, d_k: int = 64, d_v: int = 64, *, overlap: float = 0.
     bell 0 (:func:`probe_cues`; before the edit about ``overlap²``, since the look-alike shares k₀ with bell 1).
     Returns {"before" or a method: EditReach}; "before" has a zero step and change.
     """
-    check_int("n_cues", n_cues, low=1)
-    overlap, device, dtype = _check_edit_set_up(n_trials, n, d_k, d_v, overlap, device, dtype)
-    keys, values = _random_associations(n, d_k, d_v, (n_trials,), overlap, generator, device, dtype)
+    keys, values = _random_associations(n, d_k, d_v, (n_trials,), overlap, generator, cast(torch.device | None, device),
+                                        dtype)
     look_alike = _probe_cues(keys, overlap, generator)[..., 3:4, :]
     unseen = random_keys(n_trials, n_cues, d=d_k, kind="sphere", generator=generator, dtype=torch.float64).to(keys)
-    S = outer_product_memory(keys, values)
+    S = _outer_product_memory(keys, values)
     reach = {}
     for name, M in _edits(S, keys, values).items():
         delta = M - S

@@ -8,6 +8,7 @@ the food); a query ``q`` (the test stimulus) reads the memory back as ``S q``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import torch
 
@@ -23,6 +24,8 @@ from .._checks import (
     check_real_tensor,
     check_shape,
     check_tensor,
+    checked_by,
+    unchecked,
     warn_nonfinite,
 )
 
@@ -56,27 +59,20 @@ def check_lr(name: str, lr: float | torch.Tensor, rule: str) -> float | torch.Te
     return lr
 
 
+@checked_by(_check_pair)
 def hebbian_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Hebb's rule, "fire together, wire together": ``ΔS = v kᵀ``. S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v)."""
-    _check_pair(S, k, v)
-    return _hebbian(S, k, v)
-
-
-def _hebbian(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return v[..., :, None] * k[..., None, :]
 
 
+@checked_by(_check_pair)
 def delta_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """The delta rule (Rescorla–Wagner, Widrow–Hoff): write the prediction error, ``ΔS = (v − S k) kᵀ``."""
-    _check_pair(S, k, v)
-    return _delta(S, k, v)
-
-
-def _delta(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     error = v - (S @ k[..., :, None])[..., 0]
     return error[..., :, None] * k[..., None, :]
 
 
+@checked_by(_check_pair)
 def oja_subspace_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """The supervised form of Oja's subspace rule (Oja 1989): ``ΔS = v (k − Sᵀ v)ᵀ``.
 
@@ -95,15 +91,11 @@ def oja_subspace_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> to
     Stable while ``lr · ‖v‖² < 2`` (the delta rule's condition with the roles of k and v swapped).
     S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v) -> ΔS (..., d_v, d_k).
     """
-    _check_pair(S, k, v)
-    return _oja_subspace(S, k, v)
-
-
-def _oja_subspace(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     Stv = (v[..., :, None] * S).sum(-2)                       # Sᵀ v: (..., d_k)
     return v[..., :, None] * (k - Stv)[..., None, :]
 
 
+@checked_by(_check_pair)
 def oja_clamped_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Oja's single-unit rule applied to each output unit with its output clamped to the teacher:
     ``ΔS = v kᵀ − diag(v∘v) S`` (the rule this course used before; kept as a counter-example).
@@ -113,11 +105,6 @@ def oja_clamped_update(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tor
     often ``S kᵢ = vᵢ / Σⱼ vⱼ∘vⱼ`` elementwise, so every output unit is rescaled by its own energy
     and the norm bound grows as 1/min |v_a|. S: (..., d_v, d_k), k: (..., d_k), v: (..., d_v).
     """
-    _check_pair(S, k, v)
-    return _oja_clamped(S, k, v)
-
-
-def _oja_clamped(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return v[..., :, None] * k[..., None, :] - (v * v)[..., :, None] * S
 
 
@@ -127,8 +114,7 @@ RULES: dict[str, Rule] = {"hebbian": hebbian_update, "delta": delta_update, "oja
 whole conditioning experiments on CS strengths)."""
 
 
-_FORMS: dict[str, Rule] = {"hebbian": _hebbian, "delta": _delta, "oja_subspace": _oja_subspace,
-                           "oja_clamped": _oja_clamped}
+_FORMS: dict[str, Rule] = {name: unchecked(rule) for name, rule in RULES.items()}
 """The rules of :data:`RULES` without the size check, for the recurrences whose sizes are checked once at their
 door (a write's k and v against S)."""
 
@@ -138,6 +124,25 @@ def resolve_rule(name: object, argument: str = "rule") -> str:
     return check_choice(argument, name, RULES)
 
 
+def _check_step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: str | Rule, lr: float | torch.Tensor,
+                decay: float | torch.Tensor) -> dict[str, Rule]:
+    """The arguments of :func:`step`; the rule made the update to apply (see :func:`_check_rule`)."""
+    if not isinstance(rule, str) and not callable(rule):
+        raise TypeError(f"rule: expected a name of memory.RULES or a callable (S, k, v) -> ΔS, got "
+                        f"{type(rule).__name__} {rule!r} (lr and decay are keyword arguments: step(S, k, v, rule, "
+                        "lr=…))")
+    for name, x, high in (("lr", lr, None), ("decay", decay, 1.0)):
+        if isinstance(x, torch.Tensor):
+            check_real_tensor(name, x, low=0.0, high=high)
+        else:
+            check_real(name, x, low=0.0, high=high)
+    update = _check_rule(rule)
+    if update in _FORMS.values():
+        _check_pair(S, k, v)
+    return {"rule": update}
+
+
+@checked_by(_check_step, nonfinite="a custom rule returned NaN/inf, or very large S, k, v or lr overflow the dtype")
 def step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: str | Rule, *,
          lr: float | torch.Tensor = 1.0, decay: float | torch.Tensor = 1.0) -> torch.Tensor:
     """One write of the conditioning circuit, ``S ← γ S + η ΔS(S, k, v)``: the update every recurrent user of
@@ -152,27 +157,7 @@ def step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: str | Rule, *,
     Returns:
         the new S, same shape.
     """
-    update = _check_step(S, k, v, rule, lr, decay)
-    return warn_nonfinite("step", _step(S, k, v, update, lr, decay),
-                          "a custom rule returned NaN/inf, or very large S, k, v or lr overflow the dtype")
-
-
-def _check_step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: str | Rule, lr: float | torch.Tensor,
-                decay: float | torch.Tensor) -> Rule:
-    """The arguments of :func:`step`; returns the update to apply (see :func:`_check_rule`)."""
-    if not isinstance(rule, str) and not callable(rule):
-        raise TypeError(f"rule: expected a name of memory.RULES or a callable (S, k, v) -> ΔS, got "
-                        f"{type(rule).__name__} {rule!r} (lr and decay are keyword arguments: step(S, k, v, rule, "
-                        "lr=…))")
-    for name, x, high in (("lr", lr, None), ("decay", decay, 1.0)):
-        if isinstance(x, torch.Tensor):
-            check_real_tensor(name, x, low=0.0, high=high)
-        else:
-            check_real(name, x, low=0.0, high=high)
-    update = _check_rule(rule)
-    if update in _FORMS.values():
-        _check_pair(S, k, v)
-    return update
+    return _step(S, k, v, cast(Rule, rule), lr, decay)  # rule: made the update to apply by the check
 
 
 def _check_rule(rule: str | Rule) -> Rule:
@@ -198,6 +183,37 @@ def _step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, update: Rule, lr: f
     return S + lr * dS if isinstance(decay, (int, float)) and decay == 1 else decay * S + lr * dS
 
 
+def _check_memory(d_key: int, d_value: int, rule: str | Rule, lr: float, decay: float, batch_shape: Sequence[int],
+                  device: torch.device | str | None, dtype: torch.dtype
+                  ) -> dict[str, object]:
+    """The arguments of :class:`AssociativeMemory`, with the memory checked to fit in the device's memory: the
+    sizes as ints, the rule's name checked, the batch shape as a ``torch.Size``."""
+    d_key = check_int("d_key", d_key, low=1)
+    d_value = check_int("d_value", d_value, low=1)
+    rule_name = getattr(rule, "__name__", "custom") if callable(rule) else resolve_rule(rule)
+    checked_lr = check_lr("lr", lr, rule_name)
+    decay = check_real("decay", decay, low=0.0, high=1.0)
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    batch = torch.Size(check_shape("batch_shape", batch_shape))
+    checked_device = check_device("device", device)
+    check_fits("S", (*batch, d_value, d_key), dtype, checked_device, "batch × d_value × d_key")
+    return {"d_key": d_key, "d_value": d_value, "rule": rule if callable(rule) else rule_name, "lr": checked_lr,
+            "decay": decay, "batch_shape": batch, "device": checked_device, "dtype": dtype}
+
+
+def _check_query(self: AssociativeMemory, q: torch.Tensor) -> None:
+    """The query of :meth:`AssociativeMemory.read`: one key (*batch, d_key) or n of them (*batch, n, d_key), of
+    the memory's dtype and device."""
+    self._check_item("q", q, self.d_key, "key dimension d_key")
+
+
+def _check_run(self: AssociativeMemory, k: torch.Tensor, v: torch.Tensor, q: torch.Tensor | None,
+               lr: float | torch.Tensor | None) -> dict[str, object]:
+    """The arguments of :meth:`AssociativeMemory.run`: k and v as sequences (*batch, T, d) and ``lr`` as the rate
+    of the call (the memory's when None)."""
+    return self._check_run(k, v, q, lr)
+
+
 class AssociativeMemory:
     """A batch of associative memories ``S: (*batch_shape, d_value, d_key)``.
 
@@ -220,12 +236,13 @@ class AssociativeMemory:
         mem.read(k)              # ≈ v when the keys are orthonormal
     """
 
+    @checked_by(_check_memory)
     def __init__(self, d_key: int, d_value: int, *, rule: str | Rule = "hebbian", lr: float = 1.0,
                  decay: float = 1.0, batch_shape: Sequence[int] = (), device: torch.device | str | None = None,
                  dtype: torch.dtype = torch.float32) -> None:
-        self.d_key, self.d_value, self.rule_name, self.lr, self.decay, self.batch_shape, device, dtype = \
-            _check_memory(d_key, d_value, rule, lr, decay, batch_shape, device, dtype)
-        self.rule = rule if callable(rule) else RULES[self.rule_name]
+        self.d_key, self.d_value, self.lr, self.decay, self.batch_shape = d_key, d_value, lr, decay, batch_shape
+        self.rule_name = getattr(rule, "__name__", "custom") if callable(rule) else rule
+        self.rule = rule if callable(rule) else RULES[rule]
         self._update = _check_rule(self.rule)
         self.S = torch.zeros(*self.batch_shape, d_value, d_key, device=device, dtype=dtype)
 
@@ -270,15 +287,17 @@ class AssociativeMemory:
         learning rate for this call: a float, or a tensor (*batch, T) with one rate per pair."""
         self.run(k, v, None, lr=lr)
 
+    @checked_by(_check_query)
     def read(self, q: torch.Tensor) -> torch.Tensor:
         """Recall ``S q``: q (*batch, d_key) -> (*batch, d_value), or (*batch, n, d_key) -> (*batch, n, d_value).
         A read-out that is NaN/inf for a finite q warns once (NonFiniteWarning)."""
-        many = self._check_item("q", q, self.d_key, "key dimension d_key")
+        many = q.dim() == len(self.batch_shape) + 2
         out = q @ self.S.mT if many else (self.S @ q[..., :, None])[..., 0]
         return warn_nonfinite(f"AssociativeMemory.read(rule={self.rule_name!r})", out, "the memory or the read-out "
                               "S q overflows the dtype: very large or unnormalised keys and values, or a diverged "
                               "memory")
 
+    @checked_by(_check_run)
     def run(self, k: torch.Tensor, v: torch.Tensor, q: torch.Tensor | None, *,
             lr: float | torch.Tensor | None = None) -> torch.Tensor | None:
         """The conditioning circuit over a sequence: for each t, write (k_t, v_t) then read ``S_t q_t``.
@@ -286,11 +305,10 @@ class AssociativeMemory:
         k: (*batch, T, d_key), v: (*batch, T, d_value), q: (*batch, T, d_key) or None.
         Returns the reads (*batch, T, d_value), or None when ``q`` is None.
         """
-        k, v, rate = self._check_run(k, v, q, lr)
         T = k.shape[-2]
         reads = []
         for t in range(T):  # the recurrence itself: each write depends on the state left by the last
-            r = rate[..., t, None, None] if isinstance(rate, torch.Tensor) else rate
+            r = lr[..., t, None, None] if isinstance(lr, torch.Tensor) else cast(float, lr)  # set by the check
             self.S = _step(self.S, k[..., t, :], v[..., t, :], self._update, r, self.decay)
             if q is not None:
                 reads.append((self.S @ q[..., t, :, None])[..., 0])
@@ -301,7 +319,7 @@ class AssociativeMemory:
         return torch.stack(reads, dim=-2) if reads else self.S.new_zeros(*self.S.shape[:-2], 0, self.d_value)
 
     def _check_run(self, k: torch.Tensor, v: torch.Tensor, q: torch.Tensor | None,
-                   lr: float | torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | float]:
+                   lr: float | torch.Tensor | None) -> dict[str, object]:
         """The arguments of :meth:`run`; returns k and v as sequences (*batch, T, d) and the rate of the call."""
         seq = self._check_item("k", k, self.d_key, "key dimension d_key")
         if self._check_item("v", v, self.d_value, "value dimension d_value") != seq:
@@ -312,24 +330,7 @@ class AssociativeMemory:
         check_dim("v", v.shape[-2], T, "sequence length T (dim -2 of k)")
         if q is not None and not (self._check_item("q", q, self.d_key, "key dimension d_key") and q.shape[-2] == T):
             raise ValueError(f"q: expected shape {(*self.batch_shape, T, self.d_key)}, got {tuple(q.shape)}")
-        return k, v, self._check_rate(lr, T)
-
-
-def _check_memory(d_key: int, d_value: int, rule: str | Rule, lr: float, decay: float, batch_shape: Sequence[int],
-                  device: torch.device | str | None, dtype: torch.dtype
-                  ) -> tuple[int, int, str, float | torch.Tensor, float, torch.Size, torch.device | None, torch.dtype]:
-    """The arguments of :class:`AssociativeMemory`, with the memory checked to fit in the device's memory; returns
-    d_key, d_value, the rule's name, lr, decay, the batch shape, device and dtype."""
-    d_key = check_int("d_key", d_key, low=1)
-    d_value = check_int("d_value", d_value, low=1)
-    rule_name = getattr(rule, "__name__", "custom") if callable(rule) else resolve_rule(rule)
-    checked_lr = check_lr("lr", lr, rule_name)
-    decay = check_real("decay", decay, low=0.0, high=1.0)
-    dtype = check_float_dtype("dtype", dtype, allow_none=False)
-    batch = torch.Size(check_shape("batch_shape", batch_shape))
-    checked_device = check_device("device", device)
-    check_fits("S", (*batch, d_value, d_key), dtype, checked_device, "batch × d_value × d_key")
-    return d_key, d_value, rule_name, checked_lr, decay, batch, checked_device, dtype
+        return {"k": k, "v": v, "lr": self._check_rate(lr, T)}
 
 
 __all__ = ["RULES", "AssociativeMemory", "delta_update", "hebbian_update", "oja_clamped_update", "oja_subspace_update",

@@ -14,19 +14,23 @@ components. Random keys come from :func:`pavlovlab.sampling.random_keys` (``kind
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import torch
 
 from .._checks import (
     broadcast_lead,
+    check_device,
     check_dim,
     check_fits,
+    check_float_dtype,
     check_int,
     check_real,
     check_real_tensor,
     check_same_kind,
     check_tensor,
-    warn_nonfinite,
+    checked_by,
+    unchecked,
 )
 from ..sampling import random_keys
 
@@ -40,6 +44,26 @@ def check_pairs(keys: torch.Tensor, values: torch.Tensor) -> None:
     broadcast_lead(keys=keys.shape[:-2], values=values.shape[:-2])
 
 
+def _check_memory_pairs(keys: torch.Tensor, values: torch.Tensor,
+                        repeats: float | torch.Tensor | None) -> dict[str, torch.Tensor] | None:
+    """The pairs of :func:`outer_product_memory` and the numbers of writes r >= 0 as a tensor like ``keys`` that
+    broadcasts to (..., n)."""
+    check_pairs(keys, values)
+    if repeats is None:
+        return None
+    if not isinstance(repeats, torch.Tensor):
+        return {"repeats": torch.tensor(check_real("repeats", repeats, low=0.0), device=keys.device,
+                                        dtype=keys.dtype)}
+    check_real_tensor("repeats", repeats, low=0.0)
+    n = keys.shape[-2]
+    if repeats.dim() and repeats.shape[-1] not in (1, n):
+        raise ValueError(f"repeats: expected a number or a tensor broadcasting to (n,) = ({n},), got shape "
+                         f"{tuple(repeats.shape)}")
+    return {"repeats": repeats.to(device=keys.device, dtype=keys.dtype)}
+
+
+@checked_by(_check_memory_pairs, nonfinite=lambda given: "very large keys or values overflow the dtype"
+            if given["repeats"] is None else "very large keys, values or repeats overflow the dtype")
 def outer_product_memory(keys: torch.Tensor, values: torch.Tensor,
                          repeats: float | torch.Tensor | None = None) -> torch.Tensor:
     """The Hebbian memory of n pairs, ``S = Σ_i v_i k_iᵀ = Vᵀ K`` (one "post-it note" per pair).
@@ -50,26 +74,22 @@ def outer_product_memory(keys: torch.Tensor, values: torch.Tensor,
 
     >>> S = outer_product_memory(torch.eye(3), torch.ones(3, 2))   # (2, 3)
     """
-    check_pairs(keys, values)
     if repeats is None:
-        return warn_nonfinite("outer_product_memory", values.mT @ keys, "very large keys or values overflow the dtype")
-    r = _check_repeats(repeats, keys)
-    return warn_nonfinite("outer_product_memory", (values * r[..., None]).mT @ keys,
-                          "very large keys, values or repeats overflow the dtype")
+        return values.mT @ keys
+    return (values * cast(torch.Tensor, repeats)[..., None]).mT @ keys  # repeats: made a tensor by the check
 
 
-def _check_repeats(repeats: float | torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-    """The numbers of writes r >= 0 as a tensor like ``keys`` that broadcasts to (..., n)."""
-    if not isinstance(repeats, torch.Tensor):
-        return torch.tensor(check_real("repeats", repeats, low=0.0), device=keys.device, dtype=keys.dtype)
-    check_real_tensor("repeats", repeats, low=0.0)
-    n = keys.shape[-2]
-    if repeats.dim() and repeats.shape[-1] not in (1, n):
-        raise ValueError(f"repeats: expected a number or a tensor broadcasting to (n,) = ({n},), got shape "
-                         f"{tuple(repeats.shape)}")
-    return repeats.to(device=keys.device, dtype=keys.dtype)
+_outer_product_memory = unchecked(outer_product_memory)
 
 
+def _check_overlaps(keys: torch.Tensor, values: torch.Tensor) -> None:
+    """The pairs of :func:`crosstalk`, whose n × n overlaps must fit in the device's memory."""
+    check_pairs(keys, values)
+    check_fits("keys", (*keys.shape[:-2], keys.shape[-2], keys.shape[-2]), keys.dtype, keys.device,
+               "the overlaps, batch × n × n", "store fewer pairs per memory")
+
+
+@checked_by(_check_overlaps, nonfinite="very large keys or values overflow the dtype")
 def crosstalk(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     """The crosstalk of every stored pair when it is read back with its own key.
 
@@ -79,13 +99,12 @@ def crosstalk(keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     Zero for orthonormal keys; for random unit keys and values with unit-variance components, each
     component has mean 0 and variance ``(n − 1)/d_k``.
     """
-    check_pairs(keys, values)
-    check_fits("keys", (*keys.shape[:-2], keys.shape[-2], keys.shape[-2]), keys.dtype, keys.device,
-               "the overlaps, batch × n × n", "store fewer pairs per memory")
     overlaps = keys @ keys.mT                              # (..., n, n): G_ij = k_i·k_j
     self_overlap = torch.diagonal(overlaps, dim1=-2, dim2=-1)[..., None]   # (..., n, 1): k_j·k_j
-    return warn_nonfinite("crosstalk", overlaps @ values - self_overlap * values,   # row j: Σ_i (k_j·k_i) v_i − (i = j)
-                          "very large keys or values overflow the dtype")
+    return overlaps @ values - self_overlap * values       # row j: Σ_i (k_j·k_i) v_i − (i = j)
+
+
+_crosstalk = unchecked(crosstalk)
 
 
 def _check_read(keys: torch.Tensor, values: torch.Tensor, memory: torch.Tensor | None) -> None:
@@ -98,6 +117,7 @@ def _check_read(keys: torch.Tensor, values: torch.Tensor, memory: torch.Tensor |
         check_dim("values", values.shape[-1], memory.shape[-2], "value dimension d_v (dim -2 of memory)")
 
 
+@checked_by(_check_read, nonfinite="very large keys, values or memory overflow the dtype")
 def recall_cosine(keys: torch.Tensor, values: torch.Tensor, memory: torch.Tensor | None = None) -> torch.Tensor:
     """How well each stored value comes back: ``cos(S k_j, v_j)``.
 
@@ -106,14 +126,33 @@ def recall_cosine(keys: torch.Tensor, values: torch.Tensor, memory: torch.Tensor
     of these pairs, ``S = Σ_i v_i k_iᵀ``, for which, with random unit keys and Gaussian values, the
     cosine is about ``1 / sqrt(1 + (n − 1)/d_k)``. A zero read-out gives 0.
     """
-    _check_read(keys, values, memory)
     if memory is None:
         memory = values.mT @ keys                               # the Hebbian memory of the pairs
     recalled = keys @ memory.mT                                # (..., n, d_v): row j is S k_j
     cosine = torch.nn.functional.cosine_similarity(recalled, values.expand_as(recalled), dim=-1, eps=1e-12)
-    return warn_nonfinite("recall_cosine", cosine, "very large keys, values or memory overflow the dtype")
+    return cosine
 
 
+_recall_cosine = unchecked(recall_cosine)
+
+
+def _check_crosstalk_sweep(ns: Sequence[int] | torch.Tensor, d_k: int, trials: int, d_v: int,
+                           dtype: torch.dtype, device: torch.device | str | None) -> dict[str, object]:
+    """The sizes of :func:`measure_crosstalk_variance` (the numbers of pairs, each >= 2, as a list of ints), with
+    the largest memories' overlaps checked to fit in the device's memory."""
+    sizes = [check_int(f"ns[{i}]", int(x) if isinstance(x, torch.Tensor) else x, low=2)
+             for i, x in enumerate(ns)]
+    if not sizes:
+        raise ValueError("ns: expected at least one number of pairs")
+    trials = check_int("trials", trials, low=1)
+    checked = {"ns": sizes, "d_k": check_int("d_k", d_k, low=1), "trials": trials, "d_v": check_int("d_v", d_v, low=1),
+               "dtype": check_float_dtype("dtype", dtype), "device": check_device("device", device)}
+    check_fits("keys", (trials, max(sizes), max(sizes)), checked["dtype"], checked["device"],  # type: ignore[arg-type]
+               "the overlaps, batch × n × n", "store fewer pairs per memory")
+    return checked
+
+
+@checked_by(_check_crosstalk_sweep)
 def measure_crosstalk_variance(ns: Sequence[int] | torch.Tensor, d_k: int, *, trials: int = 200, d_v: int = 16,
                        generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64,
                        device: torch.device | str | None = None) -> torch.Tensor:
@@ -126,23 +165,12 @@ def measure_crosstalk_variance(ns: Sequence[int] | torch.Tensor, d_k: int, *, tr
     ``(n − 1)/d_k``). Random numbers are drawn on the CPU from ``generator`` (then moved to ``device``),
     so a seed gives the same numbers on any device. One batched draw per ``n``.
     """
-    sizes, d_k, trials, d_v = _check_crosstalk_sweep(ns, d_k, trials, d_v)
     cols = []
-    for n in sizes:
+    for n in ns:
         keys = random_keys(trials, n, d=d_k, kind="sphere", generator=generator, dtype=dtype)
         values = torch.randn(trials, n, d_v, generator=generator, dtype=dtype)
-        cols.append(crosstalk(keys.to(device), values.to(device)).pow(2).mean((-2, -1)))
+        cols.append(_crosstalk(keys.to(device), values.to(device)).pow(2).mean((-2, -1)))
     return torch.stack(cols, dim=-1)
-
-
-def _check_crosstalk_sweep(ns: Sequence[int] | torch.Tensor, d_k: int, trials: int,
-                           d_v: int) -> tuple[list[int], int, int, int]:
-    """The sizes of :func:`measure_crosstalk_variance`: the numbers of pairs (each >= 2) as ints, d_k, trials, d_v."""
-    sizes = [check_int(f"ns[{i}]", int(x) if isinstance(x, torch.Tensor) else x, low=2)
-             for i, x in enumerate(ns)]
-    if not sizes:
-        raise ValueError("ns: expected at least one number of pairs")
-    return sizes, check_int("d_k", d_k, low=1), check_int("trials", trials, low=1), check_int("d_v", d_v, low=1)
 
 
 __all__ = ["crosstalk", "measure_crosstalk_variance", "outer_product_memory", "recall_cosine"]

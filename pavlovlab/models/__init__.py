@@ -10,7 +10,6 @@ from .tasks import (
     associative_recall,
     pointer_chasing,
     pointer_vocab_size,
-    sequence_length,
     vocab_size,
 )
 from .training import evaluate, steps_to_threshold, train_configs, train_models, train_recall, train_recall_batched
@@ -31,7 +30,6 @@ __all__ = [
     "pointer_chasing",
     "pointer_vocab_size",
     "recall_against_load",
-    "sequence_length",
     "steps_to_threshold",
     "train_configs",
     "train_models",

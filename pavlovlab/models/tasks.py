@@ -52,9 +52,9 @@ def vocab_size(n_keys: int = 16, n_values: int = 16) -> int:
     return check_int("n_keys", n_keys, low=1) + check_int("n_values", n_values, low=1)
 
 
-def sequence_length(n_pairs: int, n_queries: int = 1) -> int:
-    """Length of one recall sequence: ``2·n_pairs + n_queries``."""
-    return 2 * check_int("n_pairs", n_pairs, low=1) + check_int("n_queries", n_queries, low=1)
+def _sequence_length(n_pairs: int, n_queries: int = 1) -> int:
+    """Length of one recall sequence of :func:`associative_recall`: ``2·n_pairs + n_queries``."""
+    return 2 * n_pairs + n_queries
 
 
 def associative_recall(n_samples: int, *, n_pairs: int, n_queries: int = 1, n_keys: int = 16, n_values: int = 16,
@@ -206,4 +206,4 @@ def pointer_vocab_size(n_items: int = 16, separator: bool = False) -> int:
 
 
 __all__ = ["IGNORE", "RecallBatch", "associative_recall", "backward_steps", "pointer_chasing", "pointer_vocab_size",
-           "sequence_length", "vocab_size"]
+           "vocab_size"]
