@@ -43,7 +43,7 @@ def test_write_norms_are_the_values_the_forward_pass_writes():
 
 
 @pytest.mark.slow
-def test_notebook_04s_trained_verdicts_hold_for_other_seeds():
+def test_capacity_limits_trained_verdicts_hold_for_other_seeds():
     """Notebook 04 §8 at one thread with seeds 9–11 (the notebook uses 0–2): at S = 8 every softmax seed beats
     every linear one, and every linear seed at S = 2 beats every linear seed at S = 8. (The effective load is not
     checked: with these seeds the model that learned least, accuracy 0.29, writes more at its key tokens than at

@@ -8,7 +8,7 @@ import torch
 
 from pavlovlab import AssociativeMemory, delta_rule_attention, linear_attention
 from pavlovlab.forgetting import drift
-from tests.conftest import TOL, needs_cuda, rel_rms
+from conftest import TOL, needs_cuda, rel_rms
 
 PERIOD, STEPS, N_KEYS = 400, 2400, 8
 RECOVERY = 30

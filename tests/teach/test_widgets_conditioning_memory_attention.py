@@ -80,7 +80,7 @@ def test_every_option_draws(name):
     assert figures and all(fig for fig in figures)
 
 
-def test_01_hebbian_lines_stay_inside_the_plot():
+def test_conditioning_hebbian_lines_stay_inside_the_plot():
     """The Hebbian comparison the text suggests (extinction, overexpectation) must be visible."""
     box, figures = _widget("01_pavlovian_conditioning")
     c = box.controls

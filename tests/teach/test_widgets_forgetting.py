@@ -57,7 +57,7 @@ def test_every_widget_option_draws(notebook):
         plt.close("all")
 
 
-def test_the_06_default_shows_the_hebbian_norm_growing_and_rotation_keeps_it_small():
+def test_the_delta_and_oja_default_shows_the_hebbian_norm_growing_and_rotation_keeps_it_small():
     """The text of 06 §7: the default (redraw, P = 300) shows the Hebbian norm climbing; rotation at P = 50 keeps
     it near 4 over the 1,000 steps."""
     draw, specs = _widget("06_delta_and_oja.ipynb")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from test_attention import DT, _qkv  # the same float64 draws as the attention tests
+from test_forms import DT, _qkv  # the same float64 draws as the attention tests
 
 import pavlovlab as pl
 
