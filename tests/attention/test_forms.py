@@ -7,11 +7,12 @@ import re
 import pytest
 import torch
 import torch.nn.functional as F
+from badinput import check, draw_qkv, parametrize, randn, unit, with_nan
 from conftest import TOL, rel_rms
 
 import pavlovlab as pl
 from pavlovlab import AssociativeMemory, delta_rule_attention, linear_attention, softmax_attention
-from pavlovlab.attention import forms as attention
+from pavlovlab.attention import forms as A
 from pavlovlab.attention import literal
 from pavlovlab.attention.forms import scalar_gated_linear_attention
 from pavlovlab.attention.kernels import SEGMENT_CHUNKS, delta_chunk_kernel, linear_chunk_kernel
@@ -119,7 +120,7 @@ def test_delta_two_halves_equal_whole(mode, dtype, device, gen):
 
 
 def test_paper_equivalence_hebbian_memory_is_linear_attention(dtype, device, gen):
-    """The conditioning circuit (write v kᵀ, then read S q) is causal linear attention."""
+    """The conditioning circuit (write v kᵀ, then read S q) is causal linear A."""
     q, k, v = qkv(50, dtype, device, gen)
     mem = AssociativeMemory(D_K, D_V, rule="hebbian", batch_shape=LEAD, device=device, dtype=dtype)
     reads = mem.run(k, v, q)
@@ -480,7 +481,7 @@ def elu1(x):
 
 
 def test_normaliser_constant_is_a_small_positive_number():
-    assert 0.0 < attention.EPS <= 1e-5
+    assert 0.0 < A.EPS <= 1e-5
 
 
 @pytest.mark.parametrize("mode", ["parallel", "recurrent", "chunk"])
@@ -491,7 +492,7 @@ def test_normalised_elu1_against_an_explicit_double_sum(mode, gamma):
     q, k, v = _qkv(2, T=11, shift=-7.0)
     o = pl.linear_attention(q, k, v, feature_map="elu1", normalize=True, decay=gamma, mode=mode, chunk_size=4)
     for b in range(2):
-        ref = _double_sum(q[b], k[b], v[b], 1.0 if gamma is None else gamma, elu1, True, attention.EPS)
+        ref = _double_sum(q[b], k[b], v[b], 1.0 if gamma is None else gamma, elu1, True, A.EPS)
         torch.testing.assert_close(o[b], ref, rtol=1e-10, atol=1e-12)
     # the EPS term matters at this scale: the same sum without it differs clearly
     ref0 = _double_sum(q[0], k[0], v[0], 1.0 if gamma is None else gamma, elu1, True, 0.0)
@@ -601,3 +602,147 @@ def test_delta_rule_gradcheck(mode):
     inputs = tuple(x.requires_grad_(True) for x in (q, k, v, beta))
     assert torch.autograd.gradcheck(lambda q, k, v, b: pl.delta_rule_attention(q, k, v, b, mode=mode, chunk_size=2),
                                     inputs)
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+def _empty_delta(d_k, d_v, mode):
+    """With d_k = 0 every read-out S_t q_t is a sum over nothing (zeros); with d_v = 0 it is empty. The state
+    keeps its (empty) initial value."""
+    q = k = torch.randn(2, 5, d_k, generator=torch.Generator().manual_seed(0))
+    v = torch.randn(2, 5, d_v, generator=torch.Generator().manual_seed(1))
+    o, S = A.delta_rule_attention(q, k, v, 0.5, mode=mode, return_state=True)
+    return o.shape == (2, 5, d_v) and bool((o == 0).all()) and S.shape == (2, d_v, d_k)
+
+
+def _nan_map(x):
+    return x * math.nan
+
+
+def _softmax_zero_dim_uniform():
+    """With d_k = 0 every score is 0: causal softmax attention is the running mean of the values."""
+    v = torch.arange(6.0).reshape(1, 3, 2)
+    o = A.softmax_attention(torch.zeros(1, 3, 0), torch.zeros(1, 3, 0), v, scale=1.0)
+    expected = torch.tensor([[[0.0, 1.0], [1.0, 2.0], [2.0, 3.0]]])
+    return bool(torch.allclose(o, expected))
+
+
+LONG = 300_000                       # 300,000² float32 scores: 360 GB
+VERY_LONG = 2 ** 20                  # 2²⁰ squared: 4.4 TB
+
+
+def _fits(call) -> bool:
+    out = call()
+    return all(o.isfinite().all() for o in (out if isinstance(out, tuple) else (out,)))
+
+
+def _seq(T: int) -> torch.Tensor:
+    return torch.ones(T, 1)
+
+
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.attention.forms``: one row ``(case, call, expect, fragment)`` a case."""
+    q, k, v = draw_qkv()
+    e = randn(0, 4)
+    ones = torch.ones(2, 3, 4)
+    big = torch.full((2, 3, 4), 1e30)
+    empty_k = torch.zeros(2, 0, 4)
+    nan_v = torch.full((2, 5, 3), math.nan)
+    return [
+        ("T = 0 recurrent", lambda: A.linear_attention(e, e, randn(0, 2), mode="recurrent").shape == (0, 2), "ok", ""),
+        ("T = 0 chunk", lambda: A.linear_attention(e, e, randn(0, 2), mode="chunk").shape == (0, 2), "ok", ""),
+        ("T = 0 delta recurrent",
+         lambda: A.delta_rule_attention(e, e, randn(0, 2), 0.5, mode="recurrent").shape == (0, 2), "ok", ""),
+        ("T = 0 delta chunk", lambda: A.delta_rule_attention(e, e, randn(0, 2), 0.5).shape == (0, 2), "ok", ""),
+        ("chunk_size ≫ T", lambda: torch.allclose(A.linear_attention(q, k, v, chunk_size=10**7),
+                                                    A.linear_attention(q, k, v, mode="recurrent"), atol=1e-5),
+         "ok", ""),
+        ("delta chunk float16", lambda: A.delta_rule_attention(*(x.half() for x in (q, unit(6, 4), v)), 0.5).dtype
+         == torch.float16, "ok", ""),
+        ("delta chunk bfloat16", lambda: A.delta_rule_attention(*(x.bfloat16() for x in (q, unit(6, 4), v)), 0.5).dtype
+         == torch.bfloat16, "ok", ""),
+        ("normalize with identity map", lambda: A.linear_attention(q, k, v, normalize=True), ValueError,
+         "feature_map: normalize=True needs a non-negative feature map"),
+        ("beta 2.5", lambda: A.delta_rule_attention(q, unit(6, 4), v, 2.5), ValueError,
+         "beta: expected a number <= 2"),
+        ("unnormalised keys diverge",
+         lambda: A.delta_rule_attention(*draw_qkv(200, 8, 8)[:1], 3 * randn(200, 8, seed=5), randn(200, 8), 1.0),
+         "warn", "delta_rule_attention"),
+        ("NaN q linear", lambda: A.linear_attention(with_nan(q), k, v), ValueError, "q: expected finite values"),
+        ("inf v softmax", lambda: A.softmax_attention(q, k, v.index_fill(0, torch.tensor([1]), math.inf)), ValueError,
+         "v: expected finite values"),
+        ("NaN k delta", lambda: A.delta_rule_attention(q, with_nan(k), v, 0.5), ValueError,
+         "k: expected finite values"),
+        ("initial_state extra dims", lambda: A.linear_attention(q, k, v, initial_state=torch.zeros(3, 2, 4)),
+         ValueError, "initial_state: expected leading dims"),
+        ("feature map returns list", lambda: A.linear_attention(q, k, v, feature_map=lambda x: [x]), TypeError,
+         "feature_map: expected the callable to return a torch.Tensor"),
+        ("feature map returns None", lambda: A.linear_attention(q, k, v, feature_map=lambda x: None), TypeError,
+         "feature_map: expected the callable to return a torch.Tensor"),
+        ("feature map changes dtype", lambda: A.linear_attention(q, k, v, feature_map=lambda x: x.double()),
+         TypeError, "feature_map: expected the callable to return dtype"),
+        ("feature_map not a name", lambda: A.linear_attention(q, k, v, feature_map=3), TypeError, "feature_map:"),
+        ("mode typo", lambda: A.linear_attention(q, k, v, mode="chunked"), ValueError, "mode: expected one of"),
+        ("integer q", lambda: A.softmax_attention(q.long(), k, v), TypeError, "q: expected a floating-point tensor"),
+        ("chunk_size 0", lambda: A.delta_rule_attention(q, k, v, 0.5, chunk_size=0), ValueError, "chunk_size:"),
+        ("gated T = 0", lambda: A.scalar_gated_linear_attention(randn(0, 4), randn(0, 4), randn(0, 2), torch.ones(0),
+                                                         mode="recurrent").shape == (0, 2), "ok", ""),
+        ("gate > 1", lambda: A.scalar_gated_linear_attention(q, k, v, torch.full((6,), 1.5)), ValueError,
+         "g: expected"),
+        *[(f"delta_rule_attention(d_k = 0, mode={m!r}): zeros", lambda m=m: _empty_delta(0, 3, m), "ok", "")
+          for m in A.DELTA_MODES],
+        *[(f"delta_rule_attention(d_v = 0, mode={m!r}): empty", lambda m=m: _empty_delta(4, 0, m), "ok", "")
+          for m in A.DELTA_MODES],
+        *[(f"delta_rule_attention(d_k = 0, NaN v, mode={m!r})",
+           lambda m=m: A.delta_rule_attention(torch.zeros(2, 5, 0), torch.zeros(2, 5, 0), nan_v, 0.5, mode=m),
+           ValueError, "v: expected finite values") for m in A.DELTA_MODES],
+        ("delta_rule_attention(d_k = 0, beta = 3)",
+         lambda: A.delta_rule_attention(torch.zeros(2, 5, 0), torch.zeros(2, 5, 0), torch.zeros(2, 5, 3), 3.0),
+         ValueError, "beta: expected a number <= 2.0"),
+        *[(f"linear_attention(feature_map returns NaN, mode={m!r}) warns naming the feature map",
+           lambda m=m: A.linear_attention(ones, ones, ones, feature_map=_nan_map, mode=m), "warn",
+           "the feature map returned NaN/inf values") for m in A.LINEAR_MODES],
+        ("linear_attention(1e30 q, k) still blames the size of q, k",
+         lambda: A.linear_attention(big, big, ones), "warn", "very large q, k or v overflow the dtype"),
+        ("softmax_attention over zero keys (causal)", lambda: A.softmax_attention(ones, empty_k, empty_k),
+         ValueError, "k: expected at least one key for 3 queries"),
+        ("softmax_attention over zero keys (causal=False)",
+         lambda: A.softmax_attention(ones, empty_k, empty_k, causal=False), ValueError,
+         "k: expected at least one key for 3 queries"),
+        ("softmax_attention of zero queries over zero keys: empty",
+         lambda: A.softmax_attention(empty_k, empty_k, empty_k).shape == (2, 0, 4), "ok", ""),
+        ("softmax_attention(q with 3 steps, k with 2) causal names q",
+         lambda: A.softmax_attention(ones, ones[:, :2], ones[:, :2]), ValueError,
+         "q: expected sequence length T (dim -2 of k, causal attention) = 2, got 3"),
+        ("softmax_attention(d_k = 0) with the default scale 1/√d_k",
+         lambda: A.softmax_attention(torch.zeros(1, 3, 0), torch.zeros(1, 3, 0), torch.ones(1, 3, 2)), ValueError,
+         "q: expected a key dimension d_k >= 1 for the default scale"),
+        ("softmax_attention(d_k = 0, scale=1): the running mean of v", _softmax_zero_dim_uniform, "ok", ""),
+        ("softmax_attention(T = 300,000)", lambda: pl.softmax_attention(*(_seq(LONG),) * 3), ValueError,
+         "k: the scores, batch × T_q × T = 9e+10 float32 entries (360 GB) do not fit in the"),
+        ("softmax_attention(T = 300,000, causal=False)", lambda: pl.softmax_attention(*(_seq(LONG),) * 3, causal=False),
+         ValueError, "of cpu memory; softmax attention is quadratic in T"),
+        ("linear_attention(mode='parallel', T = 2²⁰)", lambda: pl.linear_attention(*(_seq(VERY_LONG),) * 3,
+                                                                                   mode="parallel"),
+         ValueError, "mode: the parallel form's scores, batch × T × T = 1.1e+12 float32 entries (4.4 TB)"),
+        ("linear_attention(chunk_size = T = 2²⁰)", lambda: pl.linear_attention(*(_seq(VERY_LONG),) * 3,
+                                                                               chunk_size=VERY_LONG),
+         ValueError, "chunk_size: the chunks' scores"),
+        ("delta_rule_attention(chunk_size = T = 2²⁰)", lambda: pl.delta_rule_attention(*(_seq(VERY_LONG),) * 3, 0.5,
+                                                                                       chunk_size=VERY_LONG),
+         ValueError, "chunk_size: the chunks' scores"),
+        ("scalar_gated_linear_attention(T = 2²⁰)", lambda: A.scalar_gated_linear_attention(
+            *(_seq(VERY_LONG),) * 3, torch.full((VERY_LONG,), 0.9)), ValueError, "mode: the parallel form's scores"),
+        ("linear_attention(T = 2²⁰) in chunks runs", lambda: _fits(lambda: pl.linear_attention(
+            *(_seq(VERY_LONG) * 1e-3,) * 3)), "ok", ""),
+        ("softmax_attention(T = 2,000) runs", lambda: _fits(lambda: pl.softmax_attention(*(_seq(2000),) * 3)), "ok",
+         ""),
+        ("softmax_attention(causal='yes')", lambda: softmax_attention(*(torch.ones(3, 2),) * 3, causal="yes"),
+         TypeError, "causal: expected True or False, got str"),
+        ("softmax_attention(causal=1)", lambda: softmax_attention(*(torch.ones(3, 2),) * 3, causal=1), TypeError,
+         "causal: expected True or False, got int"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)

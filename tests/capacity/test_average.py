@@ -3,12 +3,17 @@ capacity."""
 
 import math
 
+import numpy as np
 import pytest
 import torch
+from badinput import FAST, check, parametrize
 from conftest import needs_cuda
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pavlovlab import AssociativeMemory
 from pavlovlab.capacity import average as ar
+from pavlovlab.capacity import criteria as Cp
 from pavlovlab.sampling import random_keys, random_values
 from pavlovlab.statistics import fit_slope
 
@@ -188,3 +193,126 @@ def test_exact_ties_count_as_recall_failures():
     assert not m.correct.any()
     k3 = torch.tensor([[1.0, 1.0], [1.0, -1.0]], dtype=torch.float64) / math.sqrt(2)   # orthogonal: both recalled
     assert ar.store_and_recall(k3, v).correct.all()
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+NAN = math.nan
+
+
+LONG = 300_000
+
+
+def _seq(T: int) -> torch.Tensor:
+    return torch.ones(T, 1)
+
+
+def _gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def _store_and_recall_by_hand():
+    """Keys (1, 0) and (0.6, 0.8), one-hot values: S k_j = e_j + 0.6 e_other, cosine 1/√1.36, both decoded."""
+    keys = torch.tensor([[1.0, 0.0], [0.6, 0.8]], dtype=torch.float64)
+    m = ar.store_and_recall(keys, torch.eye(2, dtype=torch.float64))
+    return bool(torch.allclose(m.cosine, torch.full((2,), 1 / math.sqrt(1.36), dtype=torch.float64))
+                and m.correct.all())
+
+
+
+hyper = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 50), st.text(max_size=2), st.none())
+
+
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.capacity.average``: one row ``(case, call, expect, fragment)`` a case."""
+    keys = torch.eye(4)[:3]
+    return [
+        ("average capacity d_k < 0", lambda: ar.average_capacity_theory(-16), ValueError, "d_k: expected numbers > 0"),
+        ("fidelity n = 0", lambda: ar.fidelity_theory(0, 16), ValueError, "n: expected"),
+        ("fidelity_theory(nan, 8)", lambda: ar.fidelity_theory(NAN, 8), ValueError, "n: expected finite numbers"),
+        ("fidelity_theory('3', 8)", lambda: ar.fidelity_theory("3", 8), TypeError, "n: expected a number"),
+        ("fidelity_theory(3, 0)", lambda: ar.fidelity_theory(3, 0), ValueError, "d_k: expected numbers > 0"),
+        ("fidelity_theory keeps a float32 tensor's dtype",
+         lambda: ar.fidelity_theory(torch.tensor([3.0]), 8).dtype == torch.float32, "ok", ""),
+        ("capacity_from_fidelity all-NaN curve", lambda: ar.capacity_from_fidelity([1, 2, 3], torch.full((3,), NAN)),
+         ValueError, "fidelity: expected finite mean cosines"),
+        ("capacity_from_fidelity NaN inside the curve",
+         lambda: ar.capacity_from_fidelity([1, 2, 3], torch.tensor([0.9, NAN, 0.9])), ValueError,
+         "fidelity: expected finite mean cosines"),
+        ("capacity_from_fidelity per-item NaN for items not stored is fine",
+         lambda: ar.capacity_from_fidelity([1, 2], torch.tensor([[[0.9, NAN], [0.85, 0.85]]])) == 2, "ok", ""),
+        ("n_grid(16, points=100, max_ratio=0.5) is 1..8 (documented: never past max_ratio · d_k)",
+         lambda: ar.n_grid(16, points=100, max_ratio=0.5).tolist() == list(range(1, 9)), "ok", ""),
+        ("n_grid(64, points=20) stays within 1..256, distinct",
+         lambda: (lambda g: int(g[0]) == 1 and int(g[-1]) == 256 and bool((g.diff() > 0).all()) and len(g) == 20)(
+             ar.n_grid(64, points=20)), "ok", ""),
+        ("n_grid(16, points=8, max_ratio=0.5) stays <= 8", lambda: ar.n_grid(16, points=8, max_ratio=0.5).tolist()
+         == list(range(1, 9)), "ok", ""),
+        ("n_grid(16, max_ratio=0.01)", lambda: ar.n_grid(16, points=1, max_ratio=0.01), ValueError,
+         "max_ratio: expected max_ratio · d_k >= 1"),
+        ("fidelity_gap(one trial)", lambda: ar.fidelity_gap([1, 2], torch.ones(1, 2), 8), ValueError,
+         "fidelity: expected (trials >= 2"),
+        ("store_and_recall(n = 300,000)", lambda: ar.store_and_recall(_seq(LONG), _seq(LONG)), ValueError,
+         "keys: the scores, batch × n × n"),
+        ("recall_sweep(ns up to 300,000)", lambda: ar.recall_sweep(8, [10, LONG], trials=1), ValueError,
+         "ns: one trial's Gram matrix, n × n for the largest n = 9e+10"),
+        ("capacity_sweep(8)", lambda: ar.capacity_sweep(8), TypeError, "d_ks: expected a non-empty sequence"),
+        ("capacity_sweep('ab')", lambda: ar.capacity_sweep("ab"), TypeError, "d_ks: expected a non-empty sequence"),
+        ("capacity_sweep([])", lambda: ar.capacity_sweep([]), ValueError, "d_ks: expected a non-empty sequence"),
+        ("capacity_sweep([8.0])", lambda: ar.capacity_sweep([8.0]), TypeError, "d_ks[0]: expected an integer"),
+        ("capacity_sweep([0])", lambda: ar.capacity_sweep([0]), ValueError, "d_ks[0]: expected an integer >= 1"),
+        ("capacity_sweep(max_ratio=nan)", lambda: ar.capacity_sweep([8], max_ratio=NAN), ValueError,
+         "max_ratio: expected a finite number"),
+        ("capacity_sweep(dtype='int64')", lambda: ar.capacity_sweep([8], dtype="int64"), TypeError,
+         "dtype: expected a floating-point dtype"),
+        ("capacity_sweep(np.array([8])) (NumPy integers accepted by contract): n = 1 recalls with cosine 1",
+         lambda: (lambda out: out.d_ks == [8] and type(out.d_ks[0]) is int
+                  and bool(torch.allclose(out.fidelity[0][:, 0], torch.ones(2))))(
+             ar.capacity_sweep(np.array([8]), points=3, trials=2, generator=_gen())), "ok", ""),
+        ("recall_sweep(ns='abc')", lambda: ar.recall_sweep(8, "abc"), TypeError, "ns: expected a non-empty 1-D"),
+        ("recall_sweep(ns=[1.5])", lambda: ar.recall_sweep(8, [1.5]), ValueError, "ns: expected a non-empty 1-D"),
+        ("recall_sweep(ns=[2, 1])", lambda: ar.recall_sweep(8, [2, 1]), ValueError, "ns: expected strictly increasing"),
+        ("recall_sweep(ns=[0])", lambda: ar.recall_sweep(8, [0]), ValueError, "ns: expected numbers of pairs >= 1"),
+        ("recall_sweep(d_k=0)", lambda: ar.recall_sweep(0, [1]), ValueError, "d_k: expected an integer >= 1"),
+        ("recall_sweep(device='gpu0')", lambda: ar.recall_sweep(8, [1], device="gpu0"), ValueError,
+         "device: expected a device name"),
+        ("recall_sweep(dtype='float32') (accepted by contract): one stored item reads back exactly",
+         lambda: (lambda m: m.cosine.dtype == torch.float32 and bool(torch.allclose(m.cosine[:, 0, 0], torch.ones(3)))
+                  and bool(m.correct[:, 0, 0].all()) and bool(m.cosine[:, 0, 1].isnan().all()))(
+             ar.recall_sweep(4, [1, 2], trials=3, generator=_gen(), dtype="float32")), "ok", ""),
+        ("store_and_recall(list keys)", lambda: ar.store_and_recall([[1.0]], torch.zeros(1, 1)), TypeError,
+         "keys: expected a torch.Tensor"),
+        ("store_and_recall(3 keys, 2 values)", lambda: ar.store_and_recall(keys, torch.ones(2, 4)), ValueError,
+         "values: expected number of pairs n (dim -2 of keys) = 3, got 2"),
+        ("store_and_recall(float64 values)", lambda: ar.store_and_recall(keys, torch.ones(3, 2).double()), TypeError,
+         "values: expected dtype torch.float32"),
+        ("store_and_recall(NaN value)", lambda: ar.store_and_recall(keys, torch.tensor([[1.0], [NAN], [1.0]])),
+         ValueError, "values: expected finite values"),
+        ("store_and_recall of keys at cosine 0.6: cosine 1/√1.36", _store_and_recall_by_hand, "ok", ""),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)
+
+
+@pytest.mark.parametrize("threshold", [0.8, 0.85])
+def test_capacity_from_fidelity_counts_a_value_equal_to_the_threshold(threshold):
+    """"Stays ≥ threshold": a curve point exactly at the threshold counts (``>`` would drop it)."""
+    f = torch.tensor([0.95, 0.9, threshold, threshold - 0.01], dtype=torch.float64)
+    assert ar.capacity_from_fidelity([1, 2, 3, 4], f, threshold=threshold) == 3
+    assert ar.capacity_from_fidelity([1, 2, 3, 4], f + 0.01, threshold=threshold) == 4
+
+
+@FAST
+@given(n=hyper, d_k=hyper)
+def test_property_capacity_theories_name_the_argument(n, d_k):
+    for call, names in [(lambda: ar.fidelity_theory(n, d_k), {"n", "d_k"}),
+                        (lambda: Cp.worst_case_bound(d_k), {"d_k"}),
+                        (lambda: ar.average_capacity_theory(d_k), {"d_k"})]:
+        try:
+            out = call()
+        except (ValueError, TypeError) as e:
+            assert str(e).split(":")[0] in names, str(e)
+            continue
+        assert bool(torch.isfinite(out).all())

@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from badinput import check, parametrize
 
 from pavlovlab.capacity import criteria as C
 
@@ -105,3 +106,51 @@ def test_softmax_capacity_grows_with_inverse_temperature():
 def test_new_bad_inputs_are_rejected(call, err, words):
     with pytest.raises(err, match=words):
         call()
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+NAN = math.nan
+
+
+def _local_slopes_by_hand():
+    """d_k 4 -> 16, mean 2 -> 8: slope ln 4 / ln 4 = 1; se = √(0.1² + 0.05²) / ln 4 (relative errors 0.2/2, 0.4/8)."""
+    b, se = C.local_slopes(_scaling([4, 16], [2.0, 8.0], [0.2, 0.4]))
+    return math.isclose(float(b[0]), 1.0, abs_tol=1e-12) and \
+        math.isclose(float(se[0]), math.sqrt(0.1 ** 2 + 0.05 ** 2) / math.log(4), rel_tol=1e-12)
+
+
+def _scaling(d_ks, mean, sem):
+    mean, sem = torch.tensor(mean, dtype=torch.float64), torch.tensor(sem, dtype=torch.float64)
+    return C.CapacityScaling(d_ks, mean, sem, torch.zeros(len(mean)), 1.0, 0.0, [])
+
+
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.capacity.criteria``: one row ``(case, call, expect, fragment)`` a case."""
+    return [
+        ("worst_case_bound(nan)", lambda: C.worst_case_bound(NAN), ValueError, "d_k: expected finite numbers"),
+        ("worst_case_bound(inf)", lambda: C.worst_case_bound(math.inf), ValueError, "d_k: expected finite numbers"),
+        ("nearer_law(tuple)", lambda: C.nearer_law((0.5, 0.01)), TypeError, "scaling: expected a CapacityScaling"),
+        ("local_slopes(None)", lambda: C.local_slopes(None), TypeError, "scaling: expected a CapacityScaling"),
+        ("local_slopes(NaN mean)", lambda: C.local_slopes(_scaling([4, 8], [1.0, NAN], [0.0, 0.0])), ValueError,
+         "scaling.mean: expected finite values"),
+        ("local_slopes(3 d_ks, 2 means)", lambda: C.local_slopes(_scaling([4, 8, 16], [1.0, 2.0], [0.0, 0.0])),
+         ValueError, "scaling.mean: expected the length of scaling.d_ks, 3, got 2"),
+        ("local_slopes(repeated d_k)", lambda: C.local_slopes(_scaling([4, 4], [1.0, 2.0], [0.0, 0.0])), ValueError,
+         "scaling.d_ks: expected distinct key dimensions"),
+        ("local_slopes(negative sem)", lambda: C.local_slopes(_scaling([4, 8], [1.0, 2.0], [0.1, -0.1])),
+         ValueError, "scaling.sem: expected standard errors >= 0"),
+        ("local_slopes(zero mean)", lambda: C.local_slopes(_scaling([4, 8], [0.0, 2.0], [0.0, 0.0])), ValueError,
+         "scaling: expected positive mean capacities"),
+        ("local_slopes of mean ∝ d_k: slope 1, delta-method se", _local_slopes_by_hand, "ok", ""),
+        ("capacity_scaling([8], 'cosine')", lambda: C.capacity_scaling([8], "cosine"), ValueError,
+         "d_ks: expected a sequence of at least two"),
+        ("retrieval_capacity(8, 'nope')", lambda: C.retrieval_capacity(8, "nope"), ValueError,
+         "criterion: expected one of"),
+        ("scaling_residuals with fewer capacities", lambda: C.scaling_residuals([8, 16], [1.0]), ValueError,
+         "capacities: expected the length of d_ks, 2, got 1"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)

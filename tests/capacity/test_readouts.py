@@ -4,6 +4,7 @@ over n with the package's own memories and layers, and brute force over adversar
 
 import pytest
 import torch
+from badinput import check, parametrize
 
 import pavlovlab as pl
 from pavlovlab import AssociativeMemory
@@ -71,3 +72,35 @@ def test_first_failure_counts_leading_successes():
 def test_bad_inputs_are_rejected(call, err, words):
     with pytest.raises(err, match=words):
         call()
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+LONG = 300_000
+
+
+def _seq(T: int) -> torch.Tensor:
+    return torch.ones(T, 1)
+
+
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.capacity.readouts``: one row ``(case, call, expect, fragment)`` a case."""
+    k = torch.randn(2, 6, 8, generator=torch.Generator().manual_seed(0))
+    one = torch.ones(3)
+    return [
+        ("readout_weights(N = 300,000)", lambda: R.readout_weights(_seq(LONG), _seq(LONG)), ValueError,
+         "keys: the read-out weights, batch × N × N"),
+        ("adversarial_error_curve(1-D)", lambda: R.adversarial_error_curve(torch.randn(8)), ValueError,
+         "keys: expected a tensor of rank >= 2"),
+        ("decoding_curve(1-D)", lambda: R.decoding_curve(one, one, one, one), ValueError,
+         "weights: expected a tensor of rank >= 2"),
+        ("first_failure(float)", lambda: R.first_failure(one), TypeError, "ok: expected a boolean tensor"),
+        ("min_cosine_curve(1-D)", lambda: R.min_cosine_curve(one, one, one), ValueError,
+         "weights: expected a tensor of rank >= 2"),
+        ("readout_weights(rule='nope')", lambda: R.readout_weights(k, k, rule="nope"), ValueError,
+         "rule: expected one of"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from badinput import check, parametrize
 
 from pavlovlab.conditioning import trials as Tt
 
@@ -51,3 +52,30 @@ def test_bad_inputs_are_rejected_clearly(call, error, words):
     with pytest.raises(error, match=None) as info:
         call()
     assert words in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.conditioning.trials``: one row ``(case, call, expect, fragment)`` a case."""
+    return [
+        ("design dtype as a string", lambda: Tt.acquisition(3, dtype="float64").cs.dtype == torch.float64, "ok", ""),
+        ("design dtype 'int64'", lambda: Tt.extinction(3, dtype="int64"), TypeError,
+         "dtype: expected a floating-point"),
+        ("acquisition(dtype='float32') (accepted by contract)",
+         lambda: Tt.acquisition(3, dtype="float32").cs.dtype == torch.float32, "ok", ""),
+        ("acquisition(dtype='float')", lambda: Tt.acquisition(3, dtype="floaty"), TypeError, "dtype: expected"),
+        ("blocking_control(-1)", lambda: Tt.blocking_control(-1), ValueError, "n_trials: expected an integer >= 0"),
+        ("overexpectation(0)", lambda: Tt.overexpectation(0), ValueError, "n_trials: expected an integer >= 1"),
+        ("overshadowing(salience=(1, 0))", lambda: Tt.overshadowing(5, salience=(1, 0)), ValueError,
+         "salience[1]: expected a number > 0"),
+        ("partial_reinforcement(p=1.5)", lambda: Tt.partial_reinforcement(5, p=1.5), ValueError,
+         "p: expected a number <= 1"),
+        ("reacquisition(2.5)", lambda: Tt.reacquisition(2.5), TypeError, "n_trials: expected an integer"),
+        ("conditioned_inhibition(-1)", lambda: Tt.conditioned_inhibition(-1), ValueError,
+         "n_trials: expected an integer >= 1"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)

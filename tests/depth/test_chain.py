@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from badinput import check, parametrize
 from conftest import needs_cuda
 
 from pavlovlab.depth import chain as st
@@ -129,3 +130,42 @@ def test_bad_input():
         st.chain_error(1, 1, 1, 8)
     with pytest.raises(TypeError, match="H"):
         st.chain_error(1, 2.0, 8, 8)
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+def _one_hop_two_items():
+    """With n = 2 unit pairs the read-out is r = v_j + c v_m (c = k_x·k_y, |c| ≤ 1): m wins iff
+    (c − 1)(1 − t) > 0, impossible, so no hop fails; both chains see the same |c| and the same t = v_1·v_2."""
+    h = st.one_hop(np.int64(2), 16, trials=20, generator=_gen(3), dtype="float64")
+    return bool(not h.failed.any() and torch.allclose(h.crosstalk_norm[:, 0], h.crosstalk_norm[:, 1])
+                and torch.allclose(h.t_max[:, 0], h.t_max[:, 1]) and (h.crosstalk_norm <= 1 + 1e-12).all())
+
+
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.depth.chain``: one row ``(case, call, expect, fragment)`` a case."""
+    return [
+        ("one_hop(n=1)", lambda: st.one_hop(1, 8), ValueError, "n: expected at least 2 stored associations"),
+        ("one_hop(n=3.0)", lambda: st.one_hop(3.0, 8), TypeError, "n: expected an integer"),
+        ("one_hop(d_k=0)", lambda: st.one_hop(3, 0), ValueError, "d_k: expected an integer >= 1"),
+        ("one_hop(device='gpu0')", lambda: st.one_hop(3, 8, device="gpu0"), ValueError,
+         "device: expected a device name"),
+        ("one_hop(dtype=torch.int32)", lambda: st.one_hop(3, 8, dtype=torch.int32), TypeError,
+         "dtype: expected a floating-point dtype"),
+        ("one_hop with n = 2 never fails (|k·k'| ≤ 1)", _one_hop_two_items, "ok", ""),
+        ("heads_hop(H=0)", lambda: st.heads_hop(3, 8, 0), ValueError, "H: expected an integer >= 1"),
+        ("heads_hop(n=1)", lambda: st.heads_hop(1, 8, 2), ValueError, "n: expected at least 2 stored associations"),
+        ("heads_hop(dtype=torch.int32)", lambda: st.heads_hop(3, 8, 2, dtype=torch.int32), TypeError,
+         "dtype: expected a floating-point dtype"),
+        ("bounds_against_heads(heads=3)", lambda: st.bounds_against_heads(3, 8, 3), TypeError,
+         "heads: expected a non-empty sequence"),
+        ("bounds_against_heads(heads=[0])", lambda: st.bounds_against_heads(3, 8, [0]), ValueError,
+         "heads: expected an integer >= 1"),
+        ("chain_error(device='gpu0')", lambda: st.chain_error(2, 1, 8, 8, device="gpu0"), ValueError,
+         "device: expected a device name"),
+        ("raw_chain(n=1)", lambda: st.raw_chain(2, 1, 8), ValueError, "n: expected at least 2 stored associations"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)

@@ -2,8 +2,10 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
+from badinput import check, parametrize
 
 from pavlovlab.depth import contest as dw
 
@@ -74,3 +76,51 @@ def test_shape_contests_pairs_shapes_by_depth_with_the_floor():
     assert wide_deep["diff"] == pytest.approx(-0.45)
     assert wide_deep["margin"] == pytest.approx(-0.45 / math.sqrt(va + vb))
     assert wide_deep["verdict"] == "reversed" and rows[2]["verdict"] == "inconclusive"
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+NAN = math.nan
+
+
+def _shape_difference_by_hand():
+    """a = (1, 3), b = (0, 2): diff 1, s²/n = 1 each, se = √2, df = 4 / (1 + 1) = 2; the t quantile at 0.975
+    with 2 degrees of freedom is (2p − 1)/√(2p(1 − p)) = 4.30265 (the package tabulates 4.303: within 1e-4)."""
+    r = dw.shape_difference([1.0, 3.0], np.array([0.0, 2.0]))
+    p = 0.975
+    half = (2 * p - 1) / math.sqrt(2 * p * (1 - p)) * math.sqrt(2)
+    return r.diff == 1.0 and math.isclose(r.df, 2.0) and math.isclose(r.lo, 1 - half, rel_tol=1e-4) \
+        and math.isclose(r.hi, 1 + half, rel_tol=1e-4)
+
+
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.depth.contest``: one row ``(case, call, expect, fragment)`` a case."""
+    return [
+        ("cached_shape_runs(4)", lambda: dw.cached_shape_runs(4), ValueError, "hops, steps: expected a cached run"),
+        ("cached_shape_runs(1, steps=7)", lambda: dw.cached_shape_runs(1, steps=7), ValueError,
+         "hops, steps: expected a cached run"),
+        ("cached_shape_runs(1, steps=0)", lambda: dw.cached_shape_runs(1, steps=0), ValueError,
+         "steps: expected an integer >= 1"),
+        ("cached_shape_runs('1')", lambda: dw.cached_shape_runs("1"), TypeError, "hops: expected an integer"),
+        ("cached_shape_runs(1): one record per shape, accuracies in [0, 1]",
+         lambda: all(0 <= a <= 1 for r in dw.cached_shape_runs(1)["runs"] for row in r["accuracy"] for a in row)
+         and len({r["shape"] for r in dw.cached_shape_runs(1)["runs"]}) == len(dw.cached_shape_runs(1)["runs"]),
+         "ok", ""),
+        ("shape_difference(NaN seed)", lambda: dw.shape_difference([1, 2], [1, NAN]), ValueError,
+         "b: expected finite numbers"),
+        ("shape_difference('ab', ...)", lambda: dw.shape_difference("ab", [1, 2]), TypeError,
+         "a: expected a number or an array"),
+        ("shape_difference(one seed)", lambda: dw.shape_difference([1], [1, 2]), ValueError,
+         "a, b: expected at least 2 seeds each, got 1 and 2"),
+        ("shape_difference of (1, 3) and (0, 2): Welch with df = 2", _shape_difference_by_hand, "ok", ""),
+        ("shape_difference(answers=0)", lambda: dw.shape_difference([1, 2], [1, 2], answers=0), ValueError,
+         "answers: expected an integer >= 1"),
+        ("shape_contests([])", lambda: dw.shape_contests([]), TypeError, "record: expected a cached record"),
+        ("same_task_budget(2, 3, 8)", lambda: dw.same_task_budget(2, 3, 8), ValueError,
+         "width: expected a width with at least one way to cut it into heads of d_k >= 4"),
+        ("budget_shapes(0)", lambda: dw.budget_shapes(0), ValueError, "budget: expected an integer >= 1"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)

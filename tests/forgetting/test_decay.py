@@ -2,9 +2,13 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
+from badinput import FAST, check, parametrize
 from conftest import TOL, rel_rms
+from hypothesis import given
+from hypothesis import strategies as st
 
 import pavlovlab as pl
 from pavlovlab.forgetting import decay as D
@@ -146,3 +150,103 @@ def test_bad_inputs():
         pl.attention.scalar_gated_linear_attention(q, q, q, torch.full((2, 6), 0.5, dtype=torch.float64))
     with pytest.raises(ValueError, match="initial_state"):
         pl.attention.scalar_gated_linear_attention(q, q, q, torch.full((2, 6), 0.5), initial_state=torch.zeros(3, 4))
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+NAN = math.nan
+
+
+def _recall_by_age_one_pair():
+    """One unit pair: S = v kᵀ in every memory (γ⁰ = 1; the delta rule's first write with β = 1), so S k = v."""
+    out = D.recall_by_age(1, d_k=4, d_v=3, gammas=[0.9], betas=np.array([1.0]), n_trials=3, dtype="float64")
+    return set(out) == {"hebbian", "decay 0.9", "delta 1"} and \
+        all(torch.allclose(c, torch.ones(3, 1, dtype=torch.float64)) for c in out.values())
+
+
+def _curve() -> torch.Tensor:
+    return torch.linspace(1, 0, 10)
+
+
+
+numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 40), st.text(max_size=2),
+                    st.none())
+
+
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.forgetting.decay``: one row ``(case, call, expect, fragment)`` a case."""
+    return [
+        ("retnet_decays(24) float32", lambda: D.retnet_decays(24), ValueError,
+         "n_heads: in torch.float32 only the first"),
+        ("retnet_decays(24) float64", lambda: bool((D.retnet_decays(24, dtype=torch.float64) < 1).all()), "ok", ""),
+        ("half_life_se(one trial)", lambda: D.half_life_se(torch.ones(1, 5)), ValueError,
+         "curves: expected at least 2"),
+        ("age_group_margin(edges not increasing)",
+         lambda: D.age_group_margin(torch.ones(3, 4), torch.ones(3, 4), (2, 1)),
+         ValueError, "edges: expected"),
+        ("recall_by_age(0)", lambda: D.recall_by_age(0), ValueError, "n_pairs: expected an integer >= 1"),
+        ("recall_by_age(gammas=0.9)", lambda: D.recall_by_age(3, gammas=0.9), TypeError,
+         "gammas: expected a sequence of numbers"),
+        ("recall_by_age(betas='ab')", lambda: D.recall_by_age(3, betas="ab"), TypeError,
+         "betas: expected a sequence of numbers"),
+        ("recall_by_age(gammas=[nan])", lambda: D.recall_by_age(3, gammas=[NAN]), ValueError,
+         "gammas: expected a finite number"),
+        ("recall_by_age(betas=[3.0]) (the delta rule's bound)", lambda: D.recall_by_age(3, betas=[3.0]), ValueError,
+         "betas: expected a number <= 2.0"),
+        ("recall_by_age(device='gpu0')", lambda: D.recall_by_age(3, device="gpu0"), ValueError,
+         "device: expected a device name"),
+        ("recall_by_age(dtype=torch.int64)", lambda: D.recall_by_age(3, dtype=torch.int64), TypeError,
+         "dtype: expected a floating-point dtype"),
+        ("recall_by_age of one pair reads it back exactly (dtype name accepted)", _recall_by_age_one_pair, "ok", ""),
+        ("measured_half_life(level above the curve)", lambda: D.measured_half_life(_curve(), level=1.5), ValueError,
+         "level: expected a level the curves reach"),
+        ("measured_half_life(level at the start)", lambda: D.measured_half_life(_curve(), level=1.0).item() == 0.0,
+         "ok", ""),
+        ("measured_half_life(level below the curve)",
+         lambda: math.isinf(D.measured_half_life(_curve(), level=-0.5).item()), "ok", ""),
+        ("measured_half_life(L=0)", lambda: D.measured_half_life(torch.ones(0)), ValueError,
+         "strength: expected a curve over at least 2 lags"),
+        ("measured_half_life(L=1)", lambda: D.measured_half_life(torch.ones(1)), ValueError,
+         "strength: expected a curve over at least 2 lags"),
+        ("measured_half_life(L=2) interpolates", lambda: float(D.measured_half_life(torch.tensor([1.0, 0.0])))
+         == 0.5, "ok", ""),
+        ("retnet_decays(device='gpu0')", lambda: D.retnet_decays(4, device="gpu0"), ValueError,
+         "device: expected a device name"),
+        ("recall_vs_lag(dtype='float64') (accepted by contract)",
+         lambda: D.recall_vs_lag(0.9, 3, d_k=4, d_v=4, n_trials=2, dtype="float64").dtype == torch.float64, "ok", ""),
+        ("effective_window(1.5)", lambda: D.effective_window(1.5), ValueError, "gamma: expected a number <= 1"),
+        ("gated_recall(g with a NaN)", lambda: D.gated_recall(torch.tensor([0.5, math.nan])), ValueError,
+         "g: expected finite values"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_retnet_decays_rounding_boundary_in_every_dtype(dtype):
+    """``1 − 2^−m`` is below 1 in a dtype exactly while ``m <= nmant + 1`` (the spacing just below 1 is
+    ``eps / 2 = 2^−(nmant+1)``), so with ``first = 5`` the last head that still forgets is h = nmant − 4.
+    A check made in float64 before the cast (always "below 1") passes the next head silently."""
+    nmant = round(-math.log2(torch.finfo(dtype).eps))
+    ok = nmant - 3                                                  # heads h = 0 .. nmant − 4
+    if ok > 60:
+        pytest.skip("float64 is exact for every practical number of heads")
+    g = D.retnet_decays(ok, dtype=dtype)
+    assert g.dtype == dtype and bool((g < 1).all())
+    with pytest.raises(ValueError, match=f"only the first {ok} of {ok + 1} heads"):
+        D.retnet_decays(ok + 1, dtype=dtype)
+
+
+@FAST
+@given(strength=st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=4),
+       level=st.one_of(st.floats(allow_nan=True), st.none()), gamma=numbers)
+def test_property_decay_names_the_argument(strength, level, gamma):
+    for call, names in [(lambda: D.measured_half_life(torch.tensor(strength), level=level), {"strength", "level"}),
+                        (lambda: D.half_life(gamma), {"gamma"}),
+                        (lambda: D.retention(gamma, torch.arange(3)), {"gamma"})]:
+        try:
+            call()
+        except (ValueError, TypeError) as e:
+            assert str(e).split(":")[0] in names, str(e)

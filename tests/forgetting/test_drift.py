@@ -3,12 +3,16 @@ re-learns after each drift, and the delta rule is Rescorla–Wagner (blocking, e
 
 import math
 
+import numpy as np
 import pytest
 import torch
+from badinput import FAST, check, parametrize
+from conftest import TOL, needs_cuda, rel_rms
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pavlovlab import AssociativeMemory, delta_rule_attention, linear_attention
 from pavlovlab.forgetting import drift
-from conftest import TOL, needs_cuda, rel_rms
 
 PERIOD, STEPS, N_KEYS = 400, 2400, 8
 RECOVERY = 30
@@ -248,3 +252,81 @@ def test_delta_recovery_follows_the_writes_per_key_count():
         per_key = (drift.recovery_steps(out.cosine[i], s.drift_times) + 1).mean().item() / 8
         assert abs(per_key - _writes_needed(beta)) <= 1, (beta, per_key, _writes_needed(beta))
     assert [_writes_needed(b) for b in (0.2, 0.5, 1.0)] == [7, 3, 1]       # worked by hand in the exercise's band
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+
+
+hyper = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3), st.none(), st.text(max_size=2))
+
+
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.forgetting.drift``: one row ``(case, call, expect, fragment)`` a case."""
+    long_stream = drift.redraw_stream(n_keys=4, d_k=8, d_v=8, steps=1000, period=500,
+                                      generator=torch.Generator().manual_seed(0))
+    stream = drift.redraw_stream(n_keys=4, d_k=8, d_v=8, steps=600, period=300,
+                                 generator=torch.Generator().manual_seed(0))
+    wrong_dv = drift.DriftStream(stream.keys, stream.values[..., :5], stream.probes, stream.targets, stream.active,
+                                 stream.drift_times)
+    cos = torch.linspace(0, 1, 100)
+    short_stream = drift.redraw_stream(n_keys=2, d_k=4, d_v=4, steps=8, period=4)
+    return [
+        ("track lr = 3 is past the delta rule's bound", lambda: drift.track(long_stream, ("delta",), lr=3.0),
+         ValueError, "lr: expected a number <= 2 for the delta rule"),
+        ("key_reuse_task rewrites = 0", lambda: drift.key_reuse_task(rewrites=0), ValueError,
+         "rewrites: expected an integer >= 1"),
+        ("track rule typo", lambda: drift.track(long_stream, ("hebb",)), ValueError, "rules: expected one of"),
+        ("track(stream, ['delta'], lr=3.0)", lambda: drift.track(stream, ["delta"], lr=3.0), ValueError,
+         "lr: expected a number <= 2 for the delta rule"),
+        ("track(lr=np.float32(0.5)) (accepted by contract)",
+         lambda: torch.equal(drift.track(stream, ["delta"], lr=np.float32(0.5)).cosine,
+                             drift.track(stream, ["delta"], lr=0.5).cosine), "ok", ""),
+        ("track(lr=None)", lambda: drift.track(stream, ["delta"], lr=None), TypeError,
+         "lr: expected a number or one number per rule"),
+        ("track(lr=[0.5, nan])", lambda: drift.track(stream, ["delta", "hebbian"], lr=[0.5, math.nan]), ValueError,
+         "lr[1]: expected a finite number"),
+        ("track(DriftStream with values of the wrong d_v)", lambda: drift.track(wrong_dv, ["delta"]), ValueError,
+         "stream.values: expected"),
+        ("track(<not a stream>)", lambda: drift.track((stream.keys, stream.values)), TypeError,
+         "stream: expected a DriftStream"),
+        ("recovery_steps with a list", lambda: drift.recovery_steps(cos, [50]).tolist() == [45.0], "ok", ""),
+        ("recovery_steps unsorted times", lambda: drift.recovery_steps(cos, torch.tensor([60, 20])), ValueError,
+         "drift_times: expected increasing times"),
+        ("recovery_steps times beyond T", lambda: drift.recovery_steps(cos, torch.tensor([20, 150])), ValueError,
+         "drift_times: expected times in [0, T = 100)"),
+        ("recovery_steps drift at t = T (the boundary)", lambda: drift.recovery_steps(cos, torch.tensor([100])),
+         ValueError, "drift_times: expected times in [0, T = 100)"),
+        ("recovery_steps drift at t = T − 1 (the last step)",
+         lambda: drift.recovery_steps(cos, torch.tensor([99])).tolist() == [0.0], "ok", ""),
+        ("recovery_steps drift at t = −10", lambda: drift.recovery_steps(cos, torch.tensor([-10])), ValueError,
+         "drift_times: expected times in [0, T = 100)"),
+        ("recovery_steps float times", lambda: drift.recovery_steps(cos, torch.tensor([20.5])), TypeError,
+         "drift_times: expected whole numbers"),
+        ("redraw_stream(batch_shape=(-1,))", lambda: drift.redraw_stream(batch_shape=(-1,)), ValueError,
+         "batch_shape[0]: expected an integer >= 1"),
+        ("redraw_stream(device='nope')", lambda: drift.redraw_stream(steps=10, device="nope"), ValueError,
+         "device: expected a device name"),
+        ("arrival_stream(every=0)", lambda: drift.arrival_stream(every=0), ValueError,
+         "every: expected an integer >= 1"),
+        ("rotation_stream(turn_period=0)", lambda: drift.rotation_stream(turn_period=0), ValueError,
+         "turn_period: expected an integer >= 1"),
+        ("scale_values(scales of the wrong length)", lambda: drift.scale_values(short_stream, [1.0, 2.0]), ValueError,
+         "scales: expected shape (4,)"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)
+
+
+@FAST
+@given(times=st.lists(st.integers(-5, 120), max_size=3), threshold=hyper)
+def test_property_recovery_steps_names_the_argument(times, threshold):
+    try:
+        out = drift.recovery_steps(torch.linspace(0, 1, 100), torch.tensor(times, dtype=torch.long),
+                                   threshold=threshold)
+    except (ValueError, TypeError) as e:
+        assert str(e).split(":")[0] in {"drift_times", "threshold"}, str(e)
+        return
+    assert out.shape == (len(times),) and bool((out >= 0).all())

@@ -1,10 +1,17 @@
 """Unlearning one association: the targeted delta update removes it with small collateral damage;
 subtracting a Hebbian trace leaves it behind when the pair was repeated or the keys overlap."""
 
+import math
+
 import pytest
 import torch
+import torch.nn.functional as F
+from badinput import FAST, check, parametrize, with_nan
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pavlovlab.forgetting import unlearning as U
+from pavlovlab.memory import hebbian as Hb
 from pavlovlab.memory.hebbian import outer_product_memory, recall_cosine
 
 
@@ -126,3 +133,166 @@ def test_bad_inputs():
         U.unlearning_report(S, S, torch.ones(3, 6), torch.ones(3, 4), 3)
     with pytest.raises(ValueError, match="n"):
         U.unlearning_experiment(1)
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+NAN = math.nan
+
+
+def _cue_response_by_hand():
+    """S = v kᵀ with v = (2, 0, 0), k = e1: cues e1, e2, e1/2 evoke 1, 0, 1/2 of the learned response."""
+    k, v = torch.eye(4)[0], torch.tensor([2.0, 0.0, 0.0])
+    cues = torch.stack([k, torch.eye(4)[1], 0.5 * k])
+    return bool(torch.allclose(U.cue_response(torch.outer(v, k), cues, v), torch.tensor([1.0, 0.0, 0.5])))
+
+
+def _generalisation_by_hand():
+    """The delta edits set S k₀ = 0, so bell 0 evokes nothing after them; the protected edit leaves S k₁ as it
+    was, so bell 1's response is the one before the edit."""
+    out = U.generalisation_after_unlearning(4, 8, 8, n_trials=5, generator=_gen(2), dtype="float64")
+    zero = torch.zeros(5, dtype=torch.float64)
+    return bool(torch.allclose(out["delta"][:, 0], zero, atol=1e-10)
+                and torch.allclose(out["delta_protected"][:, 0], zero, atol=1e-10)
+                and torch.allclose(out["delta_protected"][:, 1], out["before"][:, 1], atol=1e-10))
+
+
+def _gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def _probe_cues_by_hand():
+    """Keys e1, e2, e3: cues e1, e2, (e1 + e2)/√2, a look-alike at cosine 0.7 with e1, all of unit norm."""
+    keys = torch.eye(4, dtype=torch.float64)[:3]
+    c = U.probe_cues(keys, overlap=0.7, generator=_gen(1))
+    return bool(torch.allclose(c[:2], keys[:2]) and torch.allclose(c[2], (keys[0] + keys[1]) / math.sqrt(2))
+                and math.isclose(float(c[3] @ keys[0]), 0.7, abs_tol=1e-12)
+                and torch.allclose(c.norm(dim=-1), torch.ones(5, dtype=torch.float64)))
+
+
+def _unlearn_at_the_bound() -> bool:
+    S = torch.tensor([[1.0, 2.0]], dtype=torch.float64)
+    k = torch.tensor([2.0, 0.0], dtype=torch.float64)                    # ‖k‖² = 4: β = 0.5 reflects the error
+    after = U.unlearn_delta(S, k, beta=0.5) @ k
+    return bool(torch.allclose(after, -(S @ k)))
+
+
+def _unlearn_strengthens() -> torch.Tensor:
+    g = torch.Generator().manual_seed(0)
+    S = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    k = torch.tensor([2.0, 1.5, 0.9, 0.3], dtype=torch.float64)        # ‖k‖² = 7.15
+    return U.unlearn_delta(S, k, beta=3.0)
+
+
+
+hyper = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 50), st.text(max_size=2), st.none())
+
+
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.forgetting.unlearning``: one row ``(case, call, expect, fragment)`` a case."""
+    identity = torch.eye(4)
+    keys, values = U.random_associations(6, 8, 4, generator=torch.Generator().manual_seed(0))
+    S = Hb.outer_product_memory(keys, values)
+    dup = torch.stack([keys[1], keys[2], keys[1]])
+    basis = torch.eye(4)[:3]
+    empty = torch.zeros(3, 4)
+    return [
+        ("unlearn_delta NaN k", lambda: U.unlearn_delta(identity, with_nan(torch.ones(4), 0)), ValueError,
+         "k: expected finite"),
+        ("unlearning_experiment n = 10, d_k = 4", lambda: U.unlearning_experiment(n=10, d_k=4, n_trials=2), ValueError,
+         "n: the 'delta_protected' method protects the other n − 1 keys"),
+        ("random_associations dtype string",
+         lambda: U.random_associations(3, 4, 4, dtype="float64")[0].dtype == torch.float64, "ok", ""),
+        ("recall_strength with float64 S and float32 keys", lambda: U.recall_strength(S.double(), keys, values),
+         TypeError, "keys: expected dtype torch.float64"),
+        ("unlearning_report(v_new wrong shape)",
+         lambda: U.unlearning_report(S, S, keys, values, 0, v_new=torch.zeros(7)), ValueError,
+         "v_new: expected value dimension d_v (dim -2 of S_before) = 4, got 7"),
+        ("unlearn_delta with duplicate protected keys", lambda: U.unlearn_delta(S, keys[0], protect=dup), ValueError,
+         "protect: rows 0 and 2 are the same key"),
+        ("random_associations(batch_shape=(-1,))", lambda: U.random_associations(3, 4, 4, batch_shape=(-1,)),
+         ValueError, "batch_shape[0]: expected an integer >= 1"),
+        ("random_associations(device='nope')", lambda: U.random_associations(3, 4, 4, device="nope"), ValueError,
+         "device: expected a device name"),
+        ("edit_reach(n_cues=0)", lambda: U.edit_reach(n_cues=0), ValueError, "n_cues"),
+        ("probe_cues(overlap=2)", lambda: U.probe_cues(basis, overlap=2), ValueError,
+         "overlap: expected a number <= 1"),
+        ("probe_cues(overlap=nan)", lambda: U.probe_cues(basis, overlap=NAN), ValueError,
+         "overlap: expected a finite number"),
+        ("probe_cues(one key)", lambda: U.probe_cues(basis[:1]), ValueError, "keys: expected at least 2 keys"),
+        ("probe_cues(keys of norm 2)", lambda: U.probe_cues(2 * basis), ValueError, "keys: expected unit keys"),
+        ("probe_cues(integer keys)", lambda: U.probe_cues(basis.long()), TypeError,
+         "keys: expected a floating-point tensor"),
+        ("probe_cues of e1, e2, e3 by hand", _probe_cues_by_hand, "ok", ""),
+        ("cue_response(cues of d_k 5)", lambda: U.cue_response(empty, torch.zeros(2, 5), torch.ones(3)), ValueError,
+         "cues: expected key dimension d_k (last dim of S) = 4, got 5"),
+        ("cue_response(value of d_v 2)", lambda: U.cue_response(empty, torch.zeros(2, 4), torch.ones(2)), ValueError,
+         "value: expected value dimension d_v (dim -2 of S) = 3, got 2"),
+        ("cue_response(zero value)", lambda: U.cue_response(empty, torch.zeros(2, 4), torch.zeros(3)), ValueError,
+         "value: expected a non-zero value vector"),
+        ("cue_response(float64 cues)", lambda: U.cue_response(empty, torch.zeros(2, 4).double(), torch.ones(3)),
+         TypeError, "cues: expected dtype torch.float32"),
+        ("cue_response(inf in S)", lambda: U.cue_response(empty.index_fill(0, torch.tensor([1]), math.inf),
+                                                          torch.zeros(2, 4), torch.ones(3)),
+         ValueError, "S: expected finite values"),
+        ("cue_response of S = v kᵀ by hand", _cue_response_by_hand, "ok", ""),
+        ("generalisation_after_unlearning(n=1)", lambda: U.generalisation_after_unlearning(n=1), ValueError,
+         "n: expected an integer >= 2"),
+        ("generalisation_after_unlearning(n=5, d_k=4) (n − 1 ≥ d_k)",
+         lambda: U.generalisation_after_unlearning(n=5, d_k=4), ValueError, "n: protecting the other n − 1 keys"),
+        ("generalisation_after_unlearning(overlap=1.5)",
+         lambda: U.generalisation_after_unlearning(n=3, d_k=4, overlap=1.5), ValueError,
+         "overlap: expected a number <= 1.0"),
+        ("generalisation_after_unlearning(overlap=1.0)",
+         lambda: U.generalisation_after_unlearning(n=3, d_k=4, overlap=1.0), ValueError,
+         "overlap: expected a number strictly between -1 and 1"),
+        ("generalisation_after_unlearning(overlap=nan)",
+         lambda: U.generalisation_after_unlearning(n=3, d_k=4, overlap=NAN), ValueError,
+         "overlap: expected a finite number"),
+        ("generalisation_after_unlearning(n_trials=0)",
+         lambda: U.generalisation_after_unlearning(n_trials=0), ValueError, "n_trials: expected an integer >= 1"),
+        ("generalisation_after_unlearning(device='gpu0')",
+         lambda: U.generalisation_after_unlearning(n=3, d_k=4, device="gpu0"), ValueError,
+         "device: expected a device name"),
+        ("generalisation_after_unlearning: the delta edits silence bell 0, the protected one spares bell 1",
+         _generalisation_by_hand, "ok", ""),
+        ("unlearn_delta(beta=3) with ‖k‖² = 7.15", _unlearn_strengthens, ValueError, "beta: expected beta·‖k‖² <= 2"),
+        ("unlearn_delta(beta·‖k‖² = 2) reflects the error", _unlearn_at_the_bound, "ok", ""),
+        ("unlearn_delta(protect=..., beta=2.5)",
+         lambda: U.unlearn_delta(torch.eye(3), torch.eye(3)[0], beta=2.5, protect=torch.eye(3)[1:2]), ValueError,
+         "beta: expected a number <= 2 with protect"),
+        ("unlearn_delta with a key whose ‖k‖² overflows float32",
+         lambda: U.unlearn_delta(torch.ones(3, 4), torch.full((4,), 1e20)), ValueError,
+         "k: expected a key whose squared norm ‖k‖² fits in torch.float32"),
+        ("unlearn_hebbian with the wrong d_v",
+         lambda: U.unlearn_hebbian(torch.zeros(3, 4), torch.ones(4), torch.ones(2)), ValueError,
+         "v: expected value dimension"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)
+
+
+def test_unlearn_delta_partial_step_removes_beta_norm_squared_of_the_error():
+    """With β and a key of norm 2, one step removes the fraction β‖k‖² of the error: ``S + β (v − S k) kᵀ``."""
+    g = torch.Generator().manual_seed(0)
+    S = torch.randn(3, 5, generator=g, dtype=torch.float64)
+    k = 2 * F.normalize(torch.randn(5, generator=g, dtype=torch.float64), dim=0)
+    v = torch.randn(3, generator=g, dtype=torch.float64)
+    beta = 0.1
+    after = U.unlearn_delta(S, k, v, beta=beta)
+    assert torch.allclose(after, S + beta * torch.outer(v - S @ k, k), atol=1e-12)
+    assert torch.allclose(v - after @ k, (1 - beta * 4.0) * (v - S @ k), atol=1e-12)
+
+
+@FAST
+@given(n=st.integers(-1, 6), d_k=st.integers(-1, 6), overlap=hyper,
+       batch=st.lists(st.integers(-1, 2), max_size=2))
+def test_property_unlearning_names_the_argument(n, d_k, overlap, batch):
+    try:
+        keys, _ = U.random_associations(n, d_k, 3, batch_shape=batch, overlap=overlap)
+    except (ValueError, TypeError) as e:
+        assert str(e).split(":")[0].split("[")[0] in {"n", "d_k", "overlap", "batch_shape"}, str(e)
+        return
+    assert bool(torch.isfinite(keys).all()) and keys.shape == (*batch, n, d_k)

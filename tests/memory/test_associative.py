@@ -1,11 +1,17 @@
 """AssociativeMemory: its rules, its shapes, and clear errors."""
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
+from badinput import FAST, check, parametrize, randn, with_nan
 from conftest import TOL, rel_rms
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pavlovlab import AssociativeMemory
+from pavlovlab.memory import associative as M
 from pavlovlab.memory.associative import delta_update, hebbian_update, oja_clamped_update, oja_subspace_update
 
 
@@ -152,3 +158,139 @@ def test_step_writes_each_rule_by_the_formula_written_here(gen):
     torch.testing.assert_close(step(S[1], k, v, "delta", lr=0.25), S[1] + 0.25 * want[1], rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="rule: expected the callable to return shape"):
         step(S[0], k, v, lambda S, k, v: k)
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+def _memory_of_huge_writes() -> AssociativeMemory:
+    mem = AssociativeMemory(4, 4)
+    for _ in range(3):
+        mem.write(torch.full((4,), 1e19), torch.full((4,), 1e19))  # S stays finite (3e38), S q overflows
+    return mem
+
+
+
+hyper = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3), st.none(), st.text(max_size=2))
+
+
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.memory.associative``: one row ``(case, call, expect, fragment)`` a case."""
+    def wrong_shape_rule(S, k, v):
+        return torch.zeros(3, *S.shape)
+
+    def float64_rule(S, k, v):
+        return (v[..., :, None] * k[..., None, :]).double()
+
+    def run_rule(rule):
+        mem = M.AssociativeMemory(4, 4, rule=rule)
+        mem.write(randn(4), randn(4, seed=1))
+        return mem.S
+
+    def long_delta_run():
+        mem = M.AssociativeMemory(16, 16, rule="delta")  # N(0, 1) keys: ‖k‖² ≈ 16, 1 − ‖k‖² ≪ −1
+        mem.write(randn(300, 16), randn(300, 16, seed=1))
+        return mem.S
+
+    def empty_run():
+        mem = M.AssociativeMemory(4, 2)
+        return mem.run(randn(0, 4), randn(0, 2), randn(0, 4)).shape == (0, 2)
+
+    unit = F.normalize(randn(12, 4), dim=-1)
+
+    def nan_rule(S, k, v):
+        return torch.full_like(S, math.nan)
+
+    def written(mem, k, v, **kw):
+        mem.write(k, v, **kw)
+        return mem.S
+
+    def long_delta(lr):
+        mem = M.AssociativeMemory(16, 16, rule="delta", lr=lr)
+        mem.write(randn(20000, 16), randn(20000, 16, seed=1))                 # N(0, 1) keys: ‖k‖² ≈ 16
+        return mem.S
+
+    return [
+        ("rule returns (3, d, d)", lambda: run_rule(wrong_shape_rule), ValueError,
+         "rule: expected the callable to return shape (4, 4)"),
+        ("rule returns float64", lambda: run_rule(float64_rule), TypeError,
+         "rule: expected the callable to return dtype torch.float32"),
+        ("hebbian_update k of d+1", lambda: M.hebbian_update(torch.zeros(4, 4), randn(5), randn(4)), ValueError,
+         "k: expected key dimension d_k"),
+        ("delta memory diverges", long_delta_run, "warn", "AssociativeMemory(rule='delta')"),
+        ("dtype as a string", lambda: M.AssociativeMemory(4, 2, dtype="float64").S.dtype == torch.float64, "ok", ""),
+        ("dtype long", lambda: M.AssociativeMemory(4, 2, dtype=torch.long), TypeError, "dtype: expected a floating"),
+        ("T = 0 run", empty_run, "ok", ""),
+        ("NaN key write", lambda: M.AssociativeMemory(4, 2).write(with_nan(randn(3, 4)), randn(3, 2)), ValueError,
+         "k: expected finite values"),
+        ("AssociativeMemory(batch_shape=(-2,))", lambda: M.AssociativeMemory(4, 4, batch_shape=(-2,)), ValueError,
+         "batch_shape[0]: expected an integer >= 1, got -2"),
+        ("AssociativeMemory(batch_shape=3)", lambda: M.AssociativeMemory(4, 4, batch_shape=3), TypeError,
+         "batch_shape: expected a tuple of sizes such as (3,)"),
+        ("AssociativeMemory(device='gpu0')", lambda: M.AssociativeMemory(4, 4, device="gpu0"), ValueError,
+         "device: expected a device name such as 'cpu'"),
+        ("AssociativeMemory(d_key=10**6, d_value=10**6)", lambda: M.AssociativeMemory(10**6, 10**6), ValueError,
+         "S: batch × d_value × d_key = 1e+12 float32 entries (4 TB) do not fit"),
+        ("AssociativeMemory(dtype='float32') (accepted by contract)",
+         lambda: M.AssociativeMemory(4, 4, dtype="float32").S.dtype == torch.float32, "ok", ""),
+        ("AssociativeMemory delta lr = 3 (> 2)", lambda: M.AssociativeMemory(4, 4, rule="delta", lr=3.0), ValueError,
+         "lr: expected a number <= 2 for the delta rule"),
+        ("AssociativeMemory delta lr = 2 (the bound) on unit keys stays bounded",
+         lambda: bool(written(M.AssociativeMemory(4, 4, rule="delta", lr=2.0), unit, unit).norm() < 10), "ok", ""),
+        ("write(lr=3) on a delta memory", lambda: written(M.AssociativeMemory(4, 4, rule="delta"), unit, unit, lr=3.0),
+         ValueError, "lr: expected a number <= 2 for the delta rule"),
+        ("write(lr=<tensor of the wrong length>)",
+         lambda: written(M.AssociativeMemory(4, 4), unit, unit, lr=torch.ones(5)), ValueError,
+         "lr: expected a tensor broadcasting to (*batch_shape, T) = (12,), got shape (5,)"),
+        ("write(lr=<tensor (T, 1)>)", lambda: written(M.AssociativeMemory(4, 4), unit, unit, lr=torch.ones(12, 1)),
+         ValueError, "lr: expected a tensor broadcasting to (*batch_shape, T) = (12,), got shape (12, 1)"),
+        ("write(lr=<tensor with a NaN>)",
+         lambda: written(M.AssociativeMemory(4, 4), unit, unit, lr=torch.tensor([math.nan] * 12)), ValueError,
+         "lr: expected finite values"),
+        ("custom rule returning NaN: warns", lambda: written(M.AssociativeMemory(4, 4, rule=nan_rule), unit, unit),
+         "warn", "AssociativeMemory(rule='nan_rule')"),
+        ("20k delta steps at lr = 1 with N(0, 1) keys: warns", lambda: long_delta(1.0), "warn",
+         "AssociativeMemory(rule='delta')"),
+        ("delta_update(S, k) with the wrong d", lambda: M.delta_update(torch.zeros(3, 4), randn(5), randn(3)),
+         ValueError, "k: expected key dimension d_k (last dim of S) = 4, got 5"),
+        ("oja_subspace_update(S, k, v) with the wrong d_v",
+         lambda: M.oja_subspace_update(torch.zeros(3, 4), randn(4), randn(2)), ValueError,
+         "v: expected value dimension"),
+        ("step(..., lr=nan)", lambda: M.step(torch.zeros(3, 4), randn(4), randn(3), "hebbian", lr=math.nan), ValueError,
+         "lr: expected a finite number"),
+        ("step(..., decay=1.5)", lambda: M.step(torch.zeros(3, 4), randn(4), randn(3), "hebbian", decay=1.5),
+         ValueError, "decay: expected a number <= 1"),
+        ("step(S, k, v, 0.5): lr given where the rule goes",
+         lambda: M.step(torch.zeros(3, 4), randn(4), randn(3), 0.5), TypeError,
+         "rule: expected a name of memory.RULES or a callable"),
+        ("step with an unknown rule name", lambda: M.step(torch.zeros(3, 4), randn(4), randn(3), "hebb"), ValueError,
+         "rule: expected one of"),
+        ("AssociativeMemory.read overflowing to inf", lambda: _memory_of_huge_writes().read(torch.full((4,), 1e19)),
+         "warn", "AssociativeMemory.read"),
+        ("AssociativeMemory.read of a sequence overflowing", lambda: _memory_of_huge_writes().read(
+            torch.full((2, 4), 1e19)), "warn", "AssociativeMemory.read"),
+        ("oja_clamped_update with the wrong d_k",
+         lambda: M.oja_clamped_update(torch.zeros(3, 4), torch.ones(5), torch.ones(3)), ValueError,
+         "k: expected key dimension"),
+        ("resolve_rule('hebb')", lambda: M.resolve_rule("hebb"), ValueError, "rule: expected one of"),
+        ("check_lr('lr', 3.0, 'delta')", lambda: M.check_lr("lr", 3.0, "delta"), ValueError,
+         "lr: expected a number <= 2 for the delta rule"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)
+
+
+@FAST
+@given(lr=hyper, decay=hyper, d=st.integers(-1, 3), batch=st.one_of(st.integers(-1, 2),
+                                                                     st.lists(st.integers(-1, 2), max_size=2)),
+       rule=st.sampled_from(["hebbian", "delta", "oja_subspace", "hebb", 3]))
+def test_property_memory_names_the_argument(lr, decay, d, batch, rule):
+    try:
+        mem = M.AssociativeMemory(d, 3, rule=rule, lr=lr, decay=decay, batch_shape=batch)
+    except (ValueError, TypeError) as e:
+        assert str(e).split(":")[0].split("[")[0] in {"d_key", "rule", "lr", "decay", "batch_shape"}, str(e)
+        return
+    k = F.normalize(randn(*mem.batch_shape, 5, mem.d_key), dim=-1)
+    mem.write(k, F.normalize(randn(*mem.batch_shape, 5, 3, seed=1), dim=-1))
+    assert bool(torch.isfinite(mem.S).all())

@@ -4,9 +4,12 @@ import math
 
 import pytest
 import torch
+from badinput import check, parametrize, unit, with_nan
 from conftest import TOL, rel_rms
 
 from pavlovlab import AssociativeMemory
+from pavlovlab.forgetting import unlearning as U
+from pavlovlab.memory import hebbian as Hb
 from pavlovlab.memory.hebbian import crosstalk, outer_product_memory, recall_cosine
 from pavlovlab.sampling import random_keys
 
@@ -132,3 +135,51 @@ def test_crosstalk_variance_slope_is_one_for_random_unit_keys():
     msq = measure_crosstalk_variance(ns, 16, trials=300, generator=torch.Generator().manual_seed(0))
     slope, se = slope_through_origin((ns - 1) / 16, msq)
     assert 0 < se < 0.02 and abs(slope - 1) < 4 * se
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+LONG = 300_000
+
+
+def _seq(T: int) -> torch.Tensor:
+    return torch.ones(T, 1)
+
+
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.memory.hebbian``: one row ``(case, call, expect, fragment)`` a case."""
+    unit_keys, unit_values = unit(8, 16), unit(8, 16, seed=1)
+    keys, values = U.random_associations(6, 8, 4, generator=torch.Generator().manual_seed(0))
+    S = Hb.outer_product_memory(keys, values)
+    return [
+        ("NaN keys", lambda: Hb.recall_cosine(with_nan(unit_keys), unit_values), ValueError,
+         "keys: expected finite values"),
+        ("mismatched n", lambda: Hb.outer_product_memory(unit_keys, unit_values[:5]), ValueError, "values:"),
+        ("list keys", lambda: Hb.crosstalk(unit_keys.tolist(), unit_values), TypeError,
+         "keys: expected a torch.Tensor"),
+        ("outer_product_memory(repeats wrong shape)",
+         lambda: Hb.outer_product_memory(keys, values, torch.ones(5)), ValueError,
+         "repeats: expected a number or a tensor broadcasting to (n,) = (6,), got shape (5,)"),
+        ("recall_cosine with float64 memory and float32 keys", lambda: Hb.recall_cosine(keys, values, S.double()),
+         TypeError, "memory: expected dtype torch.float32"),
+        ("crosstalk(n = 300,000)", lambda: Hb.crosstalk(_seq(LONG), _seq(LONG)), ValueError,
+         "keys: the overlaps, batch × n × n = 9e+10 float32 entries (360 GB)"),
+        ("measure_crosstalk_variance([1], 8)", lambda: Hb.measure_crosstalk_variance([1], 8), ValueError,
+         "ns[0]: expected an integer >= 2"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)
+
+
+def test_outer_product_memory_with_non_unit_keys_matches_the_sum():
+    """Keys of norm 0.5 to 3: S = Σ v_i k_iᵀ exactly (a memory that normalised its keys fails)."""
+    g = torch.Generator().manual_seed(0)
+    keys = torch.randn(5, 6, generator=g, dtype=torch.float64) * torch.tensor([0.5, 1.0, 2.0, 3.0, 1.5])[:, None]
+    values = torch.randn(5, 3, generator=g, dtype=torch.float64)
+    expected = sum(torch.outer(values[i], keys[i]) for i in range(5))
+    assert torch.allclose(Hb.outer_product_memory(keys, values), expected, atol=1e-12)
+    r = torch.tensor([1.0, 2.0, 0.0, 1.0, 3.0], dtype=torch.float64)
+    expected_r = sum(r[i] * torch.outer(values[i], keys[i]) for i in range(5))
+    assert torch.allclose(Hb.outer_product_memory(keys, values, r), expected_r, atol=1e-12)

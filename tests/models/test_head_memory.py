@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from badinput import check, parametrize
 
 from pavlovlab import linear_attention
 from pavlovlab.models import head_memory as hm
+from pavlovlab.models import transformer as Mo
 from pavlovlab.models.tasks import associative_recall, vocab_size
 from pavlovlab.models.training import train_recall_batched
 from pavlovlab.models.transformer import TinyTransformer
@@ -108,3 +110,34 @@ def test_bad_input_is_named():
         hm.head_states(model, torch.zeros(1, 3, dtype=torch.long))
     with pytest.raises(ValueError, match="ns"):
         hm.recall_against_load(TinyTransformer(32, d_model=16, n_heads=2, d_head=8, seed=0), (4, 17))
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+LONG = 300_000
+
+
+def _seq(T: int) -> torch.Tensor:
+    return torch.ones(T, 1)
+
+
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.models.head_memory``: one row ``(case, call, expect, fragment)`` a case."""
+    model = Mo.TinyTransformer(8, d_model=8, n_heads=1, d_head=4, seed=0)
+    one = torch.ones(3)
+    return [
+        ("recall_against_load(model='m')", lambda: hm.recall_against_load("m", [8]), TypeError, "model: expected"),
+        ("write_norms(model='m')", lambda: hm.write_norms("m", n_pairs=2), TypeError, "model: expected"),
+        ("mean_squared_overlap(n = 300,000)", lambda: hm.mean_squared_overlap(_seq(LONG)), ValueError,
+         "keys: the overlaps, batch × n × n"),
+        ("head_states(layer=3)", lambda: hm.head_states(model, torch.zeros(1, 3, dtype=torch.long), layer=3),
+         ValueError, "layer: expected"),
+        ("mean_squared_overlap(1-D)", lambda: hm.mean_squared_overlap(one), ValueError,
+         "keys: expected a tensor of rank >= 2"),
+        ("trained_head_overlaps(n_pairs=0)", lambda: hm.trained_head_overlaps(model, n_pairs=0), ValueError,
+         "n_pairs: expected an integer >= 1"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)

@@ -4,7 +4,11 @@ import itertools
 
 import pytest
 import torch
+from badinput import check, parametrize
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from pavlovlab.models import tasks as Ta
 from pavlovlab.models.tasks import (
     IGNORE,
     RecallBatch,
@@ -167,3 +171,43 @@ def test_backward_steps_by_a_literal_loop(S, K, Q, separator):
         backward_steps(b, n_pairs=S + Q, hops=K, separator=separator)
     with pytest.raises(TypeError, match="batch"):
         backward_steps(b.tokens, n_pairs=S, hops=K)
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.models.tasks``: one row ``(case, call, expect, fragment)`` a case."""
+    return [
+        ("sequence_length(−5)", lambda: Ta.sequence_length(-5), ValueError, "n_pairs: expected an integer >= 1"),
+        ("sequence_length value", lambda: Ta.sequence_length(5, 2) == 12, "ok", ""),
+        ("associative_recall(device='nope')", lambda: Ta.associative_recall(2, n_pairs=2, device="nope"), ValueError,
+         "device: expected a device name such as 'cpu'"),
+        ("pointer_chasing(device='tpu')", lambda: Ta.pointer_chasing(2, n_pairs=3, device="tpu"), ValueError,
+         "device: expected a device name"),
+        ("associative_recall(device=3)", lambda: Ta.associative_recall(2, n_pairs=2, device=3), TypeError,
+         "device: expected a torch.device"),
+        ("backward_steps(tokens)", lambda: Ta.backward_steps(torch.zeros(2, 8), n_pairs=2, hops=2), TypeError,
+         "batch: expected the RecallBatch of pointer_chasing"),
+        ("backward_steps(n_pairs=1)", lambda: Ta.backward_steps(Ta.pointer_chasing(2, n_pairs=3), n_pairs=1, hops=2),
+         ValueError, "n_pairs: expected an integer >= 2"),
+        ("pointer_vocab_size(1)", lambda: Ta.pointer_vocab_size(1), ValueError, "n_items: expected an integer >= 2"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, database=None)
+@given(n_samples=st.one_of(st.integers(-3, 3), st.floats(allow_nan=True), st.text(max_size=2)),
+       n_pairs=st.integers(-2, 20), n_keys=st.integers(-2, 8),
+       device=st.sampled_from([None, "cpu", "gpu0", "", "cuda:99x", 0]))
+def test_property_tasks_name_the_argument(n_samples, n_pairs, n_keys, device):
+    for call in (lambda: Ta.associative_recall(n_samples, n_pairs=n_pairs, n_keys=n_keys, device=device),
+                 lambda: Ta.pointer_chasing(n_samples, n_pairs=n_pairs, n_items=n_keys, device=device)):
+        try:
+            b = call()
+        except (ValueError, TypeError) as e:
+            assert str(e).split(":")[0] in {"n_samples", "n_pairs", "n_keys", "n_items", "device", "hops"}, str(e)
+            continue
+        assert b.tokens.dtype == torch.long and int(b.tokens.min()) >= 0

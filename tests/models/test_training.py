@@ -5,7 +5,11 @@ import warnings
 
 import pytest
 import torch
+from badinput import check, parametrize
 
+from pavlovlab.models import tasks as Ta
+from pavlovlab.models import training as Tr
+from pavlovlab.models import transformer as Mo
 from pavlovlab.models.tasks import associative_recall, pointer_chasing, vocab_size
 from pavlovlab.models.training import (
     evaluate,
@@ -170,3 +174,58 @@ def test_ensemble_runs_each_models_own_forward(attention):
         loss.backward()
         for name, p in net.named_parameters():
             torch.testing.assert_close(params[name].grad[e], p.grad, rtol=1e-10, atol=1e-12, msg=name)
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.models.training``: one row ``(case, call, expect, fragment)`` a case."""
+    model = Mo.TinyTransformer(Ta.vocab_size(4, 4), d_model=8, n_heads=1, d_head=4, seed=0)
+    no_answers = Ta.RecallBatch(torch.zeros(2, 5, dtype=torch.long), torch.full((2, 5), Ta.IGNORE))
+    small = Mo.TinyTransformer(8, d_model=8, n_heads=1, d_head=4, seed=0)
+    two_heads = Mo.TinyTransformer(Ta.vocab_size(4, 4), d_model=8, n_heads=2, d_head=4, seed=0)
+    task = dict(n_pairs=2, n_keys=8, n_values=8)
+    return [
+        ("evaluate on a batch with no answer positions", lambda: Tr.evaluate(model, no_answers), ValueError,
+         "batch: expected at least one answer position"),
+        ("evaluate on a tuple", lambda: Tr.evaluate(model, (no_answers.tokens, no_answers.targets)), TypeError,
+         "batch: expected a tasks.RecallBatch"),
+        ("train_recall vocabulary too small", lambda: Tr.train_recall(small, task_kwargs=task, steps=1, progress=False),
+         ValueError, "vocab_size: the model's vocab_size = 8 is too small for the task associative_recall(n_pairs=2, "
+         "n_keys=8, n_values=8)"),
+        ("train_recall generator in task_kwargs",
+         lambda: Tr.train_recall(model, task_kwargs=dict(n_pairs=2, n_keys=4, n_values=4,
+                                                         generator=torch.Generator()), steps=1, progress=False),
+         TypeError, "task_kwargs: expected the task's own keywords only"),
+        ("train_recall device 'nope'", lambda: Tr.train_recall(model, task_kwargs=dict(n_pairs=2, n_keys=4, n_values=4),
+                                                               steps=1, progress=False, device="nope"),
+         ValueError, "device: expected a device name"),
+        ("train_configs(configs=[1, 2])", lambda: Tr.train_configs([1, 2], vocab_size=8), TypeError,
+         "configs: expected a dict {name: TinyTransformer keywords}"),
+        ("train_recall_batched(models=one model)",
+         lambda: Tr.train_recall_batched(model, seeds=[0], task_kwargs=task, steps=1, progress=False), TypeError,
+         "models: expected a non-empty list of TinyTransformer"),
+        ("train_recall_batched models of two configurations",
+         lambda: Tr.train_recall_batched([model, two_heads], seeds=[0, 1], task_kwargs=task, steps=1, progress=False),
+         ValueError, "models: expected TinyTransformers of one configuration"),
+        ("train_recall_batched one seed for two models",
+         lambda: Tr.train_recall_batched([model, model], seeds=[0], task_kwargs=task, steps=1, progress=False),
+         ValueError, "seeds: expected one seed per model (2), got [0]"),
+        ("train_recall_batched seed -1",
+         lambda: Tr.train_recall_batched([model], seeds=[-1], task_kwargs=task, steps=1, progress=False),
+         ValueError, "seeds: expected an integer >= 0, got -1"),
+        ("train_recall_batched steps=0",
+         lambda: Tr.train_recall_batched([model], seeds=[0], task_kwargs=task, steps=0, progress=False),
+         ValueError, "steps: expected an integer >= 1"),
+        ("train_recall_batched vocabulary too small",
+         lambda: Tr.train_recall_batched([small], seeds=[0], task_kwargs=task, steps=1, progress=False),
+         ValueError, "vocab_size: the model's vocab_size = 8 is too small"),
+        ("steps_to_threshold without accuracies", lambda: Tr.steps_to_threshold({"step": [1]}, 0.5), TypeError,
+         "history: expected the dict train_recall returns"),
+        ("train_models(['nope'])", lambda: Tr.train_models(["nope"], [0], steps=1, progress=False), ValueError,
+         "attention: expected one of"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)

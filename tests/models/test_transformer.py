@@ -2,7 +2,10 @@
 
 import pytest
 import torch
+from badinput import check, parametrize
 
+from pavlovlab.models import tasks as Ta
+from pavlovlab.models import transformer as Mo
 from pavlovlab.models.tasks import associative_recall, vocab_size
 from pavlovlab.models.transformer import ATTENTIONS, TinyTransformer, count_parameters, depth_width_configs
 
@@ -143,3 +146,31 @@ def test_block_matches_a_per_head_per_token_computation(attention):
     torch.testing.assert_close(fast, slow, rtol=1e-10, atol=1e-12)
     for (name, _), a, b in zip(model.named_parameters(), fast_grads, slow_grads, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-11, msg=lambda m, name=name: f"{name}: {m}")
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.models.transformer``: one row ``(case, call, expect, fragment)`` a case."""
+    model = Mo.TinyTransformer(Ta.vocab_size(4, 4), d_model=16, n_heads=2, d_head=8, seed=0)
+    return [
+        ("feature_map bogus", lambda: Mo.TinyTransformer(8, feature_map="bogus"), ValueError,
+         "feature_map: expected one of"),
+        ("tokens ≥ vocab", lambda: model(torch.tensor([[0, 1, 8]])), ValueError,
+         "tokens: expected ids in [0, vocab_size"),
+        ("negative token", lambda: model(torch.tensor([[0, -1]])), ValueError, "tokens: expected ids"),
+        ("T = 0 forward", lambda: model(torch.zeros(2, 0, dtype=torch.long)).shape == (2, 0, 8), "ok", ""),
+        ("float tokens", lambda: model(torch.zeros(1, 3)), TypeError, "tokens: expected a (N, T) long tensor"),
+        ("Block(attention='nope')", lambda: Mo.Block(8, 1, 4, "nope", True, 2, "identity"), ValueError,
+         "attention: expected one of"),
+        ("Block(n_heads=0)", lambda: Mo.Block(8, 0, 4, "linear", True, 2, "identity"), ValueError,
+         "n_heads: expected an integer >= 1"),
+        ("count_parameters('model')", lambda: Mo.count_parameters("model"), TypeError,
+         "model: expected a torch.nn.Module"),
+        ("depth_width_configs(4, deep_layers=3)", lambda: Mo.depth_width_configs(4, deep_layers=3), ValueError,
+         "deep_layers: expected a divisor of budget = 4"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)

@@ -5,8 +5,11 @@ forward pass."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
+from badinput import check, parametrize
 
 from pavlovlab.conditioning import learning as conditioning
 from pavlovlab.models.transformer import TinyTransformer
@@ -138,3 +141,74 @@ def test_a_normalised_read_out_hides_the_phenomena_that_only_change_a_size():
     over = probes.circuit_effects("overexpectation", rule="delta", n=40, d_key=4096, normalize=True).mean().item()
     ext = probes.circuit_effects("extinction", rule="delta", n=40, d_key=4096, normalize=True).mean().item()
     assert acq > 0.9 and abs(over) < 0.01 and ext > 0.5
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.phenomena.probes``: one row ``(case, call, expect, fragment)`` a case."""
+    model = TinyTransformer(8, d_model=8, n_heads=1, d_head=4, seed=0)
+    one = torch.ones(3)
+    return [
+        ("readout_norm(model=None)", lambda: probes.readout_norm(None, torch.zeros(1, 2, 3)), TypeError,
+         "model: expected a pavlovlab.models.TinyTransformer"),
+        ("compound_key_cosine(model=None)", lambda: probes.compound_key_cosine(None, 16), TypeError, "model: expected"),
+        ("relative_effects without acquisition", lambda: probes.relative_effects({"blocking": torch.ones(2, 3)},
+                                                                             "blocking"), ValueError,
+         "results: expected effects for 'acquisition'"),
+        ("relative_effects(list)", lambda: probes.relative_effects([], "blocking"), TypeError, "results: expected"),
+        ("relative_effects: per-seed ratios 0.5 and 0.25 average 0.375",
+         lambda: abs(probes.relative_effects({"acquisition": torch.tensor([[2.0, 2.0], [4.0, 4.0]]),
+                                          "blocking": torch.ones(2, 2)}, "blocking").mean - 0.375) < 1e-12, "ok", ""),
+        ("size_loss(1-D)", lambda: probes.size_loss(torch.zeros(4)), ValueError, "log_ratios: expected"),
+        ("size_loss of equal sizes is 0", lambda: abs(probes.size_loss(torch.zeros(2, 3)).mean) < 1e-12, "ok", ""),
+        ("separation_verdicts(responses=[])", lambda: probes.separation_verdicts([], {}), TypeError,
+         "responses: expected a mapping"),
+        ("separation_verdicts(threshold=0)", lambda: probes.separation_verdicts({}, {}, threshold=0), ValueError,
+         "threshold: expected"),
+        ("effects('batch', f)", lambda: probes.effects("batch", lambda w: w), TypeError,
+         "batch: expected a ProbeBatch"),
+        ("model_effects with a number for a model", lambda: probes.model_effects({"linear": [{"model": 3}]}), TypeError,
+         "runs['linear'][0]: expected a dict with a TinyTransformer"),
+        ("model_logits(weights of the wrong vocabulary)", lambda: probes.model_logits(model, torch.zeros(1, 3, 9)),
+         ValueError, "weights: expected last dim = vocab_size 8"),
+        ("model_response(outcome = 9 >= vocab)",
+         lambda: probes.model_response(model, torch.zeros(1, 3, 8), torch.tensor([9])), ValueError,
+         "outcome: expected token ids in [0, vocab_size = 8)"),
+        ("verdicts with a 1-D result", lambda: probes.verdicts({"linear": {"blocking": one}}), ValueError,
+         "results['linear']['blocking']: expected a tensor of rank 2"),
+        ("circuit_effects('blockin')", lambda: probes.circuit_effects("blockin", rule="delta"), ValueError,
+         "design: expected one of"),
+        ("circuit_effects(rule='hebb')", lambda: probes.circuit_effects("blocking", rule="hebb"), ValueError,
+         "rule: expected one of"),
+        ("memory_response(lr=nan)", lambda: probes.memory_response(torch.ones(2, 3, 4), torch.tensor([0, 1]), 4,
+                                                                   lr=math.nan), ValueError,
+         "lr: expected a finite number"),
+        ("memory_response(rule='hebb')", lambda: probes.memory_response(torch.ones(2, 3, 4), torch.tensor([0, 1]), 4,
+                                                                        rule="hebb"), ValueError,
+         "rule: expected one of"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)
+
+
+def test_circuit_effects_pairs_design_and_control_on_the_same_keys():
+    """The blocking design and its control differ only in the trials; with the same keys in both arms the
+    effect of each sequence is what the delta memory gives with those keys, computed here arm by arm by hand."""
+    n, seed = 8, 3
+    got = probes.circuit_effects("blocking", rule="delta", n=n, seed=seed)
+    batch = designs.make_probes("blocking", n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    gk = torch.Generator().manual_seed(seed + 1)
+    state = gk.get_state()
+    arms = []
+    for w in (batch.design, batch.control):
+        gk.set_state(state)
+        arms.append(probes.memory_response(w, batch.outcome, batch.n_keys, rule="delta", lr=0.5, d_key=64,
+                                           generator=gk))
+    expected = (arms[0] - arms[1]) if batch.design_higher else (arms[1] - arms[0])
+    assert torch.allclose(got, expected, atol=1e-9)
+    unpaired = probes.memory_response(batch.control, batch.outcome, batch.n_keys, rule="delta", lr=0.5, d_key=64,
+                                  generator=torch.Generator().manual_seed(seed + 2))
+    assert not torch.allclose(arms[1], unpaired)

@@ -3,8 +3,11 @@ Rescorla–Wagner's predictions (hand-computed from the recursion)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
+from badinput import check, parametrize
 
 from pavlovlab.phenomena import sequences as designs
 
@@ -78,3 +81,34 @@ def test_bad_input_is_named():
         designs.make_probes("blocking", 4, n_pairs=8, n_keys=6)
     with pytest.raises(TypeError, match="generator"):
         designs.make_probes("blocking", 4, generator=0)
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.phenomena.sequences``: one row ``(case, call, expect, fragment)`` a case."""
+    batch = designs.make_probes("blocking", 2, generator=torch.Generator().manual_seed(0))
+    return [
+        ("predicted_effect('nope')", lambda: designs.predicted_effect("nope"), ValueError, "design: expected one of"),
+        ("predicted_effect(rule='linear')", lambda: designs.predicted_effect("blocking", rule="linear"), ValueError,
+         "rule: expected one of"),
+        ("predicted_effect(lr=nan)", lambda: designs.predicted_effect("blocking", lr=math.nan), ValueError,
+         "lr: expected"),
+        ("predicted_effect: Hebbian overshadowing is m·lr·(1 − 1/√2) with unit compounds",
+         lambda: abs(designs.predicted_effect("overshadowing", rule="hebbian", m=2, lr=0.5) - (1 - 2 ** -0.5)) < 1e-12,
+         "ok", ""),
+        ("rw_effect('blocking', lr=1.5, compound='sum')", lambda: designs.rw_effect("blocking", lr=1.5, compound="sum"),
+         ValueError, "lr: expected a number <= 1 for 'blocking'"),
+        ("rw_effect('blocking', lr=1.0, compound='sum') at the bound",
+         lambda: math.isfinite(designs.rw_effect("blocking", lr=1.0, compound="sum")), "ok", ""),
+        ("rw_effect('blocking', lr=2.5) (unit compounds)", lambda: designs.rw_effect("blocking", lr=2.5), ValueError,
+         "lr: expected a number <= 2 for 'blocking'"),
+        ("rw_effect('blocking', lr=1.5) is stable for unit compounds",
+         lambda: abs(designs.rw_effect("blocking", lr=1.5)) < 1.0, "ok", ""),
+        ("describe(batch, i=5)", lambda: designs.describe(batch, i=5), ValueError, "i: expected an integer <= 1"),
+        ("trials('nope')", lambda: designs.trials("nope"), ValueError, "design: expected one of"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)

@@ -1,11 +1,15 @@
-"""Types accepted by contract (the list in ``pavlovlab._checks``' docstring): each is converted as documented and
-gives exactly the result of the canonical type; the near misses are refused by name."""
+"""``pavlovlab._checks``: the types accepted by contract (the list in its docstring) are each converted as documented
+and give exactly the result of the canonical type, the near misses are refused by name; the fast finiteness test
+(``all_finite``) is exact."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
 import torch
+from badinput import randn
 
 from pavlovlab._checks import check_device, check_float_dtype, check_int, check_real, check_shape
 from pavlovlab.attention import forms as A
@@ -69,3 +73,31 @@ def test_shapes():
         check_shape("batch_shape", 3)
     with pytest.raises(ValueError, match=r"batch_shape\[0\]: expected an integer >= 1, got -2"):
         check_shape("batch_shape", (-2,))
+
+
+# ----------------------------------------------------------------------------- the fast finiteness test is exact
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_all_finite_sees_one_bad_entry_anywhere(dtype, bad):
+    """``all_finite`` decides by the sum first: one NaN/inf at any position (first, middle, last, strided)
+    must still be found."""
+    from pavlovlab._checks import all_finite
+
+    x = randn(3, 5, 7).to(dtype)
+    assert all_finite(x) and all_finite(x.mT)
+    for index in [(0, 0, 0), (1, 2, 3), (2, 4, 6)]:
+        y = x.clone()
+        y[index] = bad
+        assert not all_finite(y) and not all_finite(y.mT)
+
+
+def test_all_finite_with_both_infinities_and_with_a_sum_that_overflows():
+    from pavlovlab._checks import all_finite
+
+    both = torch.tensor([1.0, math.inf, -math.inf])               # inf + (−inf) = NaN in the sum: still caught
+    assert not all_finite(both)
+    big = torch.full((4,), 3.0e38)                                 # finite entries whose float32 sum overflows
+    assert not math.isfinite(float(big.sum())) and all_finite(big)
+    half = torch.full((10,), 60000.0, dtype=torch.float16)        # likewise in float16 (max 65504)
+    assert all_finite(half)
+    assert all_finite(torch.empty(0)) and all_finite(torch.empty(3, 3, device="meta"))

@@ -1,5 +1,5 @@
-"""A ``student`` run killed mid-write leaves its hidden temporary file behind; the next run removes it, and
-only it: never a file of another name, never the temporary file of a run writing now."""
+"""``pavlovlab.teach.student``: a run killed mid-write leaves its hidden temporary file behind; the next run removes
+it, and only it: never a file of another name, never the temporary file of a run writing now. Bad input is named."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from badinput import check
 
 from pavlovlab.teach import student
 from pavlovlab.teach.student import make_student_copies
@@ -106,3 +107,34 @@ def test_a_temporary_file_being_written_now_is_left_alone(tmp_path):
         assert writing.exists()
     finally:
         os.close(fd)
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+def _one_cell_course(folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1")]
+    nbformat.write(nb, folder / "00_start.ipynb")
+    return folder
+
+
+def bad_input_rows(tmp):
+    """Bad input of ``pavlovlab.teach.student``: one row ``(case, call, expect, fragment)`` a case."""
+    course = _one_cell_course(tmp / "course")
+    (tmp / "afile").write_text("mine")
+    return [
+        ("make_student_copies into a folder whose parent is a file",
+         lambda: student.make_student_copies(course, tmp / "afile" / "sub"), NotADirectoryError,
+         "out_dir: expected a folder path, got"),
+        ("student_notebook(<a dict>)", lambda: student.student_notebook({"cells": []}), TypeError,
+         "nb: expected a notebook (a NotebookNode"),
+        ("student_notebook(<a path>)", lambda: student.student_notebook(str(course / "00_start.ipynb")), TypeError,
+         "nb: expected a notebook"),
+        ("the parent file is untouched", lambda: (tmp / "afile").read_text() == "mine", "ok", ""),
+    ]
+
+
+@pytest.mark.parametrize("i", range(4))
+def test_bad_input(tmp_path, i):
+    _, call, expect, fragment = bad_input_rows(tmp_path)[i]
+    check(call, expect, fragment)
