@@ -7,10 +7,15 @@ cell runs again (as the learner is told), and the cells from there run in order 
 together one pass through the notebook, each part started from a fresh kernel. The first check cell is also run
 once in a restarted kernel *without* the set-up cell: what the kernel shows there is Python's own NameError
 (nothing of ours runs before the set-up cell), and it must not come from our code either.
+
+This module is the run; the ``test_restart_<group>.py`` files beside it each run it over one group of
+:data:`GROUPS`, so that ``--dist loadfile`` (which sends a whole file to one worker) can share the notebooks out
+between the workers: one notebook takes from a few seconds to more than a minute of kernel time.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -23,10 +28,14 @@ from pavlovlab.teach import student
 from pavlovlab.teach.exercise_keys import cell_key
 from pavlovlab.teach.exercises import name_errors
 
-pytestmark = pytest.mark.slow
-
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(p.name for p in (ROOT / "course").glob("[0-9]*.ipynb"))
+GROUPS = {
+    "conditioning_to_depth": "0[0-5]_*",             # 00 start here to 05 depth and width
+    "forgetting_and_trained_models": "0[6-8]_*",     # 06 delta and Oja to 08 conditioning in trained models
+}
+"""``test_restart_<group>.py`` runs the course notebooks whose file names match the glob: together every notebook,
+each once (checked when this module is imported, so that a new notebook cannot go untested)."""
 PATIENCE_S = 1800
 """Per cell: only catches a hang (the heaviest cell trains small models for a few minutes on a loaded core)."""
 
@@ -69,18 +78,23 @@ def problems(index: int, cell) -> list[str]:
     return found
 
 
-@pytest.fixture(scope="module")
-def learner_copies(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("learner") / "student"
-    student.make_student_copies(ROOT / "course", folder)
-    return folder
+def group(name: str) -> list[str]:
+    """The notebooks of the group ``name`` of :data:`GROUPS`."""
+    return fnmatch.filter(NOTEBOOKS, f"{GROUPS[name]}.ipynb")
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_a_restart_at_any_check_or_verdict_cell_gives_no_traceback_of_ours(name, learner_copies, monkeypatch):
+_grouped = sorted(n for g in GROUPS for n in group(g))
+assert _grouped == NOTEBOOKS, f"each course notebook in one restart group of GROUPS: {_grouped} != {NOTEBOOKS}"
+
+
+def check_restarts(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run the learner copy of notebook ``name`` (written by ``make student``'s code into ``tmp_path``) with a
+    kernel restart at every restart point; fail on a traceback of ours or a NameError without its sentence."""
     from jupyter_core.utils import run_sync
     from nbclient import NotebookClient
 
+    learner_copies = tmp_path / "student"
+    student.make_student_copies(ROOT / "course", learner_copies)
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     nb = nbformat.read(learner_copies / name, as_version=4)
