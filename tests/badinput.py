@@ -14,6 +14,7 @@ A row is ``(case, call, expect, fragment)``:
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import pytest
@@ -73,6 +74,16 @@ def parametrize(rows):
 
 
 # ------------------------------------------------------------------------ the tables' shared inputs
+NAN = math.nan
+LONG = 300_000                       # 300,000² float32 scores: 360 GB
+VERY_LONG = 2 ** 20                  # 2²⁰ squared: 4.4 TB
+
+
+def column(T: int) -> torch.Tensor:
+    """A ``(T, 1)`` column of ones: a sequence of ``T`` one-feature steps, whose T × T square is what is too large."""
+    return torch.ones(T, 1)
+
+
 def randn(*shape, seed=0, dtype=torch.float32) -> torch.Tensor:
     """Standard normal draws of ``shape`` from a generator seeded with ``seed`` (the same numbers every run)."""
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from badinput import FAST, check, parametrize
+from badinput import FAST, NAN, check, parametrize
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -107,10 +107,6 @@ def test_t_quantile_table_and_normal_limit():
 
 
 # ---------------------------------------------------------------------------------------------------- bad input
-NAN = math.nan
-
-
-
 def bad_input_rows() -> list:
     """Bad input of ``pavlovlab.statistics``: one row ``(case, call, expect, fragment)`` a case."""
     one = torch.ones(3)

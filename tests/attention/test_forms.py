@@ -7,7 +7,7 @@ import re
 import pytest
 import torch
 import torch.nn.functional as F
-from badinput import check, draw_qkv, parametrize, randn, unit, with_nan
+from badinput import LONG, VERY_LONG, check, column, draw_qkv, parametrize, randn, unit, with_nan
 from conftest import TOL, rel_rms
 
 import pavlovlab as pl
@@ -626,17 +626,9 @@ def _softmax_zero_dim_uniform():
     return bool(torch.allclose(o, expected))
 
 
-LONG = 300_000                       # 300,000² float32 scores: 360 GB
-VERY_LONG = 2 ** 20                  # 2²⁰ squared: 4.4 TB
-
-
 def _fits(call) -> bool:
     out = call()
     return all(o.isfinite().all() for o in (out if isinstance(out, tuple) else (out,)))
-
-
-def _seq(T: int) -> torch.Tensor:
-    return torch.ones(T, 1)
 
 
 def bad_input_rows() -> list:
@@ -717,24 +709,25 @@ def bad_input_rows() -> list:
          lambda: A.softmax_attention(torch.zeros(1, 3, 0), torch.zeros(1, 3, 0), torch.ones(1, 3, 2)), ValueError,
          "q: expected a key dimension d_k >= 1 for the default scale"),
         ("softmax_attention(d_k = 0, scale=1): the running mean of v", _softmax_zero_dim_uniform, "ok", ""),
-        ("softmax_attention(T = 300,000)", lambda: pl.softmax_attention(*(_seq(LONG),) * 3), ValueError,
+        ("softmax_attention(T = 300,000)", lambda: pl.softmax_attention(*(column(LONG),) * 3), ValueError,
          "k: the scores, batch × T_q × T = 9e+10 float32 entries (360 GB) do not fit in the"),
-        ("softmax_attention(T = 300,000, causal=False)", lambda: pl.softmax_attention(*(_seq(LONG),) * 3, causal=False),
-         ValueError, "of cpu memory; softmax attention is quadratic in T"),
-        ("linear_attention(mode='parallel', T = 2²⁰)", lambda: pl.linear_attention(*(_seq(VERY_LONG),) * 3,
+        ("softmax_attention(T = 300,000, causal=False)",
+         lambda: pl.softmax_attention(*(column(LONG),) * 3, causal=False), ValueError,
+         "of cpu memory; softmax attention is quadratic in T"),
+        ("linear_attention(mode='parallel', T = 2²⁰)", lambda: pl.linear_attention(*(column(VERY_LONG),) * 3,
                                                                                    mode="parallel"),
          ValueError, "mode: the parallel form's scores, batch × T × T = 1.1e+12 float32 entries (4.4 TB)"),
-        ("linear_attention(chunk_size = T = 2²⁰)", lambda: pl.linear_attention(*(_seq(VERY_LONG),) * 3,
+        ("linear_attention(chunk_size = T = 2²⁰)", lambda: pl.linear_attention(*(column(VERY_LONG),) * 3,
                                                                                chunk_size=VERY_LONG),
          ValueError, "chunk_size: the chunks' scores"),
-        ("delta_rule_attention(chunk_size = T = 2²⁰)", lambda: pl.delta_rule_attention(*(_seq(VERY_LONG),) * 3, 0.5,
+        ("delta_rule_attention(chunk_size = T = 2²⁰)", lambda: pl.delta_rule_attention(*(column(VERY_LONG),) * 3, 0.5,
                                                                                        chunk_size=VERY_LONG),
          ValueError, "chunk_size: the chunks' scores"),
         ("scalar_gated_linear_attention(T = 2²⁰)", lambda: A.scalar_gated_linear_attention(
-            *(_seq(VERY_LONG),) * 3, torch.full((VERY_LONG,), 0.9)), ValueError, "mode: the parallel form's scores"),
+            *(column(VERY_LONG),) * 3, torch.full((VERY_LONG,), 0.9)), ValueError, "mode: the parallel form's scores"),
         ("linear_attention(T = 2²⁰) in chunks runs", lambda: _fits(lambda: pl.linear_attention(
-            *(_seq(VERY_LONG) * 1e-3,) * 3)), "ok", ""),
-        ("softmax_attention(T = 2,000) runs", lambda: _fits(lambda: pl.softmax_attention(*(_seq(2000),) * 3)), "ok",
+            *(column(VERY_LONG) * 1e-3,) * 3)), "ok", ""),
+        ("softmax_attention(T = 2,000) runs", lambda: _fits(lambda: pl.softmax_attention(*(column(2000),) * 3)), "ok",
          ""),
         ("softmax_attention(causal='yes')", lambda: softmax_attention(*(torch.ones(3, 2),) * 3, causal="yes"),
          TypeError, "causal: expected True or False, got str"),

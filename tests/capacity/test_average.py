@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from badinput import FAST, check, parametrize
+from badinput import FAST, LONG, NAN, check, column, parametrize
 from conftest import needs_cuda
 from hypothesis import given
 from hypothesis import strategies as st
@@ -196,16 +196,6 @@ def test_exact_ties_count_as_recall_failures():
 
 
 # ---------------------------------------------------------------------------------------------------- bad input
-NAN = math.nan
-
-
-LONG = 300_000
-
-
-def _seq(T: int) -> torch.Tensor:
-    return torch.ones(T, 1)
-
-
 def _gen(seed=0):
     return torch.Generator().manual_seed(seed)
 
@@ -216,7 +206,6 @@ def _store_and_recall_by_hand():
     m = ar.store_and_recall(keys, torch.eye(2, dtype=torch.float64))
     return bool(torch.allclose(m.cosine, torch.full((2,), 1 / math.sqrt(1.36), dtype=torch.float64))
                 and m.correct.all())
-
 
 
 hyper = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 50), st.text(max_size=2), st.none())
@@ -251,7 +240,7 @@ def bad_input_rows() -> list:
          "max_ratio: expected max_ratio · d_k >= 1"),
         ("fidelity_gap(one trial)", lambda: ar.fidelity_gap([1, 2], torch.ones(1, 2), 8), ValueError,
          "fidelity: expected (trials >= 2"),
-        ("store_and_recall(n = 300,000)", lambda: ar.store_and_recall(_seq(LONG), _seq(LONG)), ValueError,
+        ("store_and_recall(n = 300,000)", lambda: ar.store_and_recall(column(LONG), column(LONG)), ValueError,
          "keys: the scores, batch × n × n"),
         ("recall_sweep(ns up to 300,000)", lambda: ar.recall_sweep(8, [10, LONG], trials=1), ValueError,
          "ns: one trial's Gram matrix, n × n for the largest n = 9e+10"),

@@ -4,7 +4,7 @@ import math
 
 import pytest
 import torch
-from badinput import check, parametrize
+from badinput import NAN, check, parametrize
 
 from pavlovlab.capacity import criteria as C
 
@@ -109,9 +109,6 @@ def test_new_bad_inputs_are_rejected(call, err, words):
 
 
 # ---------------------------------------------------------------------------------------------------- bad input
-NAN = math.nan
-
-
 def _local_slopes_by_hand():
     """d_k 4 -> 16, mean 2 -> 8: slope ln 4 / ln 4 = 1; se = √(0.1² + 0.05²) / ln 4 (relative errors 0.2/2, 0.4/8)."""
     b, se = C.local_slopes(_scaling([4, 16], [2.0, 8.0], [0.2, 0.4]))

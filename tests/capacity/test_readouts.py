@@ -4,7 +4,7 @@ over n with the package's own memories and layers, and brute force over adversar
 
 import pytest
 import torch
-from badinput import check, parametrize
+from badinput import LONG, check, column, parametrize
 
 import pavlovlab as pl
 from pavlovlab import AssociativeMemory
@@ -75,19 +75,12 @@ def test_bad_inputs_are_rejected(call, err, words):
 
 
 # ---------------------------------------------------------------------------------------------------- bad input
-LONG = 300_000
-
-
-def _seq(T: int) -> torch.Tensor:
-    return torch.ones(T, 1)
-
-
 def bad_input_rows() -> list:
     """Bad input of ``pavlovlab.capacity.readouts``: one row ``(case, call, expect, fragment)`` a case."""
     k = torch.randn(2, 6, 8, generator=torch.Generator().manual_seed(0))
     one = torch.ones(3)
     return [
-        ("readout_weights(N = 300,000)", lambda: R.readout_weights(_seq(LONG), _seq(LONG)), ValueError,
+        ("readout_weights(N = 300,000)", lambda: R.readout_weights(column(LONG), column(LONG)), ValueError,
          "keys: the read-out weights, batch × N × N"),
         ("adversarial_error_curve(1-D)", lambda: R.adversarial_error_curve(torch.randn(8)), ValueError,
          "keys: expected a tensor of rank >= 2"),

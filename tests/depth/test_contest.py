@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from badinput import check, parametrize
+from badinput import NAN, check, parametrize
 
 from pavlovlab.depth import contest as dw
 
@@ -79,9 +79,6 @@ def test_shape_contests_pairs_shapes_by_depth_with_the_floor():
 
 
 # ---------------------------------------------------------------------------------------------------- bad input
-NAN = math.nan
-
-
 def _shape_difference_by_hand():
     """a = (1, 3), b = (0, 2): diff 1, s²/n = 1 each, se = √2, df = 4 / (1 + 1) = 2; the t quantile at 0.975
     with 2 degrees of freedom is (2p − 1)/√(2p(1 − p)) = 4.30265 (the package tabulates 4.303: within 1e-4)."""

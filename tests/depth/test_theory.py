@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from badinput import FAST, check, parametrize
+from badinput import FAST, NAN, check, parametrize
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -65,10 +65,6 @@ def test_bad_input():
 
 
 # ---------------------------------------------------------------------------------------------------- bad input
-NAN = math.nan
-
-
-
 numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 40), st.text(max_size=2),
                     st.none())
 

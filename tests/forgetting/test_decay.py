@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from badinput import FAST, check, parametrize
+from badinput import FAST, NAN, check, parametrize
 from conftest import TOL, rel_rms
 from hypothesis import given
 from hypothesis import strategies as st
@@ -153,9 +153,6 @@ def test_bad_inputs():
 
 
 # ---------------------------------------------------------------------------------------------------- bad input
-NAN = math.nan
-
-
 def _recall_by_age_one_pair():
     """One unit pair: S = v kᵀ in every memory (γ⁰ = 1; the delta rule's first write with β = 1), so S k = v."""
     out = D.recall_by_age(1, d_k=4, d_v=3, gammas=[0.9], betas=np.array([1.0]), n_trials=3, dtype="float64")
@@ -165,7 +162,6 @@ def _recall_by_age_one_pair():
 
 def _curve() -> torch.Tensor:
     return torch.linspace(1, 0, 10)
-
 
 
 numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 40), st.text(max_size=2),

@@ -4,7 +4,7 @@ import math
 
 import pytest
 import torch
-from badinput import FAST, check, parametrize, with_nan
+from badinput import FAST, NAN, check, parametrize, with_nan
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -88,9 +88,6 @@ def test_progress_bars_name_the_rule(capsys):
 
 
 # ---------------------------------------------------------------------------------------------------- bad input
-NAN = math.nan
-
-
 def _fixed_point_by_hand():
     """V = (e1, e2) in R³ (orthonormal, so P keeps rows 0, 1), K = (e1, e2) in R⁴, S = ones: rows 0, 1 become Kᵀ
     and row 2, outside the span of the values, keeps its ones."""
@@ -98,7 +95,6 @@ def _fixed_point_by_hand():
     got = oja.memory_fixed_point(S, torch.eye(4, dtype=torch.float64)[:2], torch.eye(3, dtype=torch.float64)[:2])
     expected = torch.tensor([[1.0, 0, 0, 0], [0, 1, 0, 0], [1, 1, 1, 1]], dtype=torch.float64)
     return bool(torch.allclose(got, expected, atol=1e-12))
-
 
 
 def bad_input_rows() -> list:

@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from badinput import FAST, check, parametrize, with_nan
+from badinput import FAST, NAN, check, parametrize, with_nan
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -136,9 +136,6 @@ def test_bad_inputs():
 
 
 # ---------------------------------------------------------------------------------------------------- bad input
-NAN = math.nan
-
-
 def _cue_response_by_hand():
     """S = v kᵀ with v = (2, 0, 0), k = e1: cues e1, e2, e1/2 evoke 1, 0, 1/2 of the learned response."""
     k, v = torch.eye(4)[0], torch.tensor([2.0, 0.0, 0.0])
@@ -181,7 +178,6 @@ def _unlearn_strengthens() -> torch.Tensor:
     S = torch.randn(3, 4, generator=g, dtype=torch.float64)
     k = torch.tensor([2.0, 1.5, 0.9, 0.3], dtype=torch.float64)        # ‖k‖² = 7.15
     return U.unlearn_delta(S, k, beta=3.0)
-
 
 
 hyper = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 50), st.text(max_size=2), st.none())

@@ -168,7 +168,6 @@ def _memory_of_huge_writes() -> AssociativeMemory:
     return mem
 
 
-
 hyper = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3), st.none(), st.text(max_size=2))
 
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 import torch
-from badinput import check, parametrize, unit, with_nan
+from badinput import LONG, check, column, parametrize, unit, with_nan
 from conftest import TOL, rel_rms
 
 from pavlovlab import AssociativeMemory
@@ -138,13 +138,6 @@ def test_crosstalk_variance_slope_is_one_for_random_unit_keys():
 
 
 # ---------------------------------------------------------------------------------------------------- bad input
-LONG = 300_000
-
-
-def _seq(T: int) -> torch.Tensor:
-    return torch.ones(T, 1)
-
-
 def bad_input_rows() -> list:
     """Bad input of ``pavlovlab.memory.hebbian``: one row ``(case, call, expect, fragment)`` a case."""
     unit_keys, unit_values = unit(8, 16), unit(8, 16, seed=1)
@@ -161,7 +154,7 @@ def bad_input_rows() -> list:
          "repeats: expected a number or a tensor broadcasting to (n,) = (6,), got shape (5,)"),
         ("recall_cosine with float64 memory and float32 keys", lambda: Hb.recall_cosine(keys, values, S.double()),
          TypeError, "memory: expected dtype torch.float32"),
-        ("crosstalk(n = 300,000)", lambda: Hb.crosstalk(_seq(LONG), _seq(LONG)), ValueError,
+        ("crosstalk(n = 300,000)", lambda: Hb.crosstalk(column(LONG), column(LONG)), ValueError,
          "keys: the overlaps, batch × n × n = 9e+10 float32 entries (360 GB)"),
         ("measure_crosstalk_variance([1], 8)", lambda: Hb.measure_crosstalk_variance([1], 8), ValueError,
          "ns[0]: expected an integer >= 2"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from badinput import check, parametrize
+from badinput import LONG, check, column, parametrize
 
 from pavlovlab import linear_attention
 from pavlovlab.models import head_memory as hm
@@ -113,13 +113,6 @@ def test_bad_input_is_named():
 
 
 # ---------------------------------------------------------------------------------------------------- bad input
-LONG = 300_000
-
-
-def _seq(T: int) -> torch.Tensor:
-    return torch.ones(T, 1)
-
-
 def bad_input_rows() -> list:
     """Bad input of ``pavlovlab.models.head_memory``: one row ``(case, call, expect, fragment)`` a case."""
     model = Mo.TinyTransformer(8, d_model=8, n_heads=1, d_head=4, seed=0)
@@ -127,7 +120,7 @@ def bad_input_rows() -> list:
     return [
         ("recall_against_load(model='m')", lambda: hm.recall_against_load("m", [8]), TypeError, "model: expected"),
         ("write_norms(model='m')", lambda: hm.write_norms("m", n_pairs=2), TypeError, "model: expected"),
-        ("mean_squared_overlap(n = 300,000)", lambda: hm.mean_squared_overlap(_seq(LONG)), ValueError,
+        ("mean_squared_overlap(n = 300,000)", lambda: hm.mean_squared_overlap(column(LONG)), ValueError,
          "keys: the overlaps, batch × n × n"),
         ("head_states(layer=3)", lambda: hm.head_states(model, torch.zeros(1, 3, dtype=torch.long), layer=3),
          ValueError, "layer: expected"),
