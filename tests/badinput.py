@@ -1,4 +1,6 @@
-"""Shared runner of the bad-input tables (``tests/test_bad_input_*.py``).
+"""Shared runner of the bad-input tables: each module's table is ``bad_input_rows()`` in the test file that mirrors
+its path (``pavlovlab/attention/forms.py`` → ``tests/attention/test_forms.py``), run by ``@parametrize(...)`` and
+:func:`check`; ``tests/test_bad_input_coverage.py`` finds them all.
 
 A row is ``(case, call, expect, fragment)``:
 
@@ -12,9 +14,16 @@ A row is ``(case, call, expect, fragment)``:
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import settings
+
+FAST = settings(max_examples=30, deadline=None, derandomize=True, database=None)
+"""The property tests of bad input (hypothesis): 30 examples, the same ones every run, no example database."""
 
 
 def check(call, expect, fragment) -> None:
@@ -62,3 +71,36 @@ def classify(call, expect, fragment) -> tuple[str, str]:
 def parametrize(rows):
     """``pytest.mark.parametrize`` over a table, ids = the case names."""
     return pytest.mark.parametrize("call, expect, fragment", [r[1:] for r in rows], ids=[r[0] for r in rows])
+
+
+# ------------------------------------------------------------------------ the tables' shared inputs
+NAN = math.nan
+LONG = 300_000                       # 300,000² float32 scores: 360 GB
+VERY_LONG = 2 ** 20                  # 2²⁰ squared: 4.4 TB
+
+
+def column(T: int) -> torch.Tensor:
+    """A ``(T, 1)`` column of ones: a sequence of ``T`` one-feature steps, whose T × T square is what is too large."""
+    return torch.ones(T, 1)
+
+
+def randn(*shape, seed=0, dtype=torch.float32) -> torch.Tensor:
+    """Standard normal draws of ``shape`` from a generator seeded with ``seed`` (the same numbers every run)."""
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+def unit(*shape, seed=0) -> torch.Tensor:
+    """:func:`randn` normalised to unit length along the last dim (unit keys)."""
+    return F.normalize(randn(*shape, seed=seed), dim=-1)
+
+
+def with_nan(x: torch.Tensor, where=(0, 0)) -> torch.Tensor:
+    """A copy of ``x`` with a NaN at index ``where``."""
+    x = x.clone()
+    x[where] = float("nan")
+    return x
+
+
+def draw_qkv(T=6, d_k=4, d_v=2) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Queries and keys ``(T, d_k)`` and values ``(T, d_v)``, each from its own seed."""
+    return randn(T, d_k, seed=1), randn(T, d_k, seed=2), randn(T, d_v, seed=3)

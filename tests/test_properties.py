@@ -13,15 +13,12 @@ few examples each, no deadline (the machine is shared).
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from pavlovlab.attention import forms as A  # noqa: E402
+from pavlovlab.attention import forms as A
 
 FAST = settings(max_examples=25, deadline=None, derandomize=True, database=None)  # reproducible, no .hypothesis/
 

@@ -4,6 +4,9 @@ import math
 
 import pytest
 import torch
+from badinput import FAST, check, parametrize
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pavlovlab import sampling as S
 
@@ -89,3 +92,40 @@ def test_orthogonal_keys_are_orthonormal_frames():
     K = S.random_keys(5, 12, d=6, kind="orthogonal", generator=torch.Generator().manual_seed(0), dtype=DT)
     for frame in (K[:, :6], K[:, 6:]):
         torch.testing.assert_close(frame @ frame.mT, torch.eye(6, dtype=DT).expand(5, 6, 6), rtol=0, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+
+
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.sampling``: one row ``(case, call, expect, fragment)`` a case."""
+    return [
+        ("random_keys dtype string", lambda: S.random_keys(2, d=3, dtype="float64").dtype == torch.float64, "ok", ""),
+        ("random_keys dtype long", lambda: S.random_keys(2, d=3, dtype=torch.long), TypeError, "dtype:"),
+        ("random_keys kind typo", lambda: S.random_keys(2, d=3, kind="normal"), ValueError, "kind: expected one of"),
+        ("random_keys(3, d=4, device='tpu')", lambda: S.random_keys(3, d=4, device="tpu"), ValueError,
+         "device: expected a device name"),
+        ("random_keys(2**40, d=2**20)", lambda: S.random_keys(2**40, d=2**20), ValueError,
+         "shape: (*shape, d) = 1.153e+18 float32 entries"),
+        ("random_keys(-1, d=4)", lambda: S.random_keys(-1, d=4), ValueError, "shape[0]: expected an integer >= 0"),
+        ("random_keys(3, d=4, dtype='float64') (accepted by contract)",
+         lambda: S.random_keys(3, d=4, dtype="float64").dtype == torch.float64, "ok", ""),
+        ("random_values(3, d=0)", lambda: S.random_values(3, d=0), ValueError, "d: expected an integer >= 1"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)
+
+
+@FAST
+@given(shape=st.lists(st.integers(-2, 3), max_size=2), d=st.integers(-1, 3),
+       device=st.sampled_from([None, "cpu", "gpu", "tpu"]), kind=st.sampled_from(["sphere", "normal"]))
+def test_property_sampling_names_the_argument(shape, d, device, kind):
+    try:
+        x = S.random_keys(*shape, d=d, kind=kind, device=device)
+    except (ValueError, TypeError) as e:
+        assert str(e).split(":")[0].split("[")[0] in {"shape", "d", "kind", "device"}, str(e)
+        return
+    assert x.shape == (*shape, d)

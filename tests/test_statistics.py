@@ -6,6 +6,9 @@ import math
 import numpy as np
 import pytest
 import torch
+from badinput import FAST, NAN, check, parametrize
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pavlovlab import statistics
 
@@ -101,3 +104,46 @@ def test_t_quantile_table_and_normal_limit():
     assert statistics.t_quantile(1000) == 1.96
     with pytest.raises(ValueError, match="df"):
         statistics.t_quantile(0)
+
+
+# ---------------------------------------------------------------------------------------------------- bad input
+def bad_input_rows() -> list:
+    """Bad input of ``pavlovlab.statistics``: one row ``(case, call, expect, fragment)`` a case."""
+    one = torch.ones(3)
+    return [
+        ("fit_slope with constant x", lambda: statistics.fit_slope([2, 2, 2], [1, 2, 3]), ValueError,
+         "x: expected at least two distinct values"),
+        ("fit_slope with NaN in y", lambda: statistics.fit_slope([1, 2, 3], [1, NAN, 3]), ValueError,
+         "y: expected finite numbers"),
+        ("fit_log_slope with mismatched lengths", lambda: statistics.fit_log_slope([1, 2, 3], [1, 2]), ValueError,
+         "y:"),
+        ("fit_log_slope with NaN in x", lambda: statistics.fit_log_slope([1, NAN, 3], [1, 2, 3]), ValueError,
+         "x: expected finite numbers"),
+        ("slope_through_origin with x = 0", lambda: statistics.slope_through_origin(torch.zeros(3), torch.ones(2, 3)),
+         ValueError, "x: expected at least one non-zero value"),
+        ("summarize of one sequence", lambda: statistics.summarize(torch.ones(1, 1)), ValueError,
+         "x: expected at least 2 seeds or 2 sequences"),
+        ("summarize of one seed, two sequences", lambda: statistics.summarize(torch.tensor([[1.0, 3.0]])).mean == 2.0,
+         "ok", ""),
+        ("bootstrap_slope_se with fewer samples", lambda: statistics.bootstrap_slope_se([1, 2], [one]), ValueError,
+         "samples: expected number of points"),
+        ("t_quantile(0)", lambda: statistics.t_quantile(0), ValueError, "df: expected an integer >= 1"),
+    ]
+
+
+@parametrize(bad_input_rows())
+def test_bad_input_row(call, expect, fragment):
+    check(call, expect, fragment)
+
+
+@FAST
+@given(x=st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=4),
+       y=st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=4))
+def test_property_statistics_names_the_argument(x, y):
+    for call in (lambda: statistics.fit_slope(x, y), lambda: statistics.fit_log_slope(x, y)):
+        try:
+            out = call()
+        except (ValueError, TypeError) as e:
+            assert str(e).split(":")[0] in {"x", "y", "x, y"}, str(e)
+            continue
+        assert all(math.isfinite(o) for o in (out if isinstance(out, tuple) else (out,))), (x, y, out)

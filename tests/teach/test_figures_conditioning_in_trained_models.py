@@ -88,7 +88,7 @@ def test_key_crosstalk_figure_has_a_bar_per_head_and_a_spectrum_per_head():
     assert any(line.get_ydata()[0] == pytest.approx(0.2) for line in ax0.lines)   # (n − 1)/d_k dashed
 
 
-def test_recall_figure_plots_each_head_against_the_curve_of_notebook_04():
+def test_recall_figure_plots_each_head_against_the_capacity_limits_curve():
     loads = [{"n": torch.tensor([4, 8]), "accuracy": torch.tensor([1.0, 0.9]),
               "fidelity": -torch.tensor([[0.9, 0.5], [0.8, 0.4]]), "fidelity_theory": torch.tensor([[0.9, 0.9],
                                                                                                   [0.8, 0.8]])}]
