@@ -149,7 +149,6 @@ def test_theory_helpers_are_finite(n, d_k, d_v, H, L, threshold):
     assert finite(Ar.fidelity_theory(n, d_k))
     assert finite(Ar.average_capacity_theory(d_k, threshold))
     assert finite(Cp.worst_case_bound(d_k))
-    assert finite(Th.crosstalk_variance(n, d_k, d_v, H))
     assert finite(Th.paper_bound(L, H, n, d_k))
     assert 0.0 <= Th.paper_bound(L, H, n, d_k) <= 1.0
     assert 0.0 <= Th.stack_error_theory(L, H, max(n, 2), max(d_k, 4), rule="all_fail", p_head=0.5) <= 1.0

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from badinput import FAST, LONG, NAN, check, column, parametrize
+from badinput import FAST, LONG, NAN, check, parametrize
 from conftest import needs_cuda
 from hypothesis import given
 from hypothesis import strategies as st
@@ -21,7 +21,7 @@ from pavlovlab.statistics import fit_slope
 def test_store_and_recall_matches_the_memory_and_the_gram_shortcut(gen):
     K = random_keys(4, 30, d=12, generator=gen, dtype=torch.float64)
     V = random_values(4, 30, d=9, generator=gen, dtype=torch.float64)
-    m = ar.store_and_recall(K, V)
+    m = ar._store_and_recall(K, V)
     mem = AssociativeMemory(12, 9, batch_shape=(4,), dtype=torch.float64)
     mem.write(K, V)
     read = mem.read(K)
@@ -37,7 +37,7 @@ def test_recall_sweep_gram_shortcut_matches_store_and_recall_for_every_prefix():
     fast = ar.recall_sweep(12, ns, trials=4, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
     K = random_keys(4, 30, d=12, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
     for b, n in enumerate(ns):
-        slow = ar.store_and_recall(K[:, :n], torch.eye(n, dtype=torch.float64).expand(4, n, n))
+        slow = ar._store_and_recall(K[:, :n], torch.eye(n, dtype=torch.float64).expand(4, n, n))
         torch.testing.assert_close(fast.cosine[:, b, :n], slow.cosine)
         assert torch.equal(fast.correct[:, b, :n], slow.correct)
         assert fast.cosine[:, b, n:].isnan().all() and not fast.correct[:, b, n:].any()
@@ -156,8 +156,6 @@ def test_estimators_on_hand_made_curves():
 
 
 @pytest.mark.parametrize("call, err, words", [
-    (lambda: ar.store_and_recall(torch.randn(5, 4), torch.randn(6, 3)), ValueError, "number of pairs"),
-    (lambda: ar.store_and_recall(torch.randn(5, 4), torch.randn(5, 3, dtype=torch.float64)), TypeError, "dtype"),
     (lambda: ar.recall_sweep(4, [1, 3, 3]), ValueError, "strictly increasing"),
     (lambda: ar.recall_sweep(4, [1.0, 2.0]), ValueError, "ns: expected"),
     (lambda: ar.recall_sweep(4, [0, 2]), ValueError, "pairs >= 1"),
@@ -189,10 +187,10 @@ def test_exact_ties_count_as_recall_failures():
     recall that cannot tell the two values apart is a failure, not a success."""
     k = torch.tensor([[1.0, 1.0], [1.0, 1.0]], dtype=torch.float64) / math.sqrt(2)
     v = torch.eye(2, dtype=torch.float64)
-    m = ar.store_and_recall(k, v)
+    m = ar._store_and_recall(k, v)
     assert not m.correct.any()
     k3 = torch.tensor([[1.0, 1.0], [1.0, -1.0]], dtype=torch.float64) / math.sqrt(2)   # orthogonal: both recalled
-    assert ar.store_and_recall(k3, v).correct.all()
+    assert ar._store_and_recall(k3, v).correct.all()
 
 
 # ---------------------------------------------------------------------------------------------------- bad input
@@ -203,7 +201,7 @@ def _gen(seed=0):
 def _store_and_recall_by_hand():
     """Keys (1, 0) and (0.6, 0.8), one-hot values: S k_j = e_j + 0.6 e_other, cosine 1/√1.36, both decoded."""
     keys = torch.tensor([[1.0, 0.0], [0.6, 0.8]], dtype=torch.float64)
-    m = ar.store_and_recall(keys, torch.eye(2, dtype=torch.float64))
+    m = ar._store_and_recall(keys, torch.eye(2, dtype=torch.float64))
     return bool(torch.allclose(m.cosine, torch.full((2,), 1 / math.sqrt(1.36), dtype=torch.float64))
                 and m.correct.all())
 
@@ -213,7 +211,6 @@ hyper = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3
 
 def bad_input_rows() -> list:
     """Bad input of ``pavlovlab.capacity.average``: one row ``(case, call, expect, fragment)`` a case."""
-    keys = torch.eye(4)[:3]
     return [
         ("average capacity d_k < 0", lambda: ar.average_capacity_theory(-16), ValueError, "d_k: expected numbers > 0"),
         ("fidelity n = 0", lambda: ar.fidelity_theory(0, 16), ValueError, "n: expected"),
@@ -240,8 +237,6 @@ def bad_input_rows() -> list:
          "max_ratio: expected max_ratio · d_k >= 1"),
         ("fidelity_gap(one trial)", lambda: ar.fidelity_gap([1, 2], torch.ones(1, 2), 8), ValueError,
          "fidelity: expected (trials >= 2"),
-        ("store_and_recall(n = 300,000)", lambda: ar.store_and_recall(column(LONG), column(LONG)), ValueError,
-         "keys: the scores, batch × n × n"),
         ("recall_sweep(ns up to 300,000)", lambda: ar.recall_sweep(8, [10, LONG], trials=1), ValueError,
          "ns: one trial's Gram matrix, n × n for the largest n = 9e+10"),
         ("capacity_sweep(8)", lambda: ar.capacity_sweep(8), TypeError, "d_ks: expected a non-empty sequence"),
@@ -268,14 +263,6 @@ def bad_input_rows() -> list:
          lambda: (lambda m: m.cosine.dtype == torch.float32 and bool(torch.allclose(m.cosine[:, 0, 0], torch.ones(3)))
                   and bool(m.correct[:, 0, 0].all()) and bool(m.cosine[:, 0, 1].isnan().all()))(
              ar.recall_sweep(4, [1, 2], trials=3, generator=_gen(), dtype="float32")), "ok", ""),
-        ("store_and_recall(list keys)", lambda: ar.store_and_recall([[1.0]], torch.zeros(1, 1)), TypeError,
-         "keys: expected a torch.Tensor"),
-        ("store_and_recall(3 keys, 2 values)", lambda: ar.store_and_recall(keys, torch.ones(2, 4)), ValueError,
-         "values: expected number of pairs n (dim -2 of keys) = 3, got 2"),
-        ("store_and_recall(float64 values)", lambda: ar.store_and_recall(keys, torch.ones(3, 2).double()), TypeError,
-         "values: expected dtype torch.float32"),
-        ("store_and_recall(NaN value)", lambda: ar.store_and_recall(keys, torch.tensor([[1.0], [NAN], [1.0]])),
-         ValueError, "values: expected finite values"),
         ("store_and_recall of keys at cosine 0.6: cosine 1/√1.36", _store_and_recall_by_hand, "ok", ""),
     ]
 

@@ -114,7 +114,6 @@ def bad_input_rows() -> list:
         ("shape_contests([])", lambda: dw.shape_contests([]), TypeError, "record: expected a cached record"),
         ("same_task_budget(2, 3, 8)", lambda: dw.same_task_budget(2, 3, 8), ValueError,
          "width: expected a width with at least one way to cut it into heads of d_k >= 4"),
-        ("budget_shapes(0)", lambda: dw.budget_shapes(0), ValueError, "budget: expected an integer >= 1"),
     ]
 
 

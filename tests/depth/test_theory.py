@@ -54,7 +54,7 @@ def test_theory_shapes_and_paper_bound():
     assert th.stack_error_theory(1, 1, 16, 32) == pytest.approx(th.hop_error_theory(16, 32))
     assert th.paper_bound(3, 2, 9, 32) == pytest.approx(3 * (8 / 32) ** 2)
     assert th.paper_bound(3, 1, 64, 32) == 1.0
-    assert th.crosstalk_variance(17, 8, 8) == pytest.approx(16 / 64)
+    assert th._crosstalk_variance(np.array(17), np.array(8), np.array(8), np.array(1)) == pytest.approx(16 / 64)
 
 
 def test_bad_input():
@@ -72,15 +72,12 @@ numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(
 def bad_input_rows() -> list:
     """Bad input of ``pavlovlab.depth.theory``: one row ``(case, call, expect, fragment)`` a case."""
     return [
-        ("crosstalk_variance n = 0", lambda: th.crosstalk_variance(0, 16), ValueError, "n: expected numbers >= 1"),
-        ("crosstalk_variance d_k = 0", lambda: th.crosstalk_variance(4, 0), ValueError, "d_k: expected numbers >= 1"),
         ("paper_bound n = 0", lambda: th.paper_bound(1, 1, 0, 16), ValueError, "n: expected numbers >= 1"),
         ("paper_bound L = −1", lambda: th.paper_bound(-1, 1, 8, 16), ValueError, "L: expected numbers >= 0"),
         ("stack_error_theory L = −2", lambda: th.stack_error_theory(-2, 1, 8, 16), ValueError, "L: expected numbers"),
         ("stack_error_theory p_head = 2", lambda: th.stack_error_theory(2, 1, 8, 16, rule="all_fail", p_head=2),
          ValueError, "p_head: expected numbers <= 1"),
         ("paper_bound NaN", lambda: th.paper_bound(1, 1, float("nan"), 16), ValueError, "n: expected finite"),
-        ("crosstalk_variance value", lambda: th.crosstalk_variance(9, 4, 2) == 1.0, "ok", ""),
         ("hop_failure_bound(nan, 8)", lambda: th.hop_failure_bound(NAN, 8), ValueError, "n: expected finite numbers"),
         ("hop_failure_bound(3, 'a')", lambda: th.hop_failure_bound(3, "a"), TypeError, "d_k: expected a number"),
         ("hop_failure_bound(3, 0)", lambda: th.hop_failure_bound(3, 0), ValueError, "d_k: expected numbers >= 1"),
@@ -123,8 +120,7 @@ def test_bad_input_row(call, expect, fragment):
 def test_property_stacking_theories_name_the_argument(L, n, d):
     for call, names in [(lambda: th.raw_noise_theory(L, n, d), {"L", "n", "d"}),
                         (lambda: th.paper_bound(L, 1, n, d), {"L", "n", "d_k"}),
-                        (lambda: th.hop_error_theory(n, d), {"n", "d_k", "d_v", "H", "d_k, d_v", "n, H"}),
-                        (lambda: th.crosstalk_variance(n, d), {"n", "d_k", "d_v"})]:
+                        (lambda: th.hop_error_theory(n, d), {"n", "d_k", "d_v", "H", "d_k, d_v", "n, H"})]:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:

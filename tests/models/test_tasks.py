@@ -16,7 +16,6 @@ from pavlovlab.models.tasks import (
     backward_steps,
     pointer_chasing,
     pointer_vocab_size,
-    sequence_length,
     vocab_size,
 )
 
@@ -31,7 +30,7 @@ def test_shapes_layout_and_vocabulary(device):
     b, a = _batch(device)
     S, Q, nk, nv = a["n_pairs"], a["n_queries"], a["n_keys"], a["n_values"]
     assert isinstance(b, RecallBatch)
-    assert b.tokens.shape == b.targets.shape == (500, sequence_length(S, Q)) == (500, 2 * S + Q)
+    assert b.tokens.shape == b.targets.shape == (500, 2 * S + Q)
     assert b.tokens.dtype == b.targets.dtype == torch.long and b.tokens.device.type == device.type
     assert vocab_size(nk, nv) == nk + nv
     keys, values = b.tokens[:, 0:2 * S:2], b.tokens[:, 1:2 * S:2]
@@ -177,8 +176,6 @@ def test_backward_steps_by_a_literal_loop(S, K, Q, separator):
 def bad_input_rows() -> list:
     """Bad input of ``pavlovlab.models.tasks``: one row ``(case, call, expect, fragment)`` a case."""
     return [
-        ("sequence_length(−5)", lambda: Ta.sequence_length(-5), ValueError, "n_pairs: expected an integer >= 1"),
-        ("sequence_length value", lambda: Ta.sequence_length(5, 2) == 12, "ok", ""),
         ("associative_recall(device='nope')", lambda: Ta.associative_recall(2, n_pairs=2, device="nope"), ValueError,
          "device: expected a device name such as 'cpu'"),
         ("pointer_chasing(device='tpu')", lambda: Ta.pointer_chasing(2, n_pairs=3, device="tpu"), ValueError,
