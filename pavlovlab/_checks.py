@@ -14,7 +14,7 @@ what was expected and what was given.
    :class:`NonFiniteWarning` (a RuntimeWarning) naming the function and the cause (:func:`warn_nonfinite`).
    Turn it into an error with ``warnings.simplefilter("error", NonFiniteWarning)``.
 
-**Accepted by contract** (documented here once, tested in ``tests/test_bad_input_contract.py``):
+**Accepted by contract** (documented here once, tested in ``tests/test_checks.py``):
 
 - a *number* argument (``check_real``) takes a Python number, a NumPy scalar (``np.float32(0.5)``) or a
   one-element tensor without gradient (``torch.tensor(2.0)``), converted with ``float``; a tensor that

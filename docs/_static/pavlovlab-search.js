@@ -1,7 +1,7 @@
 // Search result snippets from the page's own text, without the theme's chrome (launch and download buttons,
 // "System Settings Light Dark", the print-only contents, previous/next links, footers). Sphinx's search reads
 // the fetched page's [role="main"], which in this theme also holds those buttons; the snippet then starts with
-// them. Wrapping Search.htmlToText removes them first. tests/test_book.py checks that what remains of every
+// them. Wrapping Search.htmlToText removes them first. tests/repo/test_book.py checks that what remains of every
 // notebook page starts with its title.
 const PAVLOVLAB_SEARCH_CHROME = [
   ".bd-header-article", ".onlyprint", ".prev-next-area", ".bd-footer-article", "footer", ".d-print-none",

@@ -380,7 +380,7 @@ def scalar_gated_linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Ten
         S_t = g_t S_{t-1} + v_t k_tᵀ,      o_t = S_t q_t,      g_t in (0, 1]
 
     so ``o_t = Σ_{s≤t} (Π_{r=s+1..t} g_r) (q_t·k_s) v_s``. The constant ``decay=γ`` of
-    :func:`linear_attention` is this form's constant-gate case g_t = γ (tests/test_attention.py checks it);
+    :func:`linear_attention` is this form's constant-gate case g_t = γ (tests/attention/test_forms.py checks it);
     a gate near 0 at a token wipes the memory there.
 
     One scalar per token scales the whole memory (the gate of Mamba-2 and of RetNet-style gated retention;
