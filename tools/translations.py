@@ -92,13 +92,16 @@ def _markdown_cells(notebook: Path) -> list[tuple[int, str]]:
             and "launch" not in c.metadata.get("tags", [])]                      # badges: made per edition
 
 
-def _catalog(locale: str | None) -> Catalog:
+NOTEBOOK_TEXT = "one notebook of the pavlovlab course: its English learner copy's text"
+
+
+def _catalog(locale: str | None, subject: str = NOTEBOOK_TEXT) -> Catalog:
     what = f"The {locale} catalogue" if locale else "The template"
     return Catalog(locale=locale, project="pavlovlab", fuzzy=False, msgid_bugs_address=ISSUES,
                    last_translator="pavlovlab contributors", language_team=f"pavlovlab {locale or ''}".strip(),
-                   header_comment=f"# {what} of one notebook of the pavlovlab course: its English learner copy's "
-                                  "text, a paragraph an entry.\n# Made and merged by tools/translations.py "
-                                  "(`make translations`); translators write the msgstr lines only.")
+                   header_comment=f"# {what} of {subject}, a paragraph an entry.\n# Made and merged by "
+                                  "tools/translations.py (`make translations`); translators write the msgstr lines "
+                                  "only.")
 
 
 def template(notebook: Path) -> Catalog:
@@ -151,17 +154,23 @@ def update(notebooks: Iterable[Path], locales: Path = LOCALES) -> list[Path]:
     translation kept, fuzzy; removed English: obsolete). Returns the files written."""
     written = []
     for notebook in notebooks:
-        pot = template(notebook)
-        if _write(locales / "templates" / f"{notebook.stem}.pot", pot):
-            written.append(locales / "templates" / f"{notebook.stem}.pot")
-        for locale in EDITIONS.values():
-            path = catalogue_path(locales, locale, notebook.stem)
-            po = _read(path, locale) if path.exists() else _catalog(locale)
-            po.update(pot, update_header_comment=False)
-            _prose(po)
-            po.obsolete.clear()                       # git keeps the history; a catalogue holds today's English
-            if _write(path, po):
-                written.append(path)
+        written += _merge(template(notebook), notebook.stem, locales)
+    return written
+
+
+def _merge(pot: Catalog, stem: str, locales: Path, subject: str = NOTEBOOK_TEXT) -> list[Path]:
+    """Write the template ``stem.pot`` and merge it into every language's ``stem.po``. Returns the files written."""
+    written = []
+    if _write(locales / "templates" / f"{stem}.pot", pot):
+        written.append(locales / "templates" / f"{stem}.pot")
+    for locale in EDITIONS.values():
+        path = catalogue_path(locales, locale, stem)
+        po = _read(path, locale) if path.exists() else _catalog(locale, subject)
+        po.update(pot, update_header_comment=False)
+        _prose(po)
+        po.obsolete.clear()                           # git keeps the history; a catalogue holds today's English
+        if _write(path, po):
+            written.append(path)
     return written
 
 
@@ -281,17 +290,53 @@ def build(student: Path, locales: Path = LOCALES) -> list[Path]:
     return written
 
 
+BOOK = "book"
+"""The catalogue (``locales/templates/book.pot``, ``locales/LANG/LC_MESSAGES/book.po``) of the book editions' front
+page, whose English source is :data:`BOOK_PAGE`."""
+BOOK_PAGE = ROOT / "docs" / "editions.md"
+BOOK_TEXT = "the front page of the course book's editions (docs/editions.md)"
+CAPTION = re.compile(r"^(:caption:[ \t]*)(\S.*?)[ \t]*$", re.M)
+"""A toctree's caption: the title of a group of pages in the book's navigation (code to mdpo, so no entry)."""
+
+
+def book_template(page: Path = BOOK_PAGE) -> Catalog:
+    """The template of the book editions' front page (tools/build_book.py): its paragraphs, cut as a notebook's
+    markdown cell is, then its toctrees' captions (the navigation's titles)."""
+    text = page.read_text(encoding="utf-8")
+    pot = _catalog(None, BOOK_TEXT)
+    for msgid in entries(text) + [m.group(2) for m in CAPTION.finditer(text)]:
+        if msgid not in pot:
+            pot.add(msgid, locations=[(page.name, None)])
+    return _prose(pot)
+
+
+def update_book(locales: Path = LOCALES, page: Path = BOOK_PAGE) -> list[Path]:
+    """:func:`update` for the book editions' front page. Returns the files written."""
+    return _merge(book_template(page), BOOK, locales, BOOK_TEXT)
+
+
+def book_page(locale: str, locales: Path = LOCALES, page: Path = BOOK_PAGE) -> str:
+    """The Markdown of the book's front page in ``locale``: ``page`` with its paragraphs and captions translated (a
+    missing or fuzzy entry: the marked English, as in the notebooks)."""
+    path = catalogue_path(locales, locale, BOOK)
+    shown = _shown(_read(path, locale), locale) if path.exists() else {}
+    marker = UNTRANSLATED[locale]
+    text = translate_markdown(page.read_text(encoding="utf-8"), shown, locale)
+    return CAPTION.sub(lambda m: m.group(1) + shown.get(m.group(2), f"{marker} {m.group(2)}"), text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("update", help="extract the English learner copies' text and merge it into every catalogue")
+    sub.add_parser("update", help="extract the English learner copies' text (and the book editions' front page) and "
+                                  "merge it into every catalogue")
     status = sub.add_parser("status", help="entries translated, fuzzy and missing per language")
     status.add_argument("--check", action="store_true", help="exit 1 if any entry is missing or fuzzy")
     out = sub.add_parser("build", help="write the editions of the learner copies in a folder")
     out.add_argument("folder", type=Path)
     args = parser.parse_args(argv)
     if args.command == "update":
-        for path in update(sorted((ROOT / "student").glob("[0-9]*.ipynb"))):
+        for path in update(sorted((ROOT / "student").glob("[0-9]*.ipynb"))) + update_book():
             print(f"updated {path.relative_to(ROOT)}")
         return 0
     if args.command == "build":
