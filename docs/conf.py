@@ -7,16 +7,16 @@ so that the README's links (``course/00_start_here.ipynb``) and the notebooks' f
 outputs are rendered. Math is typeset by a MathJax bundled in a pip package (no network).
 
 The same configuration builds the Chinese and French editions (``_build/html/zh``, ``_build/html/fr``): the tool
-stages each edition's learner copies and its front page (docs/editions.md, translated) and sets Sphinx's
-``language`` (``-D language=zh_CN``), from which :func:`_edition_settings` takes the rest: the title from the
-front page, the edition's launch menu, and for Chinese the glossary's terms as words of the search index. Every
-page of every edition has the language switcher (``_templates/edition-switcher.html``, :func:`_edition_switcher`):
-relative links to the same page in the other editions, or to their front page from a page that only the
-English book has.
+stages each edition's learner copies and its front page (docs/editions.md, translated), and writes ``edition.json``
+beside this file, from which :data:`EDITION` takes Sphinx's ``language``, the title and, for Chinese, the search's
+word list. Every page of every edition has the language switcher (``_templates/edition-switcher.html``,
+:func:`_edition_switcher`): relative links to the same page in the other editions, or to their front page from a
+page that only the English book has.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import re
@@ -33,7 +33,6 @@ project = "pavlovlab"
 author = "the pavlovlab contributors"
 copyright = f"2025-2026, {author}. Text and figures CC BY 4.0, code MIT"
 sys.path.insert(0, str(ROOT / "tools"))
-import build_book  # noqa: E402
 import launch_links  # noqa: E402
 
 version = release = pavlovlab.__version__
@@ -103,56 +102,44 @@ html_favicon = "_static/favicon.svg"
 html_sidebars = {"**": ["navbar-logo.html", "edition-switcher.html", "icon-links.html", "search-button-field.html",
                          "sbt-sidebar-nav.html"]}
 
+EDITION = json.loads((Path(__file__).resolve().parent / "edition.json").read_text(encoding="utf-8"))
+"""What tools/build_book.py staged beside this file: ``{"edition": this build's edition, "editions": {edition:
+{"folder": where in the site, "language": Sphinx's}}, "shared_pages": [the pages every edition has],
+"search_words": the Chinese search's word list, or null}``."""
 EDITION_NAMES = {"en": "English", "zh": "中文", "fr": "Français"}
-"""The book's editions in the switcher's order, each named in its own language: English at the root of the site,
-each other edition in its folder (tools/build_book.py's ``EDITIONS``: folder → Sphinx language)."""
+"""The book's editions in the switcher's order, each named in its own language."""
+language = EDITION["editions"][EDITION["edition"]]["language"]
+if EDITION["edition"] != "en":  # the title of an edition's own front page (docs/editions.md, translated)
+    _front = (Path(__file__).resolve().parent / "index.md").read_text(encoding="utf-8")
+    html_title = f"pavlovlab {release}: {_front.splitlines()[0].lstrip('#').strip()}"
+if EDITION["search_words"]:
+    # Chinese: Sphinx cuts the text into words with jieba (without it, it indexes no Chinese word, silently),
+    # taught the glossary's terms so that 条件刺激 or 便签纸 are one word each
+    try:
+        import jieba
+    except ImportError as error:
+        raise ImportError("the Chinese edition's search needs jieba: pip install -r docs/requirements.txt") from error
+    import logging
 
-
-def _edition(app) -> str:
-    """The edition this build makes (a key of :data:`EDITION_NAMES`), from Sphinx's ``language``."""
-    folders = {language: folder for folder, language in build_book.EDITIONS.items()}
-    return folders.get(app.config.language, "en")
-
-
-def _edition_settings(app, config) -> None:
-    """What follows from the edition: its title (the front page's first heading), its Chinese search words (the
-    glossary's, staged by the tool: jieba then keeps 条件刺激 or 便签纸 whole) and the shared pages' names."""
-    edition = _edition(app)
-    app.pavlovlab_shared_pages = build_book.shared_pages()
-    if edition == "en":
-        return
-    front = (Path(app.srcdir) / "index.md").read_text(encoding="utf-8")
-    config.html_title = f"pavlovlab {release}: {front.splitlines()[0].lstrip('#').strip()}"
-    if edition == "zh":
-        import logging
-
-        from sphinx.errors import ConfigError
-
-        try:
-            import jieba
-        except ImportError as error:  # Sphinx would index no Chinese word, silently
-            needs = "the Chinese edition's search needs jieba: pip install -r docs/requirements.txt"
-            raise ConfigError(needs) from error
-        jieba.setLogLevel(logging.WARNING)  # not its "Building prefix dict" lines in every build's output
-        config.html_search_options = {"dict": str(Path(app.srcdir) / build_book.SEARCH_WORDS)}
+    jieba.setLogLevel(logging.WARNING)  # not its "Building prefix dict" lines in every build's output
+    html_search_options = {"dict": str(Path(__file__).resolve().parent / EDITION["search_words"])}
 
 
 def _edition_switcher(app, pagename, templatename, context, doctree) -> None:
     """The language switcher's links (``pavlovlab_editions``) and the page's ``lang`` attribute (BCP 47: zh-CN).
     A link goes to the same page in the other edition when every edition has it, else to that edition's front page;
     it is relative (the book works from a file system and under any URL prefix)."""
-    here = _edition(app)
-    folder = {"en": "", **{e: e for e in build_book.EDITIONS}}
-    target = pagename if pagename in app.pavlovlab_shared_pages else root_doc
-    page = posixpath.join(folder[here], app.builder.get_target_uri(pagename))
+    editions, here = EDITION["editions"], EDITION["edition"]
+    target = pagename if pagename in EDITION["shared_pages"] else root_doc
+    page = posixpath.join(editions[here]["folder"], app.builder.get_target_uri(pagename))
     links = []
     for edition, name in EDITION_NAMES.items():
-        there = posixpath.join(folder[edition], app.builder.get_target_uri(target))
-        lang = build_book.EDITIONS.get(edition, "en").replace("_", "-")
-        links.append({"name": name, "lang": lang, "current": edition == here,
-                      "href": posixpath.relpath(there, posixpath.dirname(page) or ".")})
+        there = posixpath.join(editions[edition]["folder"], app.builder.get_target_uri(target))
+        links.append({"name": name, "lang": editions[edition]["language"].replace("_", "-"),
+                      "current": edition == here, "href": posixpath.relpath(there, posixpath.dirname(page) or ".")})
     context["pavlovlab_editions"] = links
-    context["language"] = next(link["lang"] for link in links if link["current"])
+    context["language"] = editions[here]["language"].replace("_", "-")
+
 
 WIDGET_REPR = re.compile(r"^\s*(VBox|HBox|Box|IntSlider|FloatSlider|Dropdown|Checkbox|Output)\(")
 WIDGET_NOTE = ("Interactive widget (sliders or menus): it runs in JupyterLab, not in this static page. "
@@ -236,8 +223,8 @@ def _launch_learner_copies(app, pagename, templatename, context, doctree) -> Non
     if not pagename.startswith("course/"):
         return
     name = pagename.split("/", 1)[1] + ".ipynb"
-    edition = _edition(app)
-    full, learner = f"course/{name}", launch_links.learner_copy(name if edition == "en" else f"{edition}/{name}")
+    folder = EDITION["editions"][EDITION["edition"]]["folder"]
+    full, learner = f"course/{name}", launch_links.learner_copy(posixpath.join(folder, name))
     for group in context.get("header_buttons", []):
         if group.get("label") != "launch-buttons":
             continue
@@ -249,7 +236,6 @@ def _launch_learner_copies(app, pagename, templatename, context, doctree) -> Non
 
 
 def setup(app):
-    app.connect("config-inited", _edition_settings)
     app.connect("html-page-context", _edition_switcher)
     app.connect("doctree-resolved", _widget_notes)
     app.connect("html-page-context", _launch_learner_copies, priority=502)  # after the theme's menu (501)

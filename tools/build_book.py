@@ -2,8 +2,7 @@
 """Build the course book in three editions: English into ``_build/html``, Chinese and French into ``_build/html/zh``
 and ``_build/html/fr``, each staged into its own folder of ``_build/src`` and built by a Sphinx of its own.
 
-**The English edition.** 
-Staged (copied, so that every relative link resolves as it does in the repository): docs/ (conf.py, index.md),
+**The English edition** is staged (copied, so that every relative link resolves as it does in the repository): docs/ (conf.py, index.md),
 README.md (the landing page, included by index.md; its Binder and Colab badge images replaced by the book's
 own, :data:`BADGES`), CHANGELOG.md, the licences, CITATION.cff, course/'s notebooks (``[0-9]*.ipynb``: a new
 notebook joins the book by its name alone) and the instructor guide. API pages (an overview and one page per
@@ -21,8 +20,9 @@ no stored outputs (a reader runs the notebook for its figures; the English editi
 under the English page's name (``course/NN_x``), so that the language switcher on every page (docs/conf.py) links a
 page to the same page in the other editions. The front page is docs/editions.md in the edition's language, through
 its catalogue (``book``, tools/translations.py); the API pages, the guides and the changelog are English only.
-Sphinx's ``language`` is the edition's, so its own words and its search index (a splitter and stemmer per
-language; the Chinese one cuts words with jieba, which is taught the glossary's terms) are the edition's.
+Each staging folder gets an ``edition.json`` that tells docs/conf.py which edition it builds: Sphinx's ``language``
+is the edition's, so its own words and its search index (a splitter and stemmer per language; the Chinese one
+cuts words with jieba, which is taught the glossary's terms) are the edition's.
 
 The three builds are separate processes (Sphinx keeps its translations in process-wide state), ``--jobs`` at once.
 
@@ -209,6 +209,7 @@ def stage(src: Path) -> None:
     staged = {p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()}
     generated = {"index.md", "conf.py", *api}
     _repoint_files(src, {rel: rel for rel in staged - generated}, launch_links.launch_ref(ROOT))
+    _write_edition(src, "en", None)
 
 
 SEARCH_WORDS = "search-words.txt"
@@ -251,9 +252,11 @@ def stage_edition(src: Path, edition: str) -> None:
     shutil.copytree(ROOT / "docs", src, ignore=shutil.ignore_patterns("__pycache__", "*.md", "*.txt"))
     locale = EDITIONS[edition]
     (src / "index.md").write_text(translations.book_page(locale), encoding="utf-8")
+    search_words = None
     if edition == "zh":
         words = [term for term in glossary_terms(locale) if HAN_WORD.fullmatch(term)]
         (src / SEARCH_WORDS).write_text("".join(f"{word}\n" for word in words), encoding="utf-8")
+        search_words = SEARCH_WORDS
     _course_assets(src)
     (src / "course").mkdir(exist_ok=True)
     sources = {}
@@ -265,12 +268,21 @@ def stage_edition(src: Path, edition: str) -> None:
         (src / "course" / notebook.name).write_text(json.dumps(nb, ensure_ascii=False, indent=1), encoding="utf-8")
         sources[f"course/{notebook.name}"] = notebook.relative_to(ROOT).as_posix()
     _repoint_files(src, sources, launch_links.launch_ref(ROOT))
+    _write_edition(src, edition, search_words)
 
 
-def _sphinx(src: Path, out: Path, language: str, warnings_as_errors: bool, quiet: bool) -> list[str]:
+def _write_edition(src: Path, edition: str, search_words: str | None) -> None:
+    """``src/edition.json``: what docs/conf.py needs to know of the edition it builds and of the others."""
+    editions = {"en": {"folder": "", "language": "en"},
+                **{name: {"folder": name, "language": language} for name, language in EDITIONS.items()}}
+    book = {"edition": edition, "editions": editions, "shared_pages": sorted(shared_pages()),
+            "search_words": search_words}
+    (src / "edition.json").write_text(json.dumps(book, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def _sphinx(src: Path, out: Path, warnings_as_errors: bool, quiet: bool) -> list[str]:
     """The command line of one edition's Sphinx build."""
-    args = [sys.executable, "-m", "sphinx", "-b", "html", "-j", "1", "-E", "-D", f"language={language}",
-            str(src), str(out)]
+    args = [sys.executable, "-m", "sphinx", "-b", "html", "-j", "1", "-E", str(src), str(out)]
     return args + (["-W", "--keep-going"] if warnings_as_errors else []) + (["-q"] if quiet else [])
 
 
@@ -280,10 +292,10 @@ def build(out: Path, src: Path, warnings_as_errors: bool = True, quiet: bool = T
     stderr; returns the first non-zero exit status of a build (Sphinx's: any warning when ``warnings_as_errors``),
     else 0."""
     stage(src / "en")
-    builds = {"en": _sphinx(src / "en", out, "en", warnings_as_errors, quiet)}
-    for edition, language in EDITIONS.items():
+    builds = {"en": _sphinx(src / "en", out, warnings_as_errors, quiet)}
+    for edition in EDITIONS:
         stage_edition(src / edition, edition)
-        builds[edition] = _sphinx(src / edition, out / edition, language, warnings_as_errors, quiet)
+        builds[edition] = _sphinx(src / edition, out / edition, warnings_as_errors, quiet)
     env = {**os.environ, "PAVLOVLAB_ROOT": str(ROOT)}  # docs/conf.py reads the release setting of this checkout
 
     def run(command: list[str]) -> tuple[int, str, float]:
