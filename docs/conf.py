@@ -102,10 +102,12 @@ html_favicon = "_static/favicon.svg"
 html_sidebars = {"**": ["navbar-logo.html", "edition-switcher.html", "icon-links.html", "search-button-field.html",
                          "sbt-sidebar-nav.html"]}
 
-EDITION = json.loads((Path(__file__).resolve().parent / "edition.json").read_text(encoding="utf-8"))
+_STAGED = Path(__file__).resolve().parent / "edition.json"
+EDITION = json.loads(_STAGED.read_text(encoding="utf-8")) if _STAGED.is_file() else {
+    "edition": "en", "editions": {"en": {"folder": "", "language": "en"}}, "shared_pages": [], "search_words": None}
 """What tools/build_book.py staged beside this file: ``{"edition": this build's edition, "editions": {edition:
 {"folder": where in the site, "language": Sphinx's}}, "shared_pages": [the pages every edition has],
-"search_words": the Chinese search's word list, or null}``."""
+"search_words": the Chinese search's word list, or null}``; unstaged (docs/ itself), the English book alone."""
 EDITION_NAMES = {"en": "English", "zh": "中文", "fr": "Français"}
 """The book's editions in the switcher's order, each named in its own language."""
 language = EDITION["editions"][EDITION["edition"]]["language"]
@@ -144,6 +146,8 @@ def _edition_switcher(app, pagename, templatename, context, doctree) -> None:
     page = posixpath.join(editions[here]["folder"], app.builder.get_target_uri(pagename))
     links = []
     for edition, name in EDITION_NAMES.items():
+        if edition not in editions:
+            continue
         there = posixpath.join(editions[edition]["folder"], app.builder.get_target_uri(target))
         links.append({"name": name, "lang": editions[edition]["language"].replace("_", "-"),
                       "current": edition == here, "href": posixpath.relpath(there, posixpath.dirname(page) or ".")})
