@@ -2,17 +2,17 @@
 """Build the course book in three editions: English into ``_build/html``, Chinese and French into ``_build/html/zh``
 and ``_build/html/fr``, each staged into its own folder of ``_build/src`` and built by a Sphinx of its own.
 
-**The English edition** is staged (copied, so that every relative link resolves as it does in the repository): docs/ (conf.py, index.md),
-README.md (the landing page, included by index.md; its Binder and Colab badge images replaced by the book's
-own, :data:`BADGES`), CHANGELOG.md, the licences, CITATION.cff, course/'s notebooks (``[0-9]*.ipynb``: a new
-notebook joins the book by its name alone) and the instructor guide. API pages (an overview and one page per
+**The English edition** is staged (copied, so that every relative link resolves as it does in the repository): docs/
+(conf.py, index.md), README.md (the landing page, included by index.md; its Binder and Colab badge images replaced
+by the book's own, :data:`BADGES`), CHANGELOG.md, the licences, CITATION.cff, course/'s notebooks (``[0-9]*.ipynb``:
+a new notebook joins the book by its name alone) and the instructor guide. API pages (an overview and one page per
 package of ``pavlovlab``, found by walking it: :func:`api_pages`) are written into the staging folder. A relative
-link to a repository file that is not part of the book (``../deploy/README.md``, ``../pavlovlab/memory.py``)
-becomes a link to that file on GitHub at the ref of the release setting (tools/launch_links.py); a link to a
-file that does not exist is kept, so that Sphinx reports it. Solution cells (tag ``solution``) are folded on the
-page (tag ``hide-input``), as they are in JupyterLab; the launch cells (tag ``launch``) are removed (the book's
-launch menu does their work). Each figure's alt text is its cell's ``mystnb.image.alt`` metadata, which myst-nb
-applies itself (tools/alt_text.py puts it there).
+link to a repository file that is not part of the book (``../deploy/README.md``, ``../pavlovlab/memory.py``) becomes
+a link to that file on GitHub at the ref of the release setting (tools/launch_links.py); a link to a file that does
+not exist is kept, so that Sphinx reports it. Solution cells (tag ``solution``) are folded on the page (tag
+``hide-input``), as they are in JupyterLab; the launch cells (tag ``launch``) are removed (the book's launch menu
+does their work). Each figure's alt text is its cell's ``mystnb.image.alt`` metadata, which myst-nb applies itself
+(tools/alt_text.py puts it there).
 
 **The editions** (:data:`EDITIONS`, :func:`stage_edition`) show the learner copies of their language
 (``student/zh/``, ``student/fr/``): those are what the catalogues translate, so an edition holds no solutions and
