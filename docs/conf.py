@@ -114,9 +114,10 @@ language = EDITION["editions"][EDITION["edition"]]["language"]
 if EDITION["edition"] != "en":  # the title of an edition's own front page (docs/editions.md, translated)
     _front = (Path(__file__).resolve().parent / "index.md").read_text(encoding="utf-8")
     html_title = f"pavlovlab {release}: {_front.splitlines()[0].lstrip('#').strip()}"
-if EDITION["search_words"]:
-    # Chinese: Sphinx cuts the text into words with jieba (without it, it indexes no Chinese word, silently),
-    # taught the glossary's terms so that 条件刺激 or 便签纸 are one word each
+CHINESE = language.startswith("zh")
+if CHINESE:
+    # Sphinx cuts the text into words with jieba (without it, it indexes no Chinese word, silently), taught the
+    # glossary's terms (the staged word list) so that 条件刺激 or 便签纸 are one word each
     try:
         import jieba
     except ImportError as error:
@@ -250,7 +251,7 @@ def _launch_learner_copies(app, pagename, templatename, context, doctree) -> Non
 
 
 def setup(app):
-    if EDITION["search_words"]:
+    if CHINESE:
         app.add_search_language(ChineseSearch)
     app.connect("html-page-context", _edition_switcher)
     app.connect("doctree-resolved", _widget_notes)
