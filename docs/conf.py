@@ -1,15 +1,24 @@
 """Sphinx configuration of the course book (myst-nb + sphinx-book-theme).
 
 Build it with ``make book`` (or ``python tools/build_book.py``): the tool stages README.md, the notebooks,
-the instructor guide, the licences and this folder into ``_build/src`` and builds ``_build/html`` from there,
+the instructor guide, the licences and this folder into ``_build/src/en`` and builds ``_build/html`` from there,
 so that the README's links (``course/00_start_here.ipynb``) and the notebooks' footer links
 (``../LICENSE-CONTENT``) resolve exactly as they do on GitHub. Nothing is executed: the notebooks' stored
 outputs are rendered. Math is typeset by a MathJax bundled in a pip package (no network).
+
+The same configuration builds the Chinese and French editions (``_build/html/zh``, ``_build/html/fr``): the tool
+stages each edition's learner copies and its front page (docs/editions.md, translated), and writes ``edition.json``
+beside this file, from which :data:`EDITION` takes Sphinx's ``language``, the title and, for Chinese, the search's
+word list. Every page of every edition has the language switcher (``_templates/edition-switcher.html``,
+:func:`_edition_switcher`): relative links to the same page in the other editions, or to their front page from a
+page that only the English book has.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import posixpath
 import re
 import sys
 from pathlib import Path
@@ -41,7 +50,9 @@ extensions = [
     "sphinx-mathjax-offline",  # MathJax 3 copied into _static/mathjax: typeset offline
 ]
 root_doc = "index"
-exclude_patterns = ["README.md", "_build", "**/.ipynb_checkpoints", "student/**"]
+exclude_patterns = ["README.md", "_build", "**/.ipynb_checkpoints", "student/**",
+                    "editions.md"]  # the editions' front page: tools/build_book.py stages it translated, as index.md
+templates_path = ["_templates"]
 
 # Notebooks: render what is stored, run nothing.
 nb_execution_mode = "off"
@@ -88,7 +99,62 @@ html_js_files = ["pavlovlab-search.js"]  # search snippets without the theme's b
 html_favicon = "_static/favicon.svg"
 # One search control per page: the search field in the left sidebar (on phones, where the sidebar folds away,
 # the theme's search button in the page header); no second one in the top bar (navbar_persistent above).
-html_sidebars = {"**": ["navbar-logo.html", "icon-links.html", "search-button-field.html", "sbt-sidebar-nav.html"]}
+html_sidebars = {"**": ["navbar-logo.html", "edition-switcher.html", "icon-links.html", "search-button-field.html",
+                         "sbt-sidebar-nav.html"]}
+
+_STAGED = Path(__file__).resolve().parent / "edition.json"
+EDITION = json.loads(_STAGED.read_text(encoding="utf-8")) if _STAGED.is_file() else {
+    "edition": "en", "editions": {"en": {"folder": "", "language": "en"}}, "shared_pages": [], "search_words": None}
+"""What tools/build_book.py staged beside this file: ``{"edition": this build's edition, "editions": {edition:
+{"folder": where in the site, "language": Sphinx's}}, "shared_pages": [the pages every edition has],
+"search_words": the Chinese search's word list, or null}``; unstaged (docs/ itself), the English book alone."""
+EDITION_NAMES = {"en": "English", "zh": "中文", "fr": "Français"}
+"""The book's editions in the switcher's order, each named in its own language."""
+language = EDITION["editions"][EDITION["edition"]]["language"]
+if EDITION["edition"] != "en":  # the title of an edition's own front page (docs/editions.md, translated)
+    _front = (Path(__file__).resolve().parent / "index.md").read_text(encoding="utf-8")
+    html_title = f"pavlovlab {release}: {_front.splitlines()[0].lstrip('#').strip()}"
+CHINESE = language.startswith("zh")
+if CHINESE:
+    # Sphinx cuts the text into words with jieba (without it, it indexes no Chinese word, silently), taught the
+    # glossary's terms (the staged word list) so that 条件刺激 or 便签纸 are one word each
+    try:
+        import jieba
+    except ImportError as error:
+        raise ImportError("the Chinese edition's search needs jieba: pip install -r docs/requirements.txt") from error
+    import logging
+
+    jieba.setLogLevel(logging.WARNING)  # not its "Building prefix dict" lines in every build's output
+    html_search_options = {"dict": str(Path(__file__).resolve().parent / EDITION["search_words"])}
+
+    from sphinx.search.zh import SearchChinese
+
+    class ChineseSearch(SearchChinese):
+        """Sphinx 9.0's Chinese search with its browser half working. Its language_data.js ends with
+        ``window.Stemmer = ChineseStemmer``, a class named after the language, but the Chinese search loads the
+        English stemmer (Latin words are stemmed as English), whose class is ``EnglishStemmer``: the search page
+        stops at a ReferenceError and finds nothing. Named as its stemmer, the one line is right."""
+
+        language_name = "English"
+
+
+def _edition_switcher(app, pagename, templatename, context, doctree) -> None:
+    """The language switcher's links (``pavlovlab_editions``) and the page's ``lang`` attribute (BCP 47: zh-CN).
+    A link goes to the same page in the other edition when every edition has it, else to that edition's front page;
+    it is relative (the book works from a file system and under any URL prefix)."""
+    editions, here = EDITION["editions"], EDITION["edition"]
+    target = pagename if pagename in EDITION["shared_pages"] else root_doc
+    page = posixpath.join(editions[here]["folder"], app.builder.get_target_uri(pagename))
+    links = []
+    for edition, name in EDITION_NAMES.items():
+        if edition not in editions:
+            continue
+        there = posixpath.join(editions[edition]["folder"], app.builder.get_target_uri(target))
+        links.append({"name": name, "lang": editions[edition]["language"].replace("_", "-"),
+                      "current": edition == here, "href": posixpath.relpath(there, posixpath.dirname(page) or ".")})
+    context["pavlovlab_editions"] = links
+    context["language"] = editions[here]["language"].replace("_", "-")
+
 
 WIDGET_REPR = re.compile(r"^\s*(VBox|HBox|Box|IntSlider|FloatSlider|Dropdown|Checkbox|Output)\(")
 WIDGET_NOTE = ("Interactive widget (sliders or menus): it runs in JupyterLab, not in this static page. "
@@ -166,13 +232,14 @@ def _render_docstring(app, what, name, obj, options, lines) -> None:
 
 
 def _launch_learner_copies(app, pagename, templatename, context, doctree) -> None:
-    """Point the launch menu of a notebook page (``course/NN_x``) at the learner copy ``student/NN_x.ipynb``: the
-    page shows the full notebook, but a learner who launches it must land in the copy without solutions.
-    Instructors open the full notebooks from the instructor guide's links."""
+    """Point the launch menu of a notebook page (``course/NN_x``) at the learner copy ``student/NN_x.ipynb`` (in an
+    edition, ``student/zh/NN_x.ipynb``): the page shows the full notebook, but a learner who launches it must land
+    in the copy without solutions. Instructors open the full notebooks from the instructor guide's links."""
     if not pagename.startswith("course/"):
         return
     name = pagename.split("/", 1)[1] + ".ipynb"
-    full, learner = f"course/{name}", launch_links.learner_copy(name)
+    folder = EDITION["editions"][EDITION["edition"]]["folder"]
+    full, learner = f"course/{name}", launch_links.learner_copy(posixpath.join(folder, name))
     for group in context.get("header_buttons", []):
         if group.get("label") != "launch-buttons":
             continue
@@ -184,6 +251,9 @@ def _launch_learner_copies(app, pagename, templatename, context, doctree) -> Non
 
 
 def setup(app):
+    if CHINESE:
+        app.add_search_language(ChineseSearch)
+    app.connect("html-page-context", _edition_switcher)
     app.connect("doctree-resolved", _widget_notes)
     app.connect("html-page-context", _launch_learner_copies, priority=502)  # after the theme's menu (501)
     app.connect("autodoc-process-docstring", _render_docstring, priority=600)  # after Napoleon (500)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-NEEDS = ("sphinx", "myst_nb", "sphinx_book_theme")
+NEEDS = ("sphinx", "myst_nb", "sphinx_book_theme", "jieba")  # jieba: the Chinese edition's search
 
 
 @functools.lru_cache(maxsize=1)

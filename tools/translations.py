@@ -122,16 +122,17 @@ def _markdown_cells(notebook: Path) -> list[tuple[int, str]]:
             and "launch" not in c.metadata.get("tags", [])]                      # badges: made per edition
 
 
-NOTEBOOK_TEXT = "one text of the pavlovlab course (a learner copy, the learners' guide): a paragraph an entry"
+NOTEBOOK_TEXT = "one text of the pavlovlab course (a learner copy, the learners' guide)"
 MODULE_TEXT = "one module of the pavlovlab package: the sentences it says to a learner, marked _() or N_()"
 
 
-def _catalog(locale: str | None, of: str = NOTEBOOK_TEXT) -> Catalog:
+def _catalog(locale: str | None, subject: str = NOTEBOOK_TEXT) -> Catalog:
     what = f"The {locale} catalogue" if locale else "The template"
     return Catalog(locale=locale, project="pavlovlab", fuzzy=False, msgid_bugs_address=ISSUES,
                    last_translator="pavlovlab contributors", language_team=f"pavlovlab {locale or ''}".strip(),
-                   header_comment=f"# {what} of {of}.\n# Made and merged by tools/translations.py "
-                                  "(`make translations`); translators write the msgstr lines only.")
+                   header_comment=f"# {what} of {subject}, a paragraph or a sentence an entry.\n# Made and merged "
+                                  "by tools/translations.py (`make translations`); translators write the msgstr "
+                                  "lines only.")
 
 
 def template(notebook: Path) -> Catalog:
@@ -217,20 +218,11 @@ def update(notebooks: Iterable[Path], locales: Path = LOCALES, sources: Iterable
     removed English: obsolete). A template whose module no longer marks anything is removed with its catalogues.
     Returns the files written."""
     written = []
-    templates = [(notebook.stem, template(notebook), NOTEBOOK_TEXT) for notebook in notebooks]
     modules = message_sources() if sources is None else list(sources)
-    templates += [(module_name(source), messages_template(source), MODULE_TEXT) for source in modules]
-    for stem, pot, of in templates:
-        if _write(locales / "templates" / f"{stem}.pot", pot):
-            written.append(locales / "templates" / f"{stem}.pot")
-        for locale in EDITIONS.values():
-            path = catalogue_path(locales, locale, stem)
-            po = _read(path, locale) if path.exists() else _catalog(locale, of)
-            po.update(pot, update_header_comment=False)
-            _prose(po)
-            po.obsolete.clear()                       # git keeps the history; a catalogue holds today's English
-            if _write(path, po):
-                written.append(path)
+    for notebook in notebooks:
+        written += _merge(template(notebook), notebook.stem, locales)
+    for source in modules:
+        written += _merge(messages_template(source), module_name(source), locales, MODULE_TEXT)
     if sources is None:
         kept = {module_name(source) for source in modules}
         for pot in sorted((locales / "templates").glob("pavlovlab.*.pot")):
@@ -238,6 +230,22 @@ def update(notebooks: Iterable[Path], locales: Path = LOCALES, sources: Iterable
                 for path in [pot] + [catalogue_path(locales, locale, pot.stem) for locale in EDITIONS.values()]:
                     path.unlink(missing_ok=True)
                     written.append(path)
+    return written
+
+
+def _merge(pot: Catalog, stem: str, locales: Path, subject: str = NOTEBOOK_TEXT) -> list[Path]:
+    """Write the template ``stem.pot`` and merge it into every language's ``stem.po``. Returns the files written."""
+    written = []
+    if _write(locales / "templates" / f"{stem}.pot", pot):
+        written.append(locales / "templates" / f"{stem}.pot")
+    for locale in EDITIONS.values():
+        path = catalogue_path(locales, locale, stem)
+        po = _read(path, locale) if path.exists() else _catalog(locale, subject)
+        po.update(pot, update_header_comment=False)
+        _prose(po)
+        po.obsolete.clear()                           # git keeps the history; a catalogue holds today's English
+        if _write(path, po):
+            written.append(path)
     return written
 
 
@@ -400,10 +408,46 @@ def build(student: Path, locales: Path = LOCALES) -> list[Path]:
     return written
 
 
+BOOK = "book"
+"""The catalogue (``locales/templates/book.pot``, ``locales/LANG/LC_MESSAGES/book.po``) of the book editions' front
+page, whose English source is :data:`BOOK_PAGE`."""
+BOOK_PAGE = ROOT / "docs" / "editions.md"
+BOOK_TEXT = "the front page of the course book's editions (docs/editions.md)"
+CAPTION = re.compile(r"^(:caption:[ \t]*)(\S.*?)[ \t]*$", re.M)
+"""A toctree's caption: the title of a group of pages in the book's navigation (code to mdpo, so no entry)."""
+
+
+def book_template(page: Path = BOOK_PAGE) -> Catalog:
+    """The template of the book editions' front page (tools/build_book.py): its paragraphs, cut as a notebook's
+    markdown cell is, then its toctrees' captions (the navigation's titles)."""
+    text = page.read_text(encoding="utf-8")
+    pot = _catalog(None, BOOK_TEXT)
+    for msgid in entries(text) + [m.group(2) for m in CAPTION.finditer(text)]:
+        if msgid not in pot:
+            pot.add(msgid, locations=[(page.name, None)])
+    return _prose(pot)
+
+
+def update_book(locales: Path = LOCALES, page: Path = BOOK_PAGE) -> list[Path]:
+    """:func:`update` for the book editions' front page. Returns the files written."""
+    return _merge(book_template(page), BOOK, locales, BOOK_TEXT)
+
+
+def book_page(locale: str, locales: Path = LOCALES, page: Path = BOOK_PAGE) -> str:
+    """The Markdown of the book's front page in ``locale``: ``page`` with its paragraphs and captions translated (a
+    missing or fuzzy entry: the marked English, as in the notebooks)."""
+    path = catalogue_path(locales, locale, BOOK)
+    shown = _shown(_read(path, locale), locale) if path.exists() else {}
+    marker = UNTRANSLATED[locale]
+    text = translate_markdown(page.read_text(encoding="utf-8"), shown, locale)
+    return CAPTION.sub(lambda m: m.group(1) + shown.get(m.group(2), f"{marker} {m.group(2)}"), text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("update", help="extract the English learner copies' text and merge it into every catalogue")
+    sub.add_parser("update", help="extract the English learner copies' text (and the book editions' front page) and "
+                                  "merge it into every catalogue")
     status = sub.add_parser("status", help="entries translated, fuzzy and missing per language")
     status.add_argument("--check", action="store_true", help="exit 1 if any entry is missing or fuzzy")
     out = sub.add_parser("build", help="write the editions of the learner copies in a folder")
@@ -411,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("compile", help="compile the package's catalogues into pavlovlab/locale/")
     args = parser.parse_args(argv)
     if args.command == "update":
-        for path in update(english_texts()):
+        for path in update(english_texts()) + update_book():
             print(f"updated {path.relative_to(ROOT)}")
         return 0
     if args.command == "compile":

@@ -227,3 +227,35 @@ def test_front_door_badges_and_rendered_api_docstrings(page, site):
     }""")
     assert not cut, f"{len(cut)} API blocks cut off at the column's edge: {cut[:3]}"
     assert not [m for m in console if "invalid theme mode" in m], console
+
+
+# ------------------------------------------------------------------------------------------ the editions
+def _title(notebook: Path) -> str:
+    """A notebook's title: its first markdown line, without the ``#``."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    return "".join(nb["cells"][0]["source"]).splitlines()[0].lstrip("# ").strip()
+
+
+def test_the_language_switcher_and_the_chinese_search(page, site):
+    """Click through English → 中文 → Français → English on one notebook page (the same page each time, in the
+    edition's language), from an English-only page to an edition's front page, then search the Chinese edition
+    for a Chinese word."""
+    stem = "02_hebbian_memory"
+    page.goto(f"{site}/course/{stem}.html", wait_until="load")
+    switcher = page.locator("nav.pavlovlab-editions")
+    assert switcher.is_visible()
+    for name, folder, lang in [("中文", "zh/", "zh-CN"), ("Français", "fr/", "fr"), ("English", "", "en")]:
+        switcher.get_by_role("link", name=name).click()
+        page.wait_for_url(f"{site}/{folder}course/{stem}.html")
+        assert page.evaluate("document.documentElement.lang") == lang
+        heading = " ".join(page.locator("section > h1").first.inner_text().split()).rstrip("#").strip()
+        source = (ROOT / "student" / folder if folder else ROOT / "course") / f"{stem}.ipynb"
+        assert heading == _title(source), f"{folder or 'en'}: {heading!r}"
+    page.goto(f"{site}/api/pavlovlab.html", wait_until="load")
+    switcher.get_by_role("link", name="中文").click()
+    page.wait_for_url(f"{site}/zh/index.html")
+    page.goto(f"{site}/zh/search.html?q=条件刺激", wait_until="load")
+    page.wait_for_function("() => document.querySelectorAll('#search-results li a').length > 0", timeout=60_000)
+    found = page.eval_on_selector_all("#search-results li a", "els => els.map(e => e.getAttribute('href'))")
+    assert any("course/01_pavlovian_conditioning" in href for href in found), found
+    assert not page.outside, f"the editions tried to load from outside the book: {page.outside[:5]}"

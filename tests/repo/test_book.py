@@ -385,3 +385,200 @@ def test_landing_page_launch_links_are_badges_with_words(book):
     for name in ("badge-colab.svg", "badge-binder.svg"):
         svg = (book["html"] / "_images" / name).read_text(encoding="utf-8")
         assert 'height="20"' in svg and re.search(r"<text[^>]*>(Colab|Binder)</text>", svg), name
+
+
+# ----------------------------------------------------------------------------------------- the editions
+EDITION_NAMES = ["English", "中文", "Français"]
+LANG = {"en": "en", "zh": "zh-CN", "fr": "fr"}
+
+
+def _edition_of(book, page: Path) -> tuple[str, str]:
+    """``(edition, path of the page inside its edition)`` of a built page: English at the root, the others in
+    their folders."""
+    rel = page.relative_to(book["html"]).as_posix()
+    head, _, rest = rel.partition("/")
+    return (head, rest) if head in _editions() and rest else ("en", rel)
+
+
+def _editions() -> dict[str, str]:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build_book
+
+    return build_book.EDITIONS
+
+
+def test_the_editions_are_built_from_their_learner_copies(book):
+    """Each edition has one page per learner copy of its language, under the English page's name, and nothing
+    of the English book's guides, changelog or API pages."""
+    assert set(_editions()) == {"zh", "fr"}
+    for edition in _editions():
+        copies = sorted(p.stem for p in (ROOT / "student" / edition).glob("[0-9]*.ipynb"))
+        assert copies == NOTEBOOKS, f"{edition}: learner copies {copies} are not the course's notebooks"
+        pages = sorted(p.stem for p in (book["html"] / edition / "course").glob("*.html"))
+        assert pages == NOTEBOOKS, f"{edition}: {pages}"
+        for only_english in ("api.html", "CHANGELOG.html", "glossary.html", "course/INSTRUCTOR_GUIDE.html"):
+            assert not (book["html"] / edition / only_english).exists(), f"{edition} has {only_english}"
+        assert f"{edition}: built in" in book["log"], f"no build of the {edition} edition in the log"
+
+
+def test_every_page_of_every_edition_has_the_language_switcher(book):
+    """English · 中文 · Français on every page: the page's own edition unlinked, the two others linked relatively to
+    an existing file: the same page where that edition has it, else its front page."""
+    checked = {edition: 0 for edition in ("en", *_editions())}
+    for page in _pages(book):
+        edition, inner = _edition_of(book, page)
+        nav = _soup(page.read_text(encoding="utf-8")).select("nav.pavlovlab-editions")
+        assert len(nav) == 1, f"{page.relative_to(book['html'])}: {len(nav)} language switchers"
+        items = [el for el in nav[0].find_all(["a", "span"]) if "pavlovlab-editions-sep" not in el.get("class", [])]
+        assert [el.get_text() for el in items] == EDITION_NAMES
+        for el, (other, lang) in zip(items, LANG.items(), strict=True):
+            assert el["lang"] == lang
+            if other == edition:
+                assert el.name == "span" and el["aria-current"] == "page"
+                continue
+            href = el["href"]
+            assert el.name == "a" and not urlsplit(href).scheme and not href.startswith("/"), href
+            target = (page.parent / href).resolve()
+            assert target.is_file(), f"{page.relative_to(book['html'])} -> {href}: no such file"
+            root = book["html"] if other == "en" else book["html"] / other
+            same = root / inner
+            expected = same if same.is_file() else root / "index.html"
+            assert target == expected.resolve(), f"{page.relative_to(book['html'])} -> {href}, not {expected}"
+        checked[edition] += 1
+    assert all(n >= len(NOTEBOOKS) + 3 for n in checked.values()) and checked["en"] > checked["zh"], checked
+
+
+def test_each_edition_says_its_language(book):
+    """The html ``lang`` attribute (BCP 47) of every page, and the theme's own words in the edition's language."""
+    for page in _pages(book):
+        edition, _ = _edition_of(book, page)
+        tag = re.search(r"<html[^>]*\slang=\"([^\"]+)\"", page.read_text(encoding="utf-8"))
+        assert tag and tag.group(1) == LANG[edition], f"{page.relative_to(book['html'])}: lang={tag and tag.group(1)}"
+    assert "搜索" in _page(book, "zh/index.html") and "Recherche" in _page(book, "fr/index.html")
+
+
+def _headings(notebook: Path) -> list[str]:
+    """The plain-text headings (``#`` and ``##``: no code, maths, emphasis or link) of a notebook's markdown."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    out = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            for line in "".join(cell["source"]).splitlines():
+                m = re.match(r"^#{1,2} (.+)$", line)
+                if m and not re.search(r"[`$*_\[<]", m.group(1)):
+                    out.append(m.group(1).strip())
+    return out
+
+
+@pytest.mark.parametrize("edition", ["zh", "fr"])
+def test_edition_pages_hold_their_translated_headings(book, edition):
+    for stem in NOTEBOOKS:
+        soup = _soup(_page(book, f"{edition}/course/{stem}.html"))
+        shown = [_plain_quotes(" ".join(h.get_text().split())).rstrip("#").strip()
+                 for h in soup.select("section > h1, section > h2")]
+        want = _headings(ROOT / "student" / edition / f"{stem}.ipynb")
+        english = _soup(_page(book, f"course/{stem}.html")).select_one("section > h1").get_text()
+        assert len(want) >= 3 and shown[0] != " ".join(english.split()).rstrip("#").strip(), f"{edition}/{stem}"
+        missing = [h for h in want if _plain_quotes(h) not in shown]
+        assert not missing, f"{edition}/{stem}: headings not on the page: {missing[:3]} (page has {shown[:4]})"
+
+
+@pytest.mark.parametrize("edition", ["zh", "fr"])
+def test_edition_front_page_and_navigation_speak_the_edition(book, edition):
+    """The front page is docs/editions.md through its catalogue: its title, its paragraphs and the navigation's
+    caption in the edition's language; every notebook in the navigation under its translated title."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import translations
+
+    locale = _editions()[edition]
+    source = translations.book_page(locale)
+    assert translations.UNTRANSLATED[locale] not in source, f"{edition}: the front page has untranslated entries"
+    soup = _soup(_page(book, f"{edition}/index.html"))
+    title = source.splitlines()[0].lstrip("# ").strip()
+    assert _plain_quotes(" ".join(soup.select_one("section > h1").get_text().split())).rstrip("#").strip() == title
+    assert title in _plain_quotes(soup.title.get_text()) and "Pavlovian" not in title
+    caption = translations.CAPTION.search(source).group(2)
+    nav = soup.select_one("nav.bd-docs-nav")
+    assert caption != "The course" and caption in nav.get_text()
+    for stem in NOTEBOOKS:
+        page_title = _soup(_page(book, f"{edition}/course/{stem}.html")).select_one("section > h1").get_text()
+        link = nav.select_one(f'a[href="course/{stem}.html"]')
+        assert link and " ".join(link.get_text().split()) == " ".join(page_title.split()).rstrip("#").strip(), stem
+
+
+def test_edition_launch_menus_open_the_editions_learner_copies(book):
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import launch_links
+
+    tag = launch_links.launch_ref()
+    for edition in _editions():
+        for stem in NOTEBOOKS:
+            page = html.unescape(_page(book, f"{edition}/course/{stem}.html"))
+            assert launch_links.binder_url(f"student/{edition}/{stem}.ipynb", tag) in page, f"{edition}/{stem}"
+            assert launch_links.colab_url(f"student/{edition}/{stem}.ipynb", tag) in page, f"{edition}/{stem}"
+
+
+def _search_terms(book, edition: str, kind: str = "terms") -> tuple[list[str], dict]:
+    """``(page names, {term: page numbers})`` of an edition's search index (Sphinx's searchindex.js): the words of
+    the pages' text (``kind="terms"``) or of their titles (``"titleterms"``)."""
+    text = _page(book, f"{edition}/searchindex.js" if edition != "en" else "searchindex.js")
+    index = json.loads(text[text.index("(") + 1:text.rindex(")")])
+    return index["docnames"], index[kind]
+
+
+def _pages_of(names: list[str], found) -> set[str]:
+    return {names[i] for i in ([found] if isinstance(found, int) else found)}
+
+
+def test_the_chinese_search_finds_chinese_words(book):
+    """Each edition has its own index: the Chinese one holds the glossary's Chinese terms as words (jieba, taught
+    the glossary: 便签纸 and 纸牌塔 would otherwise be cut in two), each pointing at the pages that use it."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build_book
+
+    names, terms = _search_terms(book, "zh")
+    titles = _search_terms(book, "zh", "titleterms")[1]
+    assert "course/01_pavlovian_conditioning" in _pages_of(names, terms["条件刺激"])
+    texts = {stem: (ROOT / "student" / "zh" / f"{stem}.ipynb").read_text(encoding="utf-8") for stem in NOTEBOOKS}
+    words = [w for w in build_book.glossary_terms("zh_CN") if build_book.HAN_WORD.fullmatch(w)]
+    assert {"条件刺激", "便签纸", "纸牌塔"} <= set(words)
+    for word in words:
+        longer = [w for w in words if word in w and w != word]  # 非条件刺激 is one word, not 条件刺激 after 非
+        using = {f"course/{stem}" for stem, text in texts.items() if word in re.sub("|".join(longer) or "^$", "", text)}
+        if using:
+            found = _pages_of(names, terms.get(word, [])) | _pages_of(names, titles.get(word, []))
+            assert using <= found, f"the Chinese search does not find {word} on {sorted(using - found)}"
+    en_names, en_terms = _search_terms(book, "en")
+    # the English book's own index: its notebook pages are English (the glossary's table has the word)
+    english_pages = _pages_of(en_names, en_terms["条件刺激"])
+    assert "glossary" in english_pages and not [name for name in english_pages if name.startswith("course/")]
+
+
+def test_each_editions_search_page_has_the_stemmer_it_names(book):
+    """language_data.js defines the stemmer class that the search page uses (Sphinx 9.0 names the Chinese one
+    ``ChineseStemmer`` while it loads ``EnglishStemmer``: the page's search then finds nothing; docs/conf.py)."""
+    for prefix in ("", "zh/", "fr/"):
+        js = _page(book, f"{prefix}_static/language_data.js")
+        named = re.search(r"window\.Stemmer = (\w+);", js)
+        assert named and re.search(rf"\b{named.group(1)}\s*=\s*function|class {named.group(1)}\b", js), (
+            f"{prefix or 'en/'}language_data.js: window.Stemmer = {named and named.group(1)}, which it does not define")
+
+
+def test_the_french_search_stems_french(book):
+    import snowballstemmer
+
+    names, titles = _search_terms(book, "fr", "titleterms")
+    stem = snowballstemmer.stemmer("french").stemWord("conditionnement")
+    assert stem != "conditionnement" and "course/01_pavlovian_conditioning" in _pages_of(names, titles[stem])
+    names, terms = _search_terms(book, "fr")
+    assert "course/01_pavlovian_conditioning" in _pages_of(names, terms["conditionnel"])  # stimulus conditionnel
+    assert '"au"' in _page(book, "fr/_static/language_data.js")  # French stop words, not English ones
+    assert '"au"' not in _page(book, "_static/language_data.js")

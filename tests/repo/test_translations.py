@@ -100,14 +100,14 @@ def test_display_maths_is_no_entry_and_folded_titles_are(tmp_path):
 def test_the_committed_catalogues_hold_todays_english(tmp_path):
     copy = tmp_path / "locales"
     shutil.copytree(ROOT / "locales", copy)
-    written = translations.update(translations.english_texts(STUDENT), copy)
+    written = translations.update(translations.english_texts(STUDENT), copy) + translations.update_book(copy)
     assert not written, ("the catalogues in locales/ are out of date with student/: run `make translations` and "
                          f"commit locales/ and student/ ({[p.name for p in written]})")
 
 
-def test_every_notebook_and_marked_module_has_a_catalogue_per_language():
-    stems = {p.stem for p in translations.english_texts(STUDENT)} | {translations.module_name(p)
-                                                             for p in translations.message_sources()}
+def test_every_text_and_marked_module_has_a_catalogue_per_language():
+    stems = ({p.stem for p in translations.english_texts(STUDENT)} | {translations.BOOK}  # and the book's front page
+             | {translations.module_name(p) for p in translations.message_sources()})
     assert {p.stem for p in (ROOT / "locales" / "templates").glob("*.pot")} == stems
     for locale in translations.EDITIONS.values():
         assert {p.stem for p in (ROOT / "locales" / locale / "LC_MESSAGES").glob("*.po")} == stems
