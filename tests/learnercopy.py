@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 CHROMIUM = Path(os.environ.get("PAVLOVLAB_CHROMIUM", "/usr/bin/chromium"))
@@ -39,12 +40,13 @@ def text(cell) -> str:
     return "".join(parts)
 
 
-def problems(nb) -> list[str]:
+def problems(nb, waiting: str = "not yet implemented") -> list[str]:
     """Everything wrong with an executed learner copy ``nb`` (an nbformat notebook), as sentences; [] if nothing.
 
     A learner copy holds no solution cell; every code cell ran; only the exercise stubs (tagged
     ``raises-exception``) raised, each its friendly NotImplementedError; the check cell right after each stub
-    says "not yet implemented" instead of failing; and the notebook has at least one exercise.
+    says ``waiting`` (an edition's words for "not yet implemented") instead of failing; and the notebook has at
+    least one exercise.
     """
     found = [f"cell {i} is a solution cell, left in the learner copy"
              for i, c in enumerate(nb.cells) if "solution" in tags(c)]
@@ -63,12 +65,30 @@ def problems(nb) -> list[str]:
             if k + 1 < len(code) and "check_" in code[k + 1][1].source:
                 j, check = code[k + 1]
                 checks += 1
-                if "not yet implemented" not in text(check):
-                    found.append(f"check cell {j} should say 'not yet implemented', printed: {text(check)[:200]!r}")
+                if waiting not in text(check):
+                    found.append(f"check cell {j} should say {waiting!r}, printed: {text(check)[:200]!r}")
         elif errors:
             found.append(f"cell {i} failed: {errors[0].get('ename')}: {errors[0].get('evalue')}")
     if not stubs:
         found.append("no exercise stub (a code cell tagged raises-exception)")
     elif checks != stubs:
         found.append(f"{stubs} exercise stubs but {checks} check cells right after them")
+    return found
+
+
+ENGLISH_WORDS = frozenset({"the", "your", "is", "are", "with", "which", "what", "does", "this", "that", "and", "of",
+                           "you", "not", "yet", "run", "check"})
+
+
+def english_lines(out: str, edition: str) -> list[str]:
+    """The printed lines that read as English: outside `code`, three of the commonest English words (French), or
+    four ASCII words in a row (Chinese)."""
+    found = []
+    for line in out.splitlines():
+        prose = re.sub(r"`[^`]*`|ex\.\w+\([^)]*\)|\S*[_=()\[\]/]\S*", " ", line)
+        words = re.findall(r"[A-Za-z']+", prose)
+        if edition == "fr" and len(ENGLISH_WORDS & {w.lower() for w in words}) >= 3:
+            found.append(line)
+        if edition == "zh" and re.search(r"[A-Za-z']+(?:[ ,;:]+[A-Za-z']+){3}", prose):
+            found.append(line)
     return found

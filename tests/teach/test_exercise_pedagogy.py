@@ -18,6 +18,7 @@ import re
 import tokenize
 from pathlib import Path
 
+import learnercopy
 import pytest
 
 from pavlovlab.teach import exercise_keys, student
@@ -1327,24 +1328,6 @@ class _Recording(gettext.NullTranslations):
         return self.inner.gettext(message)
 
 
-ENGLISH_WORDS = frozenset({"the", "your", "is", "are", "with", "which", "what", "does", "this", "that", "and", "of",
-                           "you", "not", "yet", "run", "check"})
-
-
-def english_lines(out: str, edition: str) -> list[str]:
-    """The printed lines that read as English: outside `code`, three of the commonest English words (French), or
-    four ASCII words in a row (Chinese)."""
-    found = []
-    for line in out.splitlines():
-        prose = re.sub(r"`[^`]*`|ex\.\w+\([^)]*\)|\S*[_=()\[\]/]\S*", " ", line)
-        words = re.findall(r"[A-Za-z']+", prose)
-        if edition == "fr" and len(ENGLISH_WORDS & {w.lower() for w in words}) >= 3:
-            found.append(line)
-        if edition == "zh" and re.search(r"[A-Za-z']+(?:[ ,;:]+[A-Za-z']+){3}", prose):
-            found.append(line)
-    return found
-
-
 @pytest.fixture
 def speaking(request):
     """The edition ``request.param`` chosen as its set-up cell chooses it, with the sentences its catalogue lacks
@@ -1380,7 +1363,8 @@ def test_a_check_and_its_hints_speak_the_editions_language(row, speaking):
         BOOK_OF[module].solution(number)
     assert "Traceback" not in out, out
     assert not missed, f"{edition}: said without a translation: {sorted(missed)}"
-    assert not english_lines(out + said.getvalue(), edition), english_lines(out + said.getvalue(), edition)
+    english = learnercopy.english_lines(out + said.getvalue(), edition)
+    assert not english, english
 
 
 @pytest.mark.parametrize("speaking", ["zh", "fr"], indirect=True)
@@ -1445,7 +1429,7 @@ def test_the_frameworks_own_sentences_speak_the_editions_language(speaking, tmp_
     heads = [line[0] for line in out.splitlines() if line]
     assert (heads.count("✅"), heads.count("⏳"), heads.count("💡")) == (1, 2, 5), out
     assert not missed, f"{edition}: said without a translation: {sorted(missed)}"
-    assert not english_lines(out, edition), english_lines(out, edition)
+    assert not learnercopy.english_lines(out, edition), learnercopy.english_lines(out, edition)
 
 
 def _where_made(name: str, notebook: str, folder: Path) -> str:
