@@ -18,6 +18,10 @@ if "PYTEST_XDIST_WORKER_COUNT" in os.environ:  # two workers of two threads each
     os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))  # read by the kernels nbval, nbclient and JupyterLab start
     torch.set_num_threads(THREADS)
 
+# The tests read the English sentences (a French or Chinese locale would make `doctor` speak it): the editions'
+# tests choose their language themselves, and every process and kernel started from here inherits this.
+os.environ["PAVLOVLAB_LANGUAGE"] = "en"
+
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 """For a test that compares a CUDA run with the CPU one (on the CPU there is nothing to compare)."""
 
