@@ -15,11 +15,12 @@ does their work). Each figure's alt text is its cell's ``mystnb.image.alt`` meta
 (tools/alt_text.py puts it there).
 
 **The editions** (:data:`EDITIONS`, :func:`stage_edition`) show the learner copies of their language
-(``student/zh/``, ``student/fr/``): those are what the catalogues translate, so an edition holds no solutions and
-no stored outputs (a reader runs the notebook for its figures; the English edition shows them). Each copy is staged
-under the English page's name (``course/NN_x``), so that the language switcher on every page (docs/conf.py) links a
-page to the same page in the other editions. The front page is docs/editions.md in the edition's language, through
-its catalogue (``book``, tools/translations.py); the API pages, the guides and the changelog are English only.
+(``student/zh/``, ``student/fr/``): those are what the catalogues translate, so an edition holds no solutions; its
+pages show the figures the full notebooks store (:func:`_show_figures`), and no other output (that is English).
+Each copy is staged under the English page's name (``course/NN_x``), so that the language switcher on every page
+(docs/conf.py) links a page to the same page in the other editions. The front page is docs/editions.md in the
+edition's language, through its catalogue (``book``, tools/translations.py); the API pages, the guides and the
+changelog are English only.
 Each staging folder gets an ``edition.json`` that tells docs/conf.py which edition it builds: Sphinx's ``language``
 is the edition's, so its own words and its search index (a splitter and stemmer per language; the Chinese one
 cuts words with jieba, which is taught the glossary's terms) are the edition's.
@@ -265,10 +266,34 @@ def stage_edition(src: Path, edition: str) -> None:
         # myst-nb makes the notebook's metadata the page's fields, and docutils reads a field named "language_..."
         # as the text's language (smart quotes for the language "edition"): the book has Sphinx's language instead
         nb["metadata"].pop("language_edition", None)
+        _show_figures(nb, ROOT / "course" / notebook.name)
         (src / "course" / notebook.name).write_text(json.dumps(nb, ensure_ascii=False, indent=1), encoding="utf-8")
         sources[f"course/{notebook.name}"] = notebook.relative_to(ROOT).as_posix()
     _repoint_files(src, sources, launch_links.launch_ref(ROOT))
     _write_edition(src, edition, search_words)
+
+
+def _figures(cell: dict) -> list[dict]:
+    return [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+
+
+def _show_figures(edition: dict, course: Path) -> None:
+    """Give an edition's learner copy (``edition``, a notebook as JSON) the figures the full notebook ``course``
+    stores: its code cells are the full notebook's without the solution cells, in order, so each figure goes to
+    the cell that draws it, with the cell's alt text. Figures only: what else a cell printed is English (and a check
+    cell's verdict, the solution's), so an edition's page shows no text output."""
+    full = [c for c in json.loads(course.read_text(encoding="utf-8"))["cells"]
+            if c["cell_type"] == "code" and "solution" not in c.get("metadata", {}).get("tags", [])]
+    mine = [c for c in edition["cells"] if c["cell_type"] == "code"]
+    if len(full) != len(mine):
+        raise ValueError(f"{course.name}: the edition has {len(mine)} code cells, the course {len(full)} without "
+                         "its solutions: run `make student`")
+    for theirs, cell in zip(full, mine, strict=True):
+        if _figures(theirs):
+            cell["outputs"] = _figures(theirs)
+            cell["execution_count"] = theirs.get("execution_count")
+            if "mystnb" in theirs.get("metadata", {}):
+                cell.setdefault("metadata", {})["mystnb"] = theirs["metadata"]["mystnb"]
 
 
 def _write_edition(src: Path, edition: str, search_words: str | None) -> None:

@@ -423,6 +423,22 @@ def test_the_editions_are_built_from_their_learner_copies(book):
         assert f"{edition}: built in" in book["log"], f"no build of the {edition} edition in the log"
 
 
+def test_an_editions_pages_show_the_courses_figures_and_no_english_output(book):
+    """An edition's notebook page shows every figure the full notebook stores outside its solution cells (drawn by
+    the same code), and no other output: a check cell's English verdict never reaches an edition's page."""
+    text_output = re.compile(r'class="output (stream|text_plain)')
+    assert any(text_output.search(_page(book, f"course/{stem}.html")) for stem in NOTEBOOKS), "the English has some"
+    for edition in _editions():
+        for stem in NOTEBOOKS:
+            page = _page(book, f"{edition}/course/{stem}.html")
+            nb = json.loads((ROOT / "course" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+            pngs = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", [])
+                       if "solution" not in c.get("metadata", {}).get("tags", []))
+            imgs = len(re.findall(r'<img[^>]+src="\.\./_images/[0-9a-f]+\.png"', page))
+            assert imgs == pngs, f"{edition}/{stem}: the course stores {pngs} figures, the page shows {imgs}"
+            assert not text_output.search(page), f"{edition}/{stem}: a text output on the page"
+
+
 def test_every_page_of_every_edition_has_the_language_switcher(book):
     """English · 中文 · Français on every page: the page's own edition unlinked, the two others linked relatively to
     an existing file: the same page where that edition has it, else its front page."""
