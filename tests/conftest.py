@@ -112,3 +112,11 @@ def hub_benchmark():
     spec.loader.exec_module(module)
     return module
 
+
+@pytest.fixture
+def one_thread():
+    """Tiny models train fastest on one thread (and a loaded machine slows a second one down badly)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -110,14 +110,6 @@ VERDICTS = [verdict_linear_in_depth, verdict_raw_compounds, verdict_exponential_
             verdict_deep_big_heads_beat_wide_small]
 
 
-@pytest.fixture
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("verdict", VERDICTS, ids=lambda f: f.__name__.removeprefix("verdict_"))
 def test_verdict_holds_for_other_seeds_at_one_thread(verdict, one_thread):

@@ -91,15 +91,6 @@ def test_train_on_another_task():
         train_recall(model, task="pointer", task_kwargs=kw, steps=1)
 
 
-@pytest.fixture
-def one_thread():
-    """Tiny models train fastest on one thread (and a loaded machine slows a second one down badly)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 BATCHED_TASK = dict(n_pairs=3, n_keys=8, n_values=8)
 
 
