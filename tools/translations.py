@@ -51,6 +51,7 @@ from mdpo.po2md import Po2Md
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from pavlovlab.teach import language  # noqa: E402
+from pavlovlab.teach.student import atomic_write  # noqa: E402
 
 LOCALES = ROOT / "locales"
 EDITIONS = {edition: locale for edition, locale in language.EDITIONS.items() if edition != "en"}
@@ -199,12 +200,15 @@ def _write(path: Path, catalog: Catalog) -> bool:
         data = f.read()
     data = re.sub(rb'"POT-Creation-Date: [^"]*\\n"\n', b"", data)      # no churn from the clock
     data = re.sub(rb'"PO-Revision-Date: [^"]*\\n"\n', b"", data)
+    return _write_bytes(path, data)
+
+
+def _write_bytes(path: Path, data: bytes) -> bool:
+    """Write ``data`` to ``path`` atomically; False (and nothing written) when the file already holds it."""
     if path.exists() and path.read_bytes() == data:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    atomic_write(path, lambda tmp: tmp.write_bytes(data))
     return True
 
 
@@ -268,13 +272,8 @@ def compile_messages(locales: Path = LOCALES, out: Path = language.LOCALE_DIR) -
             f.seek(0)
             data = f.read()
         target = out / locale / "LC_MESSAGES" / f"{language.DOMAIN}.mo"
-        if target.exists() and target.read_bytes() == data:
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_bytes(data)
-        tmp.replace(target)
-        written.append(target)
+        if _write_bytes(target, data):
+            written.append(target)
     return written
 
 

@@ -37,7 +37,8 @@ LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 """Where the compiled catalogues lie: ``<LOCALE_DIR>/<locale>/LC_MESSAGES/pavlovlab.mo``."""
 DOMAIN = "pavlovlab"
 
-_state: dict[str, object] = {"edition": "en", "translation": gettext.NullTranslations()}
+_edition = "en"
+_translation: gettext.NullTranslations = gettext.NullTranslations()
 
 
 def edition(language: str) -> str:
@@ -75,22 +76,20 @@ def use(language: str | None = None) -> str:
     Raises:
         ValueError: for a language the course has no edition in.
     """
-    chosen = from_environment() if language is None else edition(language)
-    _state["edition"] = chosen
-    _state["translation"] = gettext.translation(DOMAIN, LOCALE_DIR, languages=[EDITIONS[chosen]], fallback=True)
-    return chosen
+    global _edition, _translation
+    _edition = from_environment() if language is None else edition(language)
+    _translation = gettext.translation(DOMAIN, LOCALE_DIR, languages=[EDITIONS[_edition]], fallback=True)
+    return _edition
 
 
 def current() -> str:
     """The edition in use: ``"en"``, ``"zh"`` or ``"fr"``."""
-    return str(_state["edition"])
+    return _edition
 
 
 def _(message: str) -> str:
     """``message`` in the language in use (itself where the catalogue has no translation of it)."""
-    translation = _state["translation"]
-    assert isinstance(translation, gettext.NullTranslations)
-    return translation.gettext(message) if message else message
+    return _translation.gettext(message) if message else message
 
 
 def N_(message: str) -> str:

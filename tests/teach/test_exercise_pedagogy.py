@@ -1336,7 +1336,7 @@ def speaking(request):
 
     missed: set[str] = set()
     language.use(request.param)
-    language._state["translation"] = _Recording(language._state["translation"], missed)  # type: ignore[arg-type]
+    language._translation = _Recording(language._translation, missed)  # undone by use("en") below
     yield request.param, missed
     language.use("en")
 
