@@ -369,10 +369,10 @@ def checked_by(validator: Validator, *, nonfinite: str | Callable[[Mapping[str, 
     def declare(body: Callable[P, R]) -> Callable[P, R]:
         parameters = inspect.signature(body).parameters
         kinds = {p.kind for p in parameters.values()}
-        if kinds - {inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY,
-                    inspect.Parameter.VAR_KEYWORD}:
-            raise TypeError(f"{body.__qualname__}: a checked door takes named parameters (and **kwargs) only, got "
-                            f"{kinds}")
+        if kinds - {inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.VAR_POSITIONAL,
+                    inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD}:
+            raise TypeError(f"{body.__qualname__}: a checked door takes named parameters (with *args and **kwargs) "
+                            f"only, got {kinds}")
         if unknown := {w.split("=")[0] for w in wants} - set(parameters) or set(finite) - set(parameters):
             raise TypeError(f"{validator.__name__}: checks {sorted(unknown)}, which {body.__qualname__} does not take")
         if taken := _DOOR_NAMES & set(parameters):
@@ -394,11 +394,15 @@ def _write_door(body: Callable[..., Any], validator: Validator, wants: tuple[str
                 nonfinite: str | Callable[[Mapping[str, Any]], str] | None) -> Callable[..., Any]:
     """The door of :func:`checked_by`, written out with the body's parameters (their defaults are the body's own
     objects) and compiled once."""
-    kw_only = inspect.Parameter.KEYWORD_ONLY
+    kw_only, var = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_POSITIONAL
     named = [n for n, p in parameters.items() if p.kind is not inspect.Parameter.VAR_KEYWORD]
     options = next((n for n, p in parameters.items() if p.kind is inspect.Parameter.VAR_KEYWORD), None)
     signature, star = [], False
     for n in named:
+        if parameters[n].kind is var:
+            signature.append(f"*{n}")
+            star = True
+            continue
         if parameters[n].kind is kw_only and not star:
             signature.append("*")
             star = True
@@ -406,7 +410,7 @@ def _write_door(body: Callable[..., Any], validator: Validator, wants: tuple[str
     if options:
         signature.append(f"**{options}")
     own = [w.split("=")[0] for w in wants]
-    call = ", ".join([*(n for n in named if parameters[n].kind is not kw_only),
+    call = ", ".join([*(f"*{n}" if parameters[n].kind is var else n for n in named if parameters[n].kind is not kw_only),
                       *(f"{n}={n}" for n in named if parameters[n].kind is kw_only),
                       *([f"**{options}"] if options else [])])
     lines = [f"def {body.__name__}({', '.join(signature)}):"]

@@ -119,9 +119,9 @@ def test_a_validator_that_names_an_argument_the_door_lacks_is_refused_at_the_dec
         @checked_by(_check_counts)
         def lonely(n):
             return n
-    with pytest.raises(TypeError, match=r"takes named parameters \(and \*\*kwargs\) only"):
+    with pytest.raises(TypeError, match=r"takes named parameters \(with \*args and \*\*kwargs\) only"):
         @checked_by(_check_x)
-        def spread(x, *rest):
+        def first(x, /):
             return x
 
 
@@ -156,3 +156,23 @@ def test_a_traceback_shows_the_door_s_lines():
     except ValueError as e:
         shown = "".join(traceback.format_exception(e))
     assert "checked = validator(n, scale)" in shown and "in repeat" in shown
+
+
+def _check_sizes(sizes, fill):
+    return {"sizes": tuple(check_int(f"sizes[{i}]", s, low=0) for i, s in enumerate(sizes))}
+
+
+@checked_by(_check_sizes)
+def filled(*sizes: int, fill: float = 0.0) -> torch.Tensor:
+    """A tensor of the given sizes, filled."""
+    return torch.full(sizes, fill)
+
+
+def test_a_door_with_star_args_checks_them_as_one_tuple_and_passes_the_checked_tuple_on():
+    assert str(inspect.signature(filled)) == "(*sizes: int, fill: float = 0.0) -> torch.Tensor"
+    assert filled(np.int64(2), 3, fill=1.0).shape == (2, 3)
+    assert filled().shape == ()
+    with pytest.raises(ValueError, match=r"sizes\[1\]: expected an integer >= 0, got -1"):
+        filled(2, -1)
+    with pytest.raises(TypeError, match=r"filled\(\) got an unexpected keyword argument 'size'"):
+        filled(2, size=3)

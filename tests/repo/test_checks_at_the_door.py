@@ -231,14 +231,48 @@ def declared_doors(paths: list[Path]) -> set[str]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _declaration(node)}
 
 
-def door_calls(path: Path, doors_declared: set[str]) -> list[tuple[str, str]]:
-    """``(caller, door)`` for each call of a declared door by its name (``door(...)`` or ``self.door(...)``) in a
-    function of one module that checks something itself: a declared door, an internal helper or validator (a name
-    that starts with ``_``), or a door with check lines. A public function that checks nothing and calls a door
-    (``blocking_control``, ``AssociativeMemory.write``) passes its arguments on to that door's check."""
+def _module(path: Path) -> str:
+    return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+
+
+def checking_doors(paths: list[Path]) -> set[str]:
+    """The doors that check their arguments, at the door (``@checked_by``) or in their body (check lines), by
+    qualified name (``pavlovlab.part.module.function`` or ``pavlovlab.part.module.Class.method``)."""
+    return {d.name for path in paths for d in doors(path) if d.checks or d.validator is not None}
+
+
+def _imported(tree: ast.Module, module: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The names a module imports from the package, by what they are called there: functions and classes
+    (``from ..sampling import random_keys``) and modules (``from ..conditioning import trials``), each mapped to
+    its qualified name."""
+    names: dict[str, str] = {}
+    modules: dict[str, str] = {}
+    package = module.split(".")
+    for node in ast.walk(tree):  # a function's own imports too
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = ".".join(package[:len(package) - node.level] + ([node.module] if node.module else []))
+            for a in node.names:
+                target = f"{base}.{a.name}"
+                local = a.asname or a.name
+                if (PACKAGE.parent / Path(*target.split("."))).with_suffix(".py").exists():
+                    modules[local] = target
+                else:
+                    names[local] = target
+    return names, modules
+
+
+def door_calls(path: Path, checking: set[str]) -> list[tuple[str, str]]:
+    """``(caller, door)`` for each call of a checking door (:func:`checking_doors`) in a function of one module
+    that checks something itself: a declared door, an internal helper or validator (a name that starts with
+    ``_``), or a door with check lines. A door is called by its name (defined or imported in the module), through
+    an imported module (``trials.blocking(...)``), or, for a method, on any object (``memory.read(...)``). A
+    public function that checks nothing and calls a door (``blocking_control``, ``AssociativeMemory.write``)
+    passes its arguments on to that door's check, which is its one check."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     checks = _check_names(tree)
-    module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    module = _module(path)
+    names, modules = _imported(tree, module)
+    methods = {q.rsplit(".", 1)[1]: q for q in checking if q.rsplit(".", 2)[1][:1].isupper()}
     found = []
     for fn in ast.walk(tree):
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
@@ -246,11 +280,16 @@ def door_calls(path: Path, doors_declared: set[str]) -> list[tuple[str, str]]:
             for call in ast.walk(ast.Module(body=_body(fn), type_ignores=[])):
                 if not isinstance(call, ast.Call):
                     continue
-                f = call.func
-                name = (f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute)
-                        and isinstance(f.value, ast.Name) and f.value.id == "self" else "")
-                if name in doors_declared:
-                    found.append((f"{module}.{fn.name}", name))
+                f, target = call.func, None
+                if isinstance(f, ast.Name):
+                    target = names.get(f.id, f"{module}.{f.id}")
+                elif isinstance(f, ast.Attribute):
+                    if isinstance(f.value, ast.Name) and f.value.id in modules:
+                        target = f"{modules[f.value.id]}.{f.attr}"
+                    else:
+                        target = methods.get(f.attr)
+                if target in checking and target.rsplit(".", 1)[1] != fn.name:
+                    found.append((f"{module}.{fn.name}", target.rsplit(".", 1)[1]))
     return sorted(set(found))
 
 
@@ -315,10 +354,10 @@ def test_no_internal_helper_revalidates():
     assert not found, f"internal helpers that check what their caller checked: {found}"
 
 
-def test_no_function_calls_a_declared_door():
-    declared = declared_doors(core_files())
-    assert len(declared) > 50, "the counter sees the declarations"
-    found = [c for path in core_files() for c in door_calls(path, declared) if c not in PASSES_ON | CHECKED_TWICE]
+def test_no_function_calls_a_checking_door():
+    checking = checking_doors(core_files())
+    assert len(checking) > 100, "the counter sees the doors"
+    found = [c for path in core_files() for c in door_calls(path, checking) if c not in PASSES_ON | CHECKED_TWICE]
     assert not found, f"calls that check again what their caller checked (call unchecked(door) instead): {found}"
 
 
@@ -333,8 +372,8 @@ if __name__ == "__main__":
     print("declared validators:")
     for d in sorted(found, key=lambda d: d.name):
         print(f"  {d.name}: {d.validator or '(none declared)'}")
-    calls = [c for path in core_files() for c in door_calls(path, declared_doors(core_files()))]
-    print(f"calls of a declared door: {len(calls)}")
+    calls = [c for path in core_files() for c in door_calls(path, checking_doors(core_files()))]
+    print(f"calls of a checking door by a function that checks: {len(calls)}")
     for caller, door in calls:
         why = PASSES_ON.get((caller, door))
         twice = CHECKED_TWICE.get((caller, door))
