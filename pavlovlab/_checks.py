@@ -43,6 +43,7 @@ import linecache
 import math
 import numbers
 import os
+import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from typing import Any, Literal, ParamSpec, TypeVar, overload
@@ -82,8 +83,17 @@ def warn_nonfinite(where: str, x: torch.Tensor, cause: str) -> torch.Tensor:
     warns once, for its own result, as the policy says."""
     if not all_finite(x):
         warnings.warn(f"{where}: the result became NaN/inf from finite inputs ({cause})", NonFiniteWarning,
-                      stacklevel=3)
+                      stacklevel=_callers_level())
     return x
+
+
+def _callers_level() -> int:
+    """The ``stacklevel`` of the line that called the public function that called :func:`warn_nonfinite`: past
+    the door :func:`checked_by` wrote around it, if any, so that a warning points at the learner's own line."""
+    level, frame = 3, sys._getframe(3)  # warnings.warn's caller's caller, seen from here
+    while frame is not None and frame.f_code.co_filename.startswith("<checked_by "):
+        level, frame = level + 1, frame.f_back
+    return level
 
 
 @overload

@@ -176,3 +176,16 @@ def test_a_door_with_star_args_checks_them_as_one_tuple_and_passes_the_checked_t
         filled(2, -1)
     with pytest.raises(TypeError, match=r"filled\(\) got an unexpected keyword argument 'size'"):
         filled(2, size=3)
+
+
+@checked_by(_check_x)
+def halved_sum(x: torch.Tensor) -> float:
+    """The sum of x over 2, as a number (its non-finite warning is the body's, on a tensor it computes)."""
+    from pavlovlab._checks import warn_nonfinite
+    return warn_nonfinite("halved_sum", x.sum() / 2, "very large x overflow the sum").item()
+
+
+def test_a_warning_from_a_declared_door_s_body_points_at_the_caller_s_line():
+    with pytest.warns(NonFiniteWarning, match="halved_sum: the result became NaN/inf") as record:
+        halved_sum(torch.tensor([3e38, 3e38]))
+    assert len(record) == 1 and record[0].filename == __file__

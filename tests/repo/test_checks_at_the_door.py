@@ -7,8 +7,8 @@ For each door it counts
 - *body lines*: the lines of code of its body (its docstring, blank lines and comment-only lines left out, nested
   definitions counted with it);
 - *check lines*: a statement that calls a helper of ``pavlovlab._checks`` (a ``check_*`` call, ``broadcast_lead``,
-  ``warn_nonfinite``, ...) or a validator of the module (a name that starts with ``check_`` or
-  ``_check_``), all its lines (of a compound statement its header only); an ``if`` whose body only raises or warns,
+  ``warn_nonfinite``, ...; not ``unchecked``, which calls an algorithm) or a validator of the module (a name that
+  starts with ``check_`` or ``_check_``), all its lines (of a compound statement its header only); an ``if`` whose body only raises or warns,
   with its raise lines; any other ``raise`` and ``warnings.warn``.
 
 A door declares its check with ``@checked_by(validator, ...)`` (``pavlovlab._checks``): the declaration is not
@@ -79,9 +79,10 @@ def _exported(tree: ast.Module) -> set[str]:
 
 
 def _check_names(tree: ast.Module) -> set[str]:
-    """The names a module imports from ``_checks``."""
+    """The names a module imports from ``_checks``, but ``checked_by`` and ``unchecked``, which declare a check
+    and give a body that checks nothing."""
     return {a.asname or a.name for node in tree.body if isinstance(node, ast.ImportFrom)
-            and (node.module or "").endswith("_checks") for a in node.names}
+            and (node.module or "").endswith("_checks") for a in node.names} - {"checked_by", "unchecked"}
 
 
 def _code_lines(source: str) -> set[int]:
