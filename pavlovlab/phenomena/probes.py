@@ -32,6 +32,8 @@ from ..models.transformer import Block, TinyTransformer, _check_model
 from ..statistics import Effect, _check_spread, summarize
 from .sequences import COMPOUNDS, DESIGNS, PREDICTIONS, SEPARATING, ProbeBatch, _check_probes, _make_probes, _read
 
+_summarize = unchecked(summarize)
+
 _AGREES = {"effect": {"effect"}, "none": {"none", "small"}, "size only": {"effect", "small", "none"}}
 
 
@@ -379,6 +381,7 @@ def relative_effects(results: Mapping[str, torch.Tensor], design: str) -> Effect
     interval of ``effect / mean(acquisition)``.
     """
     x, acq = results[design].double(), results["acquisition"].double()
+    # summarize, checked, refuses ratios made NaN/inf by an acquisition mean of 0, which only this division shows
     if x.shape[0] >= 2:
         return summarize((x.mean(-1) / acq.mean(-1))[:, None])
     return summarize(x / acq.mean())
@@ -422,9 +425,9 @@ def verdicts(results: Mapping[str, Mapping[str, torch.Tensor]], predictions: Map
     """
     rows = []
     for a, per in results.items():
-        acq = summarize(per["acquisition"]) if "acquisition" in per else None
+        acq = _summarize(per["acquisition"]) if "acquisition" in per else None
         for d, x in per.items():
-            e = summarize(x)
+            e = _summarize(x)
             rel = e if d == "acquisition" or acq is None else _relative_effects(per, d)
             obs = e.observed(0.0) if d == "acquisition" else rel.observed(margin_fraction)
             pred = predictions[d][a]
@@ -447,7 +450,7 @@ def size_loss(log_ratios: torch.Tensor) -> Effect:
     """The fraction of the read-out's size a design removes, ``1 − ‖o_design‖/‖o_control‖``, with its 95 %
     interval, from log-ratios (seeds, N) (``model_effects(..., measure="norm")``): per seed the geometric
     mean ratio ``exp(mean log-ratio)``; the t-interval across seeds (sequence-level with one seed)."""
-    e = summarize(log_ratios)
+    e = _summarize(log_ratios)
     return Effect(1 - math.exp(e.mean), 1 - math.exp(e.hi), 1 - math.exp(e.lo),
                   tuple(1 - math.exp(v) for v in e.seed_means), e.n_sequences)
 
