@@ -52,9 +52,13 @@ from typing import Any, NamedTuple
 import torch
 import torch.nn.functional as F
 
-from .._checks import check_choice, check_generator, check_int, check_real
+from .._checks import check_choice, check_generator, check_int, check_real, checked_by, unchecked
 from ..conditioning.learning import rescorla_wagner
 from ..memory.associative import AssociativeMemory
+
+# the algorithms of the doors this module calls, on the arguments it checked or built
+_rescorla_wagner = unchecked(rescorla_wagner)
+_read = unchecked(AssociativeMemory.read)
 
 DESIGNS = ("acquisition", "extinction", "blocking", "overshadowing", "conditioned inhibition", "overexpectation")
 """The conditioning designs, in the order the notebook shows them."""
@@ -114,16 +118,21 @@ difference is derived: the response for the designs that change the read-out's d
 norm before the per-head LayerNorm for those that change only its size (see :data:`PREDICTIONS`)."""
 
 
+def _check_trials(design: str, m: int) -> dict[str, int]:
+    """A design of :data:`DESIGNS` and its number of repetitions m >= 1 (as an int)."""
+    check_choice("design", design, DESIGNS)
+    return {"m": check_int("m", m, low=1)}
+
+
+@checked_by(_check_trials)
 def trials(design: str, m: int = 2) -> dict[str, Any]:
     """The trial lists of a design: ``{"design": [(cues, outcome), ...], "control": [...], "test": cues,
     "design_higher": bool}`` with ``m`` repetitions of each block (see the module's table)."""
-    return _trials(check_choice("design", design, DESIGNS), check_int("m", m, low=1))
-
-
-def _trials(design: str, m: int) -> dict[str, Any]:
-    """:func:`trials` of a design of :data:`DESIGNS` and m >= 1."""
     make_d, make_c, test, higher = _SPECS[design]
     return {"design": make_d(m), "control": make_c(m), "test": test, "design_higher": higher}
+
+
+_trials = unchecked(trials)
 
 
 class ProbeBatch(NamedTuple):
@@ -145,6 +154,24 @@ class ProbeBatch(NamedTuple):
     design_higher: bool
 
 
+def _check_probes(design: str, n: int, m: int, n_pairs: int, n_keys: int, n_values: int,
+                  generator: torch.Generator | None) -> dict[str, int]:
+    """The design and sizes of :func:`make_probes`: enough key tokens for the cues and the fillers, and 3 value
+    tokens at least; n and m as ints."""
+    m = _check_trials(design, m)["m"]
+    n_trials = len(_trials(design, m)["design"])
+    n = check_int("n", n, low=1)
+    check_int("n_pairs", n_pairs, low=1)
+    n_fill = max(n_pairs, n_trials) - n_trials
+    if check_int("n_keys", n_keys, low=1) < len(CUES) + n_fill:
+        raise ValueError(f"n_keys: expected at least {len(CUES) + n_fill} (4 cues + {n_fill} fillers), got {n_keys}")
+    if check_int("n_values", n_values, low=1) < 3:
+        raise ValueError(f"n_values: expected at least 3 (o, n and a filler value), got {n_values}")
+    check_generator("generator", generator)
+    return {"n": n, "m": m}
+
+
+@checked_by(_check_probes)
 def make_probes(design: str, n: int, *, m: int = 2, n_pairs: int = 8, n_keys: int = 16, n_values: int = 16,
                 generator: torch.Generator | None = None, dtype: torch.dtype = torch.float32,
                 device: torch.device | str | None = None) -> ProbeBatch:
@@ -155,54 +182,31 @@ def make_probes(design: str, n: int, *, m: int = 2, n_pairs: int = 8, n_keys: in
     hold the design's trials in order at random slots and fillers elsewhere; design and control share
     every random choice. Returns a :class:`ProbeBatch` with weights (n, 2P + 1, n_keys + n_values).
     """
-    spec = trials(design, m)
-    N = _check_probes(spec, n, n_pairs, n_keys, n_values, generator)
-    return _make_probes(spec, N, n_pairs, n_keys, n_values, generator, dtype, device)
-
-
-def _check_probes(spec: dict[str, Any], n: int, n_pairs: int, n_keys: int, n_values: int,
-                  generator: torch.Generator | None) -> int:
-    """The sizes of :func:`make_probes` for a design's trial lists ``spec``: enough key tokens for the cues and
-    the fillers, and 3 value tokens at least; returns n as an int."""
-    N = check_int("n", n, low=1)
-    check_int("n_pairs", n_pairs, low=1)
-    n_fill = max(n_pairs, len(spec["design"])) - len(spec["design"])
-    if check_int("n_keys", n_keys, low=1) < len(CUES) + n_fill:
-        raise ValueError(f"n_keys: expected at least {len(CUES) + n_fill} (4 cues + {n_fill} fillers), got {n_keys}")
-    if check_int("n_values", n_values, low=1) < 3:
-        raise ValueError(f"n_values: expected at least 3 (o, n and a filler value), got {n_values}")
-    check_generator("generator", generator)
-    return N
-
-
-def _make_probes(spec: dict[str, Any], N: int, n_pairs: int, n_keys: int, n_values: int,
-                 generator: torch.Generator | None, dtype: torch.dtype,
-                 device: torch.device | str | None) -> ProbeBatch:
-    """:func:`make_probes` of a design's trial lists ``spec``, on checked sizes."""
+    spec = _trials(design, m)
     n_trials = len(spec["design"])
     P = max(n_pairs, n_trials)
     n_fill = P - n_trials
     V = n_keys + n_values
-    keys = torch.rand(N, n_keys, generator=generator).argsort(-1)[:, :len(CUES) + n_fill]     # (N, 4 + F)
-    vperm = torch.rand(N, n_values, generator=generator).argsort(-1)                           # (N, n_values)
-    fill_vals = vperm.gather(1, 2 + torch.randint(n_values - 2, (N, max(n_fill, 1)), generator=generator))
-    slots = torch.rand(N, P, generator=generator).argsort(-1)
+    keys = torch.rand(n, n_keys, generator=generator).argsort(-1)[:, :len(CUES) + n_fill]     # (n, 4 + F)
+    vperm = torch.rand(n, n_values, generator=generator).argsort(-1)                           # (n, n_values)
+    fill_vals = vperm.gather(1, 2 + torch.randint(n_values - 2, (n, max(n_fill, 1)), generator=generator))
+    slots = torch.rand(n, P, generator=generator).argsort(-1)
     trial_slots = slots[:, :n_trials].sort(-1).values                                            # in order
     fill_slots = slots[:, n_trials:]
     eye_k = torch.eye(n_keys)
 
     def weights(trial_list: Sequence[tuple[str, str]]) -> torch.Tensor:
-        cue_w = torch.zeros(N, P, n_keys)
-        out_id = torch.zeros(N, P, dtype=torch.long)
+        cue_w = torch.zeros(n, P, n_keys)
+        out_id = torch.zeros(n, P, dtype=torch.long)
         for i, (cues, outcome) in enumerate(trial_list):           # a few trials: the structure, not the data
-            w = eye_k[keys[:, [CUES.index(c) for c in cues]]].sum(1)    # (N, n_keys): the cues' one-hots
-            cue_w.scatter_(1, trial_slots[:, i, None, None].expand(N, 1, n_keys), w[:, None, :])
+            w = eye_k[keys[:, [CUES.index(c) for c in cues]]].sum(1)    # (n, n_keys): the cues' one-hots
+            cue_w.scatter_(1, trial_slots[:, i, None, None].expand(n, 1, n_keys), w[:, None, :])
             o = vperm[:, 0] if outcome == "o" else vperm[:, 1]
             out_id.scatter_(1, trial_slots[:, i, None], o[:, None])
         if n_fill:
-            cue_w.scatter_(1, fill_slots[..., None].expand(N, n_fill, n_keys), eye_k[keys[:, len(CUES):]])
+            cue_w.scatter_(1, fill_slots[..., None].expand(n, n_fill, n_keys), eye_k[keys[:, len(CUES):]])
             out_id.scatter_(1, fill_slots, fill_vals[:, :n_fill])
-        x = torch.zeros(N, 2 * P + 1, V)
+        x = torch.zeros(n, 2 * P + 1, V)
         x[:, 0:2 * P:2, :n_keys] = cue_w
         x[:, 1:2 * P:2, n_keys:] = F.one_hot(out_id, n_values).float()
         x[:, -1, :n_keys] = sum(eye_k[keys[:, CUES.index(c)]] for c in spec["test"])
@@ -213,11 +217,29 @@ def _make_probes(spec: dict[str, Any], N: int, n_pairs: int, n_keys: int, n_valu
                       spec["design_higher"])
 
 
+_make_probes = unchecked(make_probes)
+
+
 COMPOUNDS = ("unit", "sum")
 """How a compound cue's key is formed: ``"unit"``, the normalised sum of its cues' keys (the models'
 encoding); ``"sum"``, the plain sum (Rescorla–Wagner's additive compound, each cue at intensity 1)."""
 
 
+def _check_rw(design: str, m: int, lr: float, compound: str) -> dict[str, object]:
+    """The design, m and α of :func:`rw_effect` (m as an int, α as a float) within Rescorla–Wagner's bound
+    α·Σ x_i² <= 2 on every trial of the design (a unit compound has Σ x_i² = 1, a summed one c)."""
+    m = _check_trials(design, m)["m"]
+    lr = check_real("lr", lr, low=0.0, low_open=True)
+    unit = check_choice("compound", compound, COMPOUNDS) == "unit"
+    spec = _trials(design, m)
+    together = 1 if unit else max(len(cues) for arm in ("design", "control") for cues, _ in spec[arm])
+    if lr * together > 2:
+        raise ValueError(f"lr: expected a number <= {2 / together:g} for {design!r}, whose trials present up to "
+                         f"{together} cues together (Rescorla–Wagner needs α·(cues present) <= 2), got {lr:g}")
+    return {"m": m, "lr": lr}
+
+
+@checked_by(_check_rw)
 def rw_effect(design: str, *, m: int = 2, lr: float = 0.5, compound: str = "unit") -> float:
     """Rescorla–Wagner's prediction of a design's effect (signed as :func:`pavlovlab.phenomena.probes.effects`).
 
@@ -229,30 +251,18 @@ def rw_effect(design: str, *, m: int = 2, lr: float = 0.5, compound: str = "unit
     At m = 2, α = 0.5: blocking 0.281 (sum: 0.375), conditioned inhibition 0.266 (0.438),
     overexpectation 0.281 (0.375), overshadowing 0.220 (0.250).
     """
-    spec = trials(design, m)
-    lr, unit = _check_rw(spec, design, lr, compound)
+    spec = _trials(design, m)
+    unit = compound == "unit"
+    alpha, V0 = torch.tensor([lr], dtype=torch.float64), torch.zeros(len(CUES), dtype=torch.float64)  # as checked
     out = []
     for arm in ("design", "control"):
         cs = torch.tensor([[float(c in cues) / (math.sqrt(len(cues)) if unit else 1.0) for c in CUES]
                            for cues, _ in spec[arm]], dtype=torch.float64)
         us = torch.tensor([1.0 if o == "o" else 0.0 for _, o in spec[arm]], dtype=torch.float64)
-        V = rescorla_wagner(cs, us, alpha=lr)[-1]
+        V = _rescorla_wagner(cs, us, alpha=alpha, beta=1.0, V0=V0)[-1]
         out.append(float(sum(V[CUES.index(c)] for c in spec["test"])))
     diff = out[0] - out[1]
     return diff if spec["design_higher"] else -diff
-
-
-def _check_rw(spec: dict[str, Any], design: str, lr: float, compound: str) -> tuple[float, bool]:
-    """α and the compound of :func:`rw_effect` for a design's trial lists, within Rescorla–Wagner's bound
-    α·Σ x_i² <= 2 on every trial (a unit compound has Σ x_i² = 1, a summed one c); returns α and whether the
-    compound is unit."""
-    lr = check_real("lr", lr, low=0.0, low_open=True)
-    unit = check_choice("compound", compound, COMPOUNDS) == "unit"
-    together = 1 if unit else max(len(cues) for arm in ("design", "control") for cues, _ in spec[arm])
-    if lr * together > 2:
-        raise ValueError(f"lr: expected a number <= {2 / together:g} for {design!r}, whose trials present up to "
-                         f"{together} cues together (Rescorla–Wagner needs α·(cues present) <= 2), got {lr:g}")
-    return lr, unit
 
 
 READOUTS = ("strength", "direction", "norm")
@@ -261,6 +271,18 @@ READOUTS = ("strength", "direction", "norm")
 normalisation discards)."""
 
 
+def _check_memory_probe(design: str, m: int, rule: str, lr: float, compound: str, readout: str
+                        ) -> dict[str, object]:
+    """The design, m (as an int), rule, rate (as a float), compound and read-out of :func:`predicted_effect`."""
+    m = _check_trials(design, m)["m"]
+    check_choice("rule", rule, ("hebbian", "delta"))
+    lr = check_real("lr", lr, low=0.0, low_open=True)
+    check_choice("compound", compound, COMPOUNDS)
+    check_choice("readout", readout, READOUTS)
+    return {"m": m, "lr": lr}
+
+
+@checked_by(_check_memory_probe)
 def predicted_effect(design: str, *, rule: str = "delta", m: int = 2, lr: float = 0.5, compound: str = "unit",
                      readout: str = "strength") -> float:
     """A design's effect on a memory with orthonormal cue keys and one-hot outcomes (no fillers, no crosstalk).
@@ -274,8 +296,8 @@ def predicted_effect(design: str, *, rule: str = "delta", m: int = 2, lr: float 
     For the Hebbian rule with unit compounds every strength effect is 0 except overshadowing,
     ``m·lr·(1 − 1/√2)``; for the delta rule the strengths are :func:`rw_effect`'s.
     """
-    spec = trials(design, m)
-    rule, lr, unit, readout = _check_memory_probe(rule, lr, compound, readout)
+    spec = _trials(design, m)
+    unit = compound == "unit"
     reads = []
     for arm in ("design", "control"):
         k = torch.tensor([[float(c in cues) / (math.sqrt(len(cues)) if unit else 1.0) for c in CUES]
@@ -284,7 +306,7 @@ def predicted_effect(design: str, *, rule: str = "delta", m: int = 2, lr: float 
         mem = AssociativeMemory(len(CUES), 2, rule=rule, lr=lr, dtype=torch.float64)
         mem.write(k, v)
         q = torch.tensor([float(c in spec["test"]) for c in CUES], dtype=torch.float64)
-        reads.append(mem.read(q))
+        reads.append(_read(mem, q))
     if readout == "norm":
         den = float(reads[1].norm())
         return float(reads[0].norm()) / den if den > 0 else math.nan
@@ -299,18 +321,20 @@ def predicted_effect(design: str, *, rule: str = "delta", m: int = 2, lr: float 
     return diff if spec["design_higher"] else -diff
 
 
-def _check_memory_probe(rule: str, lr: float, compound: str, readout: str) -> tuple[str, float, bool, str]:
-    """The rule, rate, compound and read-out of :func:`predicted_effect`; the compound as whether it is unit."""
-    rule = check_choice("rule", rule, ("hebbian", "delta"))
-    lr = check_real("lr", lr, low=0.0, low_open=True)
-    unit = check_choice("compound", compound, COMPOUNDS) == "unit"
-    return rule, lr, unit, check_choice("readout", readout, READOUTS)
+def _check_sequence(batch: ProbeBatch, i: int, arm: str) -> dict[str, object]:
+    """A :class:`ProbeBatch`, one of its sequences ``i`` (as an int) and one of its arms."""
+    if not isinstance(batch, ProbeBatch):
+        raise TypeError(f"batch: expected a ProbeBatch from make_probes, got {type(batch).__name__}")
+    i = check_int("i", i, low=0, high=batch.design.shape[0] - 1)
+    check_choice("arm", arm, ("design", "control"))
+    return {"i": i}
 
 
+@checked_by(_check_sequence)
 def describe(batch: ProbeBatch, i: int = 0, arm: str = "design") -> str:
     """Sequence ``i`` of a batch as text: cues by letter (fillers as ``k<id>``), outcomes ``o``, ``n``
     (fillers' values as ``v<id>``), a compound as ``A+B``, the test query as ``A ?``."""
-    x = _check_sequence(batch, i, arm)
+    x = (batch.design if arm == "design" else batch.control)[i]
     K = batch.n_keys
     letters = {int(j): c for j, c in zip(batch.cues[i].tolist(), CUES, strict=True)}
     o, n = int(batch.outcome[i]), int(batch.nothing[i])
@@ -324,14 +348,6 @@ def describe(batch: ProbeBatch, i: int = 0, arm: str = "design") -> str:
 
     words = [f"{cue(x[t])}→{out(int(x[t + 1].argmax()))}" for t in range(0, x.shape[0] - 1, 2)]
     return "  ".join([*words, cue(x[-1]) + " ?"])
-
-
-def _check_sequence(batch: ProbeBatch, i: int, arm: str) -> torch.Tensor:
-    """Sequence ``i`` of one arm of a batch, (T, V)."""
-    if not isinstance(batch, ProbeBatch):
-        raise TypeError(f"batch: expected a ProbeBatch from make_probes, got {type(batch).__name__}")
-    check_int("i", i, low=0, high=batch.design.shape[0] - 1)
-    return {"design": batch.design, "control": batch.control}[check_choice("arm", arm, ("design", "control"))][i]
 
 
 __all__ = ["COMPOUNDS", "CUES", "DESIGNS", "PREDICTIONS", "READOUTS", "SEPARATING", "ProbeBatch", "describe",

@@ -104,6 +104,9 @@ def bad_input_rows() -> list:
          "lr: expected a number <= 2 for 'blocking'"),
         ("rw_effect('blocking', lr=1.5) is stable for unit compounds",
          lambda: abs(designs.rw_effect("blocking", lr=1.5)) < 1.0, "ok", ""),
+        ("predicted_effect(lr=3) of the delta rule, beyond its bound",
+         lambda: designs.predicted_effect("blocking", lr=3.0), ValueError,
+         "lr: expected a number <= 2 for the delta rule"),
         ("describe(batch, i=5)", lambda: designs.describe(batch, i=5), ValueError, "i: expected an integer <= 1"),
         ("trials('nope')", lambda: designs.trials("nope"), ValueError, "design: expected one of"),
     ]
