@@ -189,7 +189,7 @@ def one_hop(n: int, d_k: int, *, d_v: int | None = None, trials: int = 200, gene
         :class:`HopSample` (failed, crosstalk_norm, t_max), each (trials, n).
     """
     d_v = d_k if d_v is None else d_v
-    perm, K, V, right = _draw_hop((), n, d_k, d_v, trials, generator, device, dtype)            # right: v_π(x), chain x
+    perm, K, V, right = _draw_hop((), n, d_k, d_v, trials, generator, device, dtype)       # right: v_π(x), chain x
     r = K @ (right.mT @ K).mT                                                              # S k_x: (T, chain, d_v)
     failed = (r @ V.mT).argmax(-1) != perm
     cosines = (right @ V.mT).scatter(-1, perm[..., None], -2.0)                            # the right value itself out
