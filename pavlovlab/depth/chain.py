@@ -25,14 +25,16 @@ stack compared at an equal budget in :mod:`pavlovlab.depth.contest`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 
-from .._checks import check_choice, check_device, check_float_dtype, check_int
-from ..sampling import random_keys
+from .._checks import check_choice, check_device, check_float_dtype, check_int, checked_by, unchecked
+from ..sampling import _check_draw, random_keys
+
+_random_keys = unchecked(random_keys)
 
 COMBINE = ("average", "vote")
 """How a layer's H heads are combined before the clean-up: their read-outs averaged, or each head decodes and
@@ -63,6 +65,36 @@ def _check_positive(name: str, value: object) -> int:
     return check_int(name, int(value) if isinstance(value, np.integer) else value, low=1)
 
 
+def _check_hop(n: int, d_k: int, d_v: int | None, trials: int, device: torch.device | str | None,
+               dtype: torch.dtype) -> dict[str, Any]:
+    """The sizes of a hop (n >= 2 associations, d_k, d_v, trials), its device and dtype, as checked values."""
+    n, d_k, trials = _check_positive("n", n), _check_positive("d_k", d_k), _check_positive("trials", trials)
+    d_v = None if d_v is None else _check_positive("d_v", d_v)
+    if n < 2:
+        raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    return {"n": n, "d_k": d_k, "d_v": d_v, "trials": trials, "dtype": dtype, "device": check_device("device", device)}
+
+
+def _check_draws(heads: tuple[int, ...], generator: torch.Generator | None, hop: Mapping[str, Any]) -> None:
+    """The generator, and the keys and values that a hop of checked sizes (:func:`_check_hop`) draws for ``heads``,
+    checked as :func:`pavlovlab.sampling.random_keys` checks them (they fit in memory), keys first."""
+    for d in (hop["d_k"], hop["d_k"] if hop["d_v"] is None else hop["d_v"]):
+        _check_draw((hop["trials"], *heads, hop["n"]), d, "sphere", generator, hop["device"], hop["dtype"])
+
+
+def _check_chain(L: int, H: int, n: int, d_k: int, d_v: int | None, combine: str, trials: int,
+                 generator: torch.Generator | None, device: torch.device | str | None,
+                 dtype: torch.dtype) -> dict[str, Any]:
+    """The arguments of :func:`chain_error`, and the draws of a layer (:func:`_check_draws`)."""
+    checked = {"L": _check_positive("L", L), "H": _check_positive("H", H),
+               **_check_hop(n, d_k, d_v, trials, device, dtype)}
+    check_choice("combine", combine, COMBINE)
+    _check_draws((checked["H"],), generator, checked)
+    return checked
+
+
+@checked_by(_check_chain)
 def chain_error(L: int, H: int, n: int, d_k: int, *, d_v: int | None = None, combine: str = "average",
                 trials: int = 200, generator: torch.Generator | None = None, device: torch.device | str | None = None,
                 dtype: torch.dtype = torch.float32) -> StackResult:
@@ -83,16 +115,14 @@ def chain_error(L: int, H: int, n: int, d_k: int, *, d_v: int | None = None, com
 
     >>> chain_error(4, 2, 16, 32, generator=torch.Generator().manual_seed(0)).error
     """
-    L, H = _check_positive("L", L), _check_positive("H", H)
-    n, d_k, d_v, T, device, dtype = _check_hop(n, d_k, d_v, trials, device, dtype)
-    combine = check_choice("combine", combine, COMBINE)
+    T, d_v = trials, d_k if d_v is None else d_v
     current = torch.arange(n).expand(T, n).to(device)                   # true = decoded item of each chain
     truth = current.clone()
     wrong_by_depth, head_wrong, hop_wrong = [], 0.0, 0.0
     for _ in range(L):  # the hops are sequential; everything else is batched
         perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)          # π: (T, n)
-        K = random_keys(T, H, n, d=d_k, kind="sphere", generator=generator, device=device, dtype=dtype)
-        V = random_keys(T, H, n, d=d_v, kind="sphere", generator=generator, device=device, dtype=dtype)
+        K = _random_keys(T, H, n, d=d_k, kind="sphere", generator=generator, device=device, dtype=dtype)
+        V = _random_keys(T, H, n, d=d_v, kind="sphere", generator=generator, device=device, dtype=dtype)
         overlaps = K @ K.gather(2, current[:, None, :, None].expand(T, H, n, d_k)).mT    # (T, H, i, chain): K[i]·K[x]
         Vpi = V.gather(2, perm[:, None, :, None].expand(T, H, n, d_v))                   # V[π(i)] in row i
         scores = V @ (Vpi.mT @ overlaps)                                                 # (T, H, m, chain)
@@ -126,29 +156,27 @@ class HopSample(NamedTuple):
     t_max: torch.Tensor
 
 
-def _check_hop(n: int, d_k: int, d_v: int | None, trials: int, device: torch.device | str | None,
-               dtype: torch.dtype) -> tuple[int, int, int, int, torch.device | None, torch.dtype]:
-    """The sizes of a hop (n >= 2 associations, d_k, d_v defaulting to d_k, trials), its device and dtype."""
-    n, d_k, T = _check_positive("n", n), _check_positive("d_k", d_k), _check_positive("trials", trials)
-    d_v = d_k if d_v is None else _check_positive("d_v", d_v)
-    if n < 2:
-        raise ValueError(f"n: expected at least 2 stored associations (so there is something to confuse), got {n}")
-    dtype = check_float_dtype("dtype", dtype, allow_none=False)
-    return n, d_k, d_v, T, check_device("device", device), dtype
-
-
 def _draw_hop(heads: tuple[int, ...], n: int, d_k: int, d_v: int, T: int, generator: torch.Generator | None,
-              device: torch.device | None, dtype: torch.dtype
+              device: torch.device | str | None, dtype: torch.dtype
               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """One hop's draws: ``T`` permutations π of the n items (T, n), unit keys K (T, *heads, n, d_k) and values
     V (T, *heads, n, d_v), and the right value of each chain, ``V[π(x)]`` (T, *heads, n, d_v)."""
     perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)              # π: (T, n)
-    K = random_keys(T, *heads, n, d=d_k, kind="sphere", generator=generator, device=device, dtype=dtype)
-    V = random_keys(T, *heads, n, d=d_v, kind="sphere", generator=generator, device=device, dtype=dtype)
+    K = _random_keys(T, *heads, n, d=d_k, kind="sphere", generator=generator, device=device, dtype=dtype)
+    V = _random_keys(T, *heads, n, d=d_v, kind="sphere", generator=generator, device=device, dtype=dtype)
     index = perm.view(T, *(1 for _ in heads), n, 1).expand(T, *heads, n, d_v)
     return perm, K, V, V.gather(-2, index)
 
 
+def _check_one_hop(n: int, d_k: int, d_v: int | None, trials: int, generator: torch.Generator | None,
+                   device: torch.device | str | None, dtype: torch.dtype) -> dict[str, Any]:
+    """The arguments of :func:`one_hop`, and its draws (:func:`_check_draws`)."""
+    checked = _check_hop(n, d_k, d_v, trials, device, dtype)
+    _check_draws((), generator, checked)
+    return checked
+
+
+@checked_by(_check_one_hop)
 def one_hop(n: int, d_k: int, *, d_v: int | None = None, trials: int = 200, generator: torch.Generator | None = None,
             device: torch.device | str | None = None, dtype: torch.dtype = torch.float32) -> HopSample:
     """One hop of one head, looked at closely: the read-out's crosstalk norm and the codebook's closest pair.
@@ -160,8 +188,8 @@ def one_hop(n: int, d_k: int, *, d_v: int | None = None, trials: int = 200, gene
     Returns:
         :class:`HopSample` (failed, crosstalk_norm, t_max), each (trials, n).
     """
-    n, d_k, d_v, T, device, dtype = _check_hop(n, d_k, d_v, trials, device, dtype)
-    perm, K, V, right = _draw_hop((), n, d_k, d_v, T, generator, device, dtype)            # right: v_π(x), chain x
+    d_v = d_k if d_v is None else d_v
+    perm, K, V, right = _draw_hop((), n, d_k, d_v, trials, generator, device, dtype)       # right: v_π(x), chain x
     r = K @ (right.mT @ K).mT                                                              # S k_x: (T, chain, d_v)
     failed = (r @ V.mT).argmax(-1) != perm
     cosines = (right @ V.mT).scatter(-1, perm[..., None], -2.0)                            # the right value itself out
@@ -186,6 +214,15 @@ class HeadsHopSample(NamedTuple):
     t_mean_max: torch.Tensor
 
 
+def _check_heads_hop(n: int, d_k: int, H: int, d_v: int | None, trials: int, generator: torch.Generator | None,
+                     device: torch.device | str | None, dtype: torch.dtype) -> dict[str, Any]:
+    """The arguments of :func:`heads_hop`, and its draws (:func:`_check_draws`)."""
+    checked = {"H": _check_positive("H", H), **_check_hop(n, d_k, d_v, trials, device, dtype)}
+    _check_draws((checked["H"],), generator, checked)
+    return checked
+
+
+@checked_by(_check_heads_hop)
 def heads_hop(n: int, d_k: int, H: int, *, d_v: int | None = None, trials: int = 200,
               generator: torch.Generator | None = None, device: torch.device | str | None = None,
               dtype: torch.dtype = torch.float32) -> HeadsHopSample:
@@ -200,8 +237,7 @@ def heads_hop(n: int, d_k: int, H: int, *, d_v: int | None = None, trials: int =
     Returns:
         :class:`HeadsHopSample`; per-chain tensors (trials, n), per-head ones (trials, H, n).
     """
-    H = _check_positive("H", H)
-    n, d_k, d_v, T, device, dtype = _check_hop(n, d_k, d_v, trials, device, dtype)
+    T, d_v = trials, d_k if d_v is None else d_v
     perm, K, V, right = _draw_hop((H,), n, d_k, d_v, T, generator, device, dtype)  # right: v^h_π(x), (T, H, chain, d_v)
     r = K @ (right.mT @ K).mT                                                              # S_h k^h_x
     scores = r @ V.mT                                                                      # (T, H, chain, m)
@@ -213,6 +249,26 @@ def heads_hop(n: int, d_k: int, H: int, *, d_v: int | None = None, trials: int =
                           ((r - right) ** 2).sum((-1, 1)).cpu(), t_max.cpu(), t_mean_max.cpu())
 
 
+_heads_hop = unchecked(heads_hop)
+
+
+def _check_bounds(n: int, d_k: int, heads: Sequence[int], d_v: int | None, trials: int,
+                  generator: torch.Generator | None, device: torch.device | str | None,
+                  dtype: torch.dtype) -> dict[str, Any]:
+    """The arguments of :func:`bounds_against_heads`, in the order its samples meet them: the first head count,
+    the hop, then each count with the draws of its sample (:func:`_check_draws`)."""
+    if isinstance(heads, (str, bytes)) or not isinstance(heads, Sequence) or not heads:
+        raise TypeError(f"heads: expected a non-empty sequence of head counts, got {type(heads).__name__}")
+    counts: list[int] = []
+    checked: dict[str, Any] = {}
+    for H in heads:
+        counts.append(_check_positive("heads", H))
+        checked = checked or _check_hop(n, d_k, d_v, trials, device, dtype)
+        _check_draws((counts[-1],), generator, checked)
+    return {"heads": counts, **checked}
+
+
+@checked_by(_check_bounds)
 def bounds_against_heads(n: int, d_k: int, heads: Sequence[int], *, d_v: int | None = None, trials: int = 2000,
                          generator: torch.Generator | None = None, device: torch.device | str | None = None,
                          dtype: torch.dtype = torch.float64) -> list[dict[str, float]]:
@@ -229,20 +285,18 @@ def bounds_against_heads(n: int, d_k: int, heads: Sequence[int], *, d_v: int | N
 
     Returns one row per H: ``{"H", "M", "chains", "averaged", "all_fail", "second", "err_avg", "err_all"}``.
     """
-    from .theory import all_heads_fail_bound, averaged_heads_bound, hop_failure_bound
+    from .theory import _hop_failure_bound, all_heads_fail_bound, averaged_heads_bound
 
-    if isinstance(heads, (str, bytes)) or not isinstance(heads, Sequence) or not heads:
-        raise TypeError(f"heads: expected a non-empty sequence of head counts, got {type(heads).__name__}")
     rows = []
     for H in heads:
-        H = _check_positive("heads", H)
-        s = heads_hop(n, d_k, H, d_v=d_v, trials=trials, generator=generator, device=device, dtype=dtype)
+        s = _heads_hop(n, d_k, H, d_v=d_v, trials=trials, generator=generator, device=device, dtype=dtype)
         Z = s.crosstalk_power.double()
         M = ((Z ** H).mean() / Z.mean() ** H).item()
+        # the bounds' doors check what was measured here: the cosines' range, M_H finite (Z^H overflows for H ≳ 150)
         rows.append({"H": H, "M": M, "chains": s.failed_average.numel(),
                      "averaged": float(np.mean(averaged_heads_bound(n, d_k, s.t_mean_max, H, M))),
                      "all_fail": float(np.mean(all_heads_fail_bound(n, d_k, s.t_max.movedim(1, -1)))),
-                     "second": float(np.mean(hop_failure_bound(n, d_k, t_max=s.t_mean_max))),
+                     "second": float(np.mean(_hop_failure_bound(n, d_k, t_max=s.t_mean_max))),  # t̄_max checked above
                      "err_avg": s.failed_average.double().mean().item(),
                      "err_all": s.failed_each.all(1).double().mean().item()})
     return rows
@@ -263,6 +317,21 @@ class RawChainResult(NamedTuple):
     chains: int
 
 
+def _check_raw_chain(L: int, n: int, d: int, trials: int, generator: torch.Generator | None,
+                     device: torch.device | str | None, dtype: torch.dtype) -> dict[str, Any]:
+    """The arguments of :func:`raw_chain` (n >= 2) as checked values, and the codes of a level checked as
+    :func:`pavlovlab.sampling.random_keys` checks them (they fit in memory)."""
+    L, n, d, trials = (_check_positive(name, value)
+                       for name, value in (("L", L), ("n", n), ("d", d), ("trials", trials)))
+    if n < 2:
+        raise ValueError(f"n: expected at least 2 stored associations, got {n}")
+    dtype = check_float_dtype("dtype", dtype, allow_none=False)
+    device = check_device("device", device)
+    _check_draw((trials, n), d, "sphere", generator, device, dtype)
+    return {"L": L, "n": n, "d": d, "trials": trials, "dtype": dtype, "device": device}
+
+
+@checked_by(_check_raw_chain)
 def raw_chain(L: int, n: int, d: int, *, trials: int = 200, generator: torch.Generator | None = None,
               device: torch.device | str | None = None, dtype: torch.dtype = torch.float32) -> RawChainResult:
     """A stack of L Hebbian layers whose raw read-outs (no clean-up) are the next layer's queries.
@@ -278,12 +347,12 @@ def raw_chain(L: int, n: int, d: int, *, trials: int = 200, generator: torch.Gen
     Returns:
         :class:`RawChainResult` (error_by_depth (L,), noise_by_depth (L,), chains).
     """
-    L, n, d, T, device, dtype = _check_raw_chain(L, n, d, trials, device, dtype)
-    codes = random_keys(T, n, d=d, kind="sphere", generator=generator, device=device, dtype=dtype)   # C_0
+    T = trials
+    codes = _random_keys(T, n, d=d, kind="sphere", generator=generator, device=device, dtype=dtype)   # C_0
     r, truth = codes, torch.arange(n).expand(T, n).to(device)                   # (T, chain, d), (T, chain)
     errors, noise = [], []
     for _ in range(L):  # the layers are sequential; trials and chains are batched
-        nxt = random_keys(T, n, d=d, kind="sphere", generator=generator, device=device, dtype=dtype)
+        nxt = _random_keys(T, n, d=d, kind="sphere", generator=generator, device=device, dtype=dtype)
         perm = torch.rand(T, n, generator=generator).argsort(dim=-1).to(device)
         S = nxt.gather(1, perm[..., None].expand(T, n, d)).mT @ codes             # Σ_i C'[π(i)] C[i]ᵀ: (T, d, d)
         r, truth, codes = r @ S.mT, perm.gather(1, truth), nxt
@@ -292,16 +361,6 @@ def raw_chain(L: int, n: int, d: int, *, trials: int = 200, generator: torch.Gen
         noise.append(((r * r).sum(-1) - signal ** 2).mean() / (signal ** 2).mean())
         errors.append(((r @ codes.mT).argmax(-1) != truth).double().mean())
     return RawChainResult(torch.stack(errors).cpu(), torch.stack(noise).double().cpu(), T * n)
-
-
-def _check_raw_chain(L: int, n: int, d: int, trials: int, device: torch.device | str | None,
-                     dtype: torch.dtype) -> tuple[int, int, int, int, torch.device | None, torch.dtype]:
-    """The arguments of :func:`raw_chain` (n >= 2), returned as checked."""
-    L, n, d, T = (_check_positive(name, value) for name, value in (("L", L), ("n", n), ("d", d), ("trials", trials)))
-    if n < 2:
-        raise ValueError(f"n: expected at least 2 stored associations, got {n}")
-    dtype = check_float_dtype("dtype", dtype, allow_none=False)
-    return L, n, d, T, check_device("device", device), dtype
 
 
 __all__ = [

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from .._checks import check_choice, check_int, check_numbers, warn_nonfinite
+from .._checks import check_choice, check_int, check_numbers, checked_by, unchecked, warn_nonfinite
 
 Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
 """A number or an array of numbers (broadcast together)."""
@@ -76,6 +76,20 @@ def _overlap_nodes(m: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray]:
     return t, ww / ww.sum(-1, keepdims=True)
 
 
+def _check_hop_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None, H: Numbers, points: int | None = None) -> None:
+    """The arguments of :func:`hop_error_theory`: n >= 2, d_k, d_v >= 4, H >= 1 and quadrature points >= 1 (None:
+    the door's default, for a door that reads the theory at its default)."""
+    _check_at_least(n=(n, None), d_k=(d_k, None), d_v=(d_k if d_v is None else d_v, None), H=(H, None))
+    if points is not None:
+        check_int("points", points, low=1)
+    dk = _as_array(d_k)
+    if np.any(dk < 4) or np.any((dk if d_v is None else _as_array(d_v)) < 4):
+        raise ValueError(f"d_k, d_v: expected dimensions >= 4 for the theory, got d_k={d_k}, d_v={d_v}")
+    if np.any(_as_array(n) < 2) or np.any(_as_array(H) < 1):
+        raise ValueError(f"n, H: expected n >= 2 and H >= 1, got n={n}, H={H}")
+
+
+@checked_by(_check_hop_theory)
 def hop_error_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1, *,
                      points: int = 32) -> Theory:
     """Predicted error of one hop: the right item loses to one of the n − 1 others after cleanup.
@@ -96,7 +110,6 @@ def hop_error_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Nu
     (good for H ≲ 3; it underestimates the tiny errors of wider layers). With ``H = 1`` this is the
     single-head error p(n, d_k). Needs d_k, d_v ≥ 4. Arguments broadcast (see the module docstring for what comes back).
     """
-    _check_hop_theory(n, d_k, d_v, H, points)
     n_, dk, H_ = _as_array(n), _as_array(d_k), _as_array(H)
     dv = dk if d_v is None else _as_array(d_v)
     n_, dk, dv, H_ = np.broadcast_arrays(n_, dk, dv, H_)
@@ -115,17 +128,24 @@ def hop_error_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Nu
     return _out(np.clip(p, 0.0, 1.0), n, d_k, H)
 
 
-def _check_hop_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None, H: Numbers, points: int) -> None:
-    """The arguments of :func:`hop_error_theory`: n >= 2, d_k, d_v >= 4, H >= 1 and quadrature points >= 1."""
-    _check_at_least(n=(n, None), d_k=(d_k, None), d_v=(d_k if d_v is None else d_v, None), H=(H, None))
-    check_int("points", points, low=1)
-    dk = _as_array(d_k)
-    if np.any(dk < 4) or np.any((dk if d_v is None else _as_array(d_v)) < 4):
-        raise ValueError(f"d_k, d_v: expected dimensions >= 4 for the theory, got d_k={d_k}, d_v={d_v}")
-    if np.any(_as_array(n) < 2) or np.any(_as_array(H) < 1):
-        raise ValueError(f"n, H: expected n >= 2 and H >= 1, got n={n}, H={H}")
+_hop_error_theory = unchecked(hop_error_theory)
 
 
+def _check_stack(rule: str, L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Numbers | None,
+                 p_head: Numbers | None) -> None:
+    """The rule, depth and heads of :func:`stack_error_theory`, a head error in [0, 1] if given, and the arguments of
+    the hop theory it reads (:func:`hop_error_theory` at H averaged heads, or at one head without ``p_head``)."""
+    rule = check_choice("rule", rule, THEORY_RULES)
+    _check_at_least(L=(L, 0), H=(H, 1))
+    if p_head is not None:
+        check_numbers("p_head", p_head, low=0, high=1)
+    if rule == "average":
+        _check_hop_theory(n, d_k, d_v, _as_array(H))   # H as the body passes it on (a message shows it as such)
+    elif p_head is None:
+        _check_hop_theory(n, d_k, d_v, 1)
+
+
+@checked_by(_check_stack)
 def stack_error_theory(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Numbers | None = None, *,
                        rule: str = "average", p_head: Numbers | None = None) -> Theory:
     """Predicted end-to-end error of L hops with H heads per layer: ``1 − (1 − p_hop)^L ≈ L·p_hop``.
@@ -138,25 +158,21 @@ def stack_error_theory(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Nu
     the average can be wrong while some heads are right (one confidently wrong head outweighs them) and
     right while every head is wrong (their errors point at different items). Arguments broadcast.
     """
-    rule = _check_stack(rule, L, H, p_head)
     L, H = _as_array(L), _as_array(H)
     if rule == "average":
-        p_hop = _as_array(hop_error_theory(n, d_k, d_v, H))
+        p_hop = _as_array(_hop_error_theory(n, d_k, d_v, H))
     else:
-        p = _as_array(hop_error_theory(n, d_k, d_v) if p_head is None else p_head)
+        p = _as_array(_hop_error_theory(n, d_k, d_v) if p_head is None else p_head)
         p_hop = p ** H
     return _out(1 - (1 - p_hop) ** L, L, H, n, d_k)
 
 
-def _check_stack(rule: str, L: Numbers, H: Numbers, p_head: Numbers | None) -> str:
-    """The rule (returned), depth and heads of :func:`stack_error_theory`, and a head error in [0, 1] if given."""
-    rule = check_choice("rule", rule, THEORY_RULES)
-    _check_at_least(L=(L, 0), H=(H, 1))
-    if p_head is not None:
-        check_numbers("p_head", p_head, low=0, high=1)
-    return rule
+def _check_paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers) -> None:
+    """The depth L >= 0, heads H >= 1, pairs n >= 1 and key dimension d_k >= 1 of :func:`paper_bound`."""
+    _check_at_least(L=(L, 0), H=(H, 1), n=(n, 1), d_k=(d_k, 1))
 
 
+@checked_by(_check_paper_bound)
 def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, *, cap: bool = True) -> Theory:
     """The paper's expression ``L · ((n−1)/d_k)^H`` (arXiv:2508.08289), as it is argued:
 
@@ -178,12 +194,17 @@ def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, *, cap: bool =
     It is vacuous (≥ 1) once ``n − 1 ≥ d_k``, for any L, H. ``cap=True`` caps it at 1; ``cap=False`` returns
     the raw product (to show where it is vacuous).
     """
-    _check_at_least(L=(L, 0), H=(H, 1), n=(n, 1), d_k=(d_k, 1))
     L, H, n, d_k = (_as_array(x) for x in (L, H, n, d_k))
     raw = L * ((n - 1) / d_k) ** H
     return _out(np.minimum(1.0, raw) if cap else raw, L, H, n, d_k)
 
 
+def _check_cosine(t: Numbers) -> None:
+    """Cosines ``t`` of two unit vectors, in [−1, 1]."""
+    check_numbers("t", t, low=-1, high=1)
+
+
+@checked_by(_check_cosine)
 def loss_threshold(t: Numbers) -> Theory:
     """The smallest crosstalk norm with which competitor m can beat the right value j: ``√((1 − t)/2)``.
 
@@ -191,10 +212,17 @@ def loss_threshold(t: Numbers) -> Theory:
     ``(v_m − v_j)·c > 1 − t``; by Cauchy–Schwarz ``(v_m − v_j)·c ≤ ‖v_m − v_j‖ ‖c‖ = √(2(1 − t)) ‖c‖``, so a
     loss needs ``‖c‖ > √((1 − t)/2)``, reached when c points along ``v_m − v_j``. ≈ 0.71 for ``t = 0``.
     """
-    check_numbers("t", t, low=-1, high=1)
     return _out(np.sqrt((1 - _as_array(t)) / 2), t)
 
 
+def _check_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None, H: Numbers, t_max: Numbers | None) -> None:
+    """The sizes of :func:`hop_failure_bound` (each >= 1) and the closest competitor's cosine in [−1, 1] if given."""
+    _check_at_least(n=(n, 1), d_k=(d_k, 1), d_v=(d_k if d_v is None else d_v, 1), H=(H, 1))
+    if t_max is not None:
+        check_numbers("t_max", t_max, low=-1, high=1)
+
+
+@checked_by(_check_failure_bound)
 def hop_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1, *,
                       t_max: Numbers | None = None) -> Theory:
     """A derived upper bound on the error of one hop with the nearest-value clean-up of
@@ -221,9 +249,6 @@ def hop_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: N
     probability at most L times it (the union bound).
     Arguments broadcast (see the module docstring for what comes back).
     """
-    _check_at_least(n=(n, 1), d_k=(d_k, 1), d_v=(d_k if d_v is None else d_v, 1), H=(H, 1))
-    if t_max is not None:
-        check_numbers("t_max", t_max, low=-1, high=1)
     n_, dk, H_ = _as_array(n), _as_array(d_k), _as_array(H)
     dv = dk if d_v is None else _as_array(d_v)
     if t_max is not None:
@@ -237,6 +262,20 @@ def hop_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: N
     return _out(np.minimum(1.0, bound), n, d_k, H)
 
 
+_hop_failure_bound = unchecked(hop_failure_bound)
+
+
+def _check_heads_cosines(n: Numbers, d_k: Numbers, t_max: Numbers) -> dict[str, np.ndarray]:
+    """n, d_k >= 1 and one cosine in [−1, 1] per head on the last axis (returned as an array (..., H))."""
+    _check_at_least(n=(n, 1), d_k=(d_k, 1))
+    check_numbers("t_max", t_max, low=-1, high=1)
+    t = _as_array(t_max)
+    if t.ndim == 0:
+        raise ValueError(f"t_max: expected one cosine per head on the last axis (..., H), got a scalar {t_max}")
+    return {"t_max": t}
+
+
+@checked_by(_check_heads_cosines)
 def all_heads_fail_bound(n: Numbers, d_k: Numbers, t_max: Numbers) -> Theory:
     """A derived bound of the paper's form ``(n/d_k)^H``, with its constant, for the decoder under which a hop
     fails only when **every** head's own clean-up fails (one right head suffices):
@@ -248,22 +287,20 @@ def all_heads_fail_bound(n: Numbers, d_k: Numbers, t_max: Numbers) -> Theory:
     with ``C_h = 2/(1 − t_max,h)``: the paper's ``L·(n/d_k)^H`` up to this constant (a union bound over the
     L hops). ``t_max``: (..., H), each head's largest cosine of the right value with a competitor.
     """
-    t = _check_heads_cosines(n, d_k, t_max)
-    per_head = _as_array(hop_failure_bound(_as_array(n)[..., None], _as_array(d_k)[..., None], t_max=t))
+    per_head = _as_array(_hop_failure_bound(_as_array(n)[..., None], _as_array(d_k)[..., None], t_max=t_max))
     product = np.prod(per_head, axis=-1)
     return float(product) if product.ndim == 0 else product
 
 
-def _check_heads_cosines(n: Numbers, d_k: Numbers, t_max: Numbers) -> np.ndarray:
-    """n, d_k >= 1 and one cosine in [−1, 1] per head on the last axis (returned as an array (..., H))."""
-    _check_at_least(n=(n, 1), d_k=(d_k, 1))
-    check_numbers("t_max", t_max, low=-1, high=1)
-    t = _as_array(t_max)
-    if t.ndim == 0:
-        raise ValueError(f"t_max: expected one cosine per head on the last axis (..., H), got a scalar {t_max}")
-    return t
+def _check_averaged_heads(n: Numbers, d_k: Numbers, t_mean_max: Numbers, H: Numbers, moment_ratio: Numbers) -> None:
+    """The sizes of :func:`averaged_heads_bound` (each >= 1), a head-averaged cosine in [−1, 1] and a moment ratio
+    >= 0."""
+    _check_at_least(n=(n, 1), d_k=(d_k, 1), H=(H, 1))
+    check_numbers("t_mean_max", t_mean_max, low=-1, high=1)
+    check_numbers("moment_ratio", moment_ratio, low=0)
 
 
+@checked_by(_check_averaged_heads)
 def averaged_heads_bound(n: Numbers, d_k: Numbers, t_mean_max: Numbers, H: Numbers,
                          moment_ratio: Numbers) -> Theory:
     """A derived bound of the paper's form for H **averaged** heads (the clean-up of
@@ -278,9 +315,6 @@ def averaged_heads_bound(n: Numbers, d_k: Numbers, t_mean_max: Numbers, H: Numbe
     (:func:`pavlovlab.depth.chain.heads_hop`, ``crosstalk_power``), 1 for H = 1. ``t_mean_max``: the largest
     head-averaged cosine of the right value with a competitor. Arguments broadcast.
     """
-    _check_at_least(n=(n, 1), d_k=(d_k, 1), H=(H, 1))
-    check_numbers("t_mean_max", t_mean_max, low=-1, high=1)
-    check_numbers("moment_ratio", moment_ratio, low=0)
     n_, dk, t, H_, M = (_as_array(x) for x in (n, d_k, t_mean_max, H, moment_ratio))
     with np.errstate(divide="ignore", over="ignore"):
         base = np.where(t < 1, 2 * (n_ - 1) / (dk * np.maximum(1 - t, 1e-300)), np.inf)

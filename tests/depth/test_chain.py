@@ -163,6 +163,22 @@ def bad_input_rows() -> list:
         ("chain_error(device='gpu0')", lambda: st.chain_error(2, 1, 8, 8, device="gpu0"), ValueError,
          "device: expected a device name"),
         ("raw_chain(n=1)", lambda: st.raw_chain(2, 1, 8), ValueError, "n: expected at least 2 stored associations"),
+        ("chain_error(generator='g')", lambda: st.chain_error(2, 1, 8, 8, generator="g"), TypeError,
+         "generator: expected a torch.Generator or None, got str"),
+        ("heads_hop(generator=1)", lambda: st.heads_hop(3, 8, 2, generator=1), TypeError,
+         "generator: expected a torch.Generator or None, got int"),
+        ("chain_error: 24 PB of values refused", lambda: st.chain_error(1, 2, 3, 8, d_v=10 ** 9, trials=10 ** 6),
+         ValueError,
+         "shape: (*shape, d) = 6e+15 float32 entries (24 PB) do not fit"),
+        ("one_hop: 12 PB of keys refused", lambda: st.one_hop(3, 10 ** 9, trials=10 ** 6), ValueError,
+         "shape: (*shape, d) = 3e+15 float32 entries (12 PB) do not fit"),
+        ("raw_chain: 12 PB of codes refused", lambda: st.raw_chain(2, 3, 10 ** 9, trials=10 ** 6), ValueError,
+         "shape: (*shape, d) = 3e+15 float32 entries (12 PB) do not fit"),
+        ("bounds_against_heads(n=1, heads=[2, 0]): the first count, then the hop",
+         lambda: st.bounds_against_heads(1, 8, [2, 0]), ValueError, "n: expected at least 2 stored associations"),
+        ("bounds_against_heads: a later count's 1.9 PB of keys refused",
+         lambda: st.bounds_against_heads(3, 8, [1, 10 ** 9], trials=10 ** 4, generator=_gen()), ValueError,
+         "shape: (*shape, d) = 2.4e+14 float64 entries (1.92 PB) do not fit"),
     ]
 
 

@@ -89,6 +89,13 @@ def _shape_difference_by_hand():
         and math.isclose(r.hi, 1 + half, rel_tol=1e-4)
 
 
+def _record(wide: list[float], deep: list[float], eval_size: int = 1) -> dict:
+    """A cached record of two shapes, one layer of two heads against two layers of one head."""
+    return {"setup": {"eval_size": eval_size, "n_pairs": 2},
+            "runs": [{"n_layers": 1, "n_heads": 2, "shape": "1×2", "final_accuracy": wide},
+                     {"n_layers": 2, "n_heads": 1, "shape": "2×1", "final_accuracy": deep}]}
+
+
 def bad_input_rows() -> list:
     """Bad input of ``pavlovlab.depth.contest``: one row ``(case, call, expect, fragment)`` a case."""
     return [
@@ -114,6 +121,21 @@ def bad_input_rows() -> list:
         ("shape_contests([])", lambda: dw.shape_contests([]), TypeError, "record: expected a cached record"),
         ("same_task_budget(2, 3, 8)", lambda: dw.same_task_budget(2, 3, 8), ValueError,
          "width: expected a width with at least one way to cut it into heads of d_k >= 4"),
+        ("same_task_budget(n=1)", lambda: dw.same_task_budget(2, 16, 1), ValueError,
+         "n: expected at least 2 stored associations"),
+        ("same_task_budget(trials=0)", lambda: dw.same_task_budget(2, 16, 8, trials=0), ValueError,
+         "trials: expected an integer >= 1, got 0"),
+        ("same_task_budget(device='gpu0')", lambda: dw.same_task_budget(2, 16, 8, device="gpu0"), ValueError,
+         "device: expected a device name"),
+        ("same_task_budget: 32 TB of keys refused",
+         lambda: dw.same_task_budget(1, 2 * 10 ** 6, 4, trials=10 ** 6, min_head=10 ** 6), ValueError,
+         "shape: (*shape, d) = 8e+12 float32 entries (32 TB) do not fit"),
+        ("shape_contests: a shape with one seed", lambda: dw.shape_contests(_record([0.5], [0.5, 0.6])), ValueError,
+         "a, b: expected at least 2 seeds each, got 1 and 2"),
+        ("shape_contests: a NaN seed", lambda: dw.shape_contests(_record([0.5, 0.6], [0.5, NAN])), ValueError,
+         "b: expected finite numbers"),
+        ("shape_contests: no held-out answers", lambda: dw.shape_contests(_record([0.5, 0.6], [0.5, 0.6], 0)),
+         ValueError, "answers: expected an integer >= 1, got 0"),
     ]
 
 

@@ -107,6 +107,15 @@ def bad_input_rows() -> list:
         ("hop_error_theory(points=0)", lambda: th.hop_error_theory(8, 16, points=0), ValueError,
          "points: expected an integer >= 1"),
         ("hop_error_theory('3', 16)", lambda: th.hop_error_theory("3", 16), TypeError, "n: expected a number"),
+        ("stack_error_theory(n=1): the hop theory's check, at H as it reads it",
+         lambda: th.stack_error_theory(1, 2, 1, 8), ValueError, "n, H: expected n >= 2 and H >= 1, got n=1, H=2.0"),
+        ("stack_error_theory(d_k=3, rule='all_fail'): the one-head theory's check",
+         lambda: th.stack_error_theory(1, 2, 8, 3, rule="all_fail"), ValueError,
+         "d_k, d_v: expected dimensions >= 4 for the theory, got d_k=3, d_v=None"),
+        ("stack_error_theory(d_v=2)", lambda: th.stack_error_theory(1, 2, 8, 16, 2), ValueError,
+         "d_k, d_v: expected dimensions >= 4"),
+        ("stack_error_theory(p_head given): n and d_k are not read", lambda: th.stack_error_theory(
+            2, 2, 8, 3, rule="all_fail", p_head=0.1) == 1 - (1 - 0.1 ** 2) ** 2, "ok", ""),
     ]
 
 
