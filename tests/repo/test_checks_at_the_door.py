@@ -8,8 +8,8 @@ For each door it counts
   definitions counted with it);
 - *check lines*: a statement that calls a helper of ``pavlovlab._checks`` (a ``check_*`` call, ``broadcast_lead``,
   ``warn_nonfinite``, ...; not ``unchecked``, which calls an algorithm) or a validator of the module (a name that
-  starts with ``check_`` or ``_check_``), all its lines (of a compound statement its header only); an ``if`` whose body only raises or warns,
-  with its raise lines; any other ``raise`` and ``warnings.warn``.
+  starts with ``check_`` or ``_check_``), all its lines (of a compound statement its header only); an ``if``
+  whose body only raises or warns, with its raise lines; any other ``raise`` and ``warnings.warn``.
 
 A door declares its check with ``@checked_by(validator, ...)`` (``pavlovlab._checks``): the declaration is not
 part of the body, so it is neither a body line nor a check line; it is not hidden either: the script prints each
@@ -53,13 +53,17 @@ PASSES_ON = {
         "α and β are checked against Rescorla–Wagner's bound on the trials the door builds",
     ("pavlovlab.forgetting.decay.gated_recall", "scalar_gated_linear_attention"):
         "the gates' range (0, 1] and their length against the sequence are checked by the form",
+    ("pavlovlab.phenomena.probes.relative_effects", "summarize"):
+        "the ratios to acquisition's mean are NaN/inf when that mean is 0, which only the division shows",
+    ("pavlovlab.depth.chain.bounds_against_heads", "averaged_heads_bound"):
+        "t̄_max and M_H are measured on the door's own draws: their range and finiteness are the bound's to check",
+    ("pavlovlab.depth.chain.bounds_against_heads", "all_heads_fail_bound"):
+        "each head's t_max is measured on the door's own draws: its range [−1, 1] is the bound's to check",
 }
 """Calls of a declared door that check what the caller does not: (caller, door) and why."""
 CHECKED_TWICE = {
     ("pavlovlab.forgetting.decay.recall_by_age", "delta_rule_attention"):
         "each β is checked by recall_by_age and again by the form (the draws it builds are checked again too)",
-    ("pavlovlab.phenomena.sequences.rw_effect", "rescorla_wagner"):
-        "α is checked against the design's compounds and again against the trials rescorla_wagner receives",
 }
 """Calls of a declared door that check again what the caller checked: left to be replaced by calls of the
 algorithm (the door's body needs the checked record, which these callers do not build yet)."""
