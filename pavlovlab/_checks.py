@@ -91,7 +91,7 @@ def _callers_level() -> int:
     """The ``stacklevel`` of the line that called the public function that called :func:`warn_nonfinite`: past
     the door :func:`checked_by` wrote around it, if any, so that a warning points at the learner's own line."""
     level, frame = 3, sys._getframe(3)  # warnings.warn's caller's caller, seen from here
-    while frame is not None and frame.f_code.co_filename.startswith("<checked_by "):
+    while frame.f_code.co_filename.startswith("<checked_by ") and frame.f_back is not None:
         level, frame = level + 1, frame.f_back
     return level
 
