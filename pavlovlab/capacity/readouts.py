@@ -23,6 +23,8 @@ from .._checks import (
     check_real,
     check_same_kind,
     check_tensor,
+    checked_by,
+    unchecked,
     warn_nonfinite,
 )
 
@@ -232,15 +234,23 @@ def _adversarial_error_curve(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Te
     return 1 - read, worst
 
 
+def _check_ok(ok: torch.Tensor) -> None:
+    """A boolean tensor, one entry per number of writes."""
+    if not isinstance(ok, torch.Tensor) or ok.dtype != torch.bool:
+        raise TypeError(f"ok: expected a boolean tensor, got {getattr(ok, 'dtype', type(ok).__name__)}")
+
+
+@checked_by(_check_ok)
 def first_failure(ok: torch.Tensor) -> torch.Tensor:
     """Capacity per trial: the largest n such that the criterion holds after every n' ≤ n writes.
 
     ok: (..., N) bool, entry n−1 for n writes. Returns (...,) long: the number of leading True entries
     (N when it never fails: a censored trial, see :class:`pavlovlab.capacity.RetrievalCapacity`).
     """
-    if not isinstance(ok, torch.Tensor) or ok.dtype != torch.bool:
-        raise TypeError(f"ok: expected a boolean tensor, got {getattr(ok, 'dtype', type(ok).__name__)}")
     return (~ok).to(torch.uint8).cumsum(-1).eq(0).sum(-1)
+
+
+_first_failure = unchecked(first_failure)
 
 
 __all__ = ["MEMORIES", "adversarial_error_curve", "decoding_curve", "first_failure", "min_cosine_curve",
