@@ -189,6 +189,12 @@ def _decoding_curve(A: torch.Tensor, written: torch.Tensor, labels: torch.Tensor
     return out
 
 
+def _check_keys(keys: torch.Tensor) -> None:
+    """Keys (..., N, d_k), finite floating point."""
+    check_tensor("keys", keys, min_rank=2)
+
+
+@checked_by(_check_keys)
 def adversarial_error_curve(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The worst item's recall error along its own value when an adversary picks the values, n = 1..N (Hebbian).
 
@@ -212,11 +218,6 @@ def adversarial_error_curve(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     ``error`` is 0 for a perfect recall and ≥ 1 when the read-out points away from (or is orthogonal to)
     its value, i.e. retrieval fails; ``worst_item`` is ``j*``.
     """
-    return _adversarial_error_curve(check_tensor("keys", keys, min_rank=2))
-
-
-def _adversarial_error_curve(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """:func:`adversarial_error_curve` on checked keys."""
     G = keys @ keys.mT                                                     # (..., N, N), symmetric
     N = G.shape[-1]
     diag = torch.diagonal(G, dim1=-2, dim2=-1)                             # (..., N): the signals G_jj
@@ -232,6 +233,9 @@ def _adversarial_error_curve(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Te
     query = keys.gather(-2, worst[..., :, None].expand(*worst.shape, keys.shape[-1]))   # (..., N_n, d_k): k_j*
     read = (S * query).sum(-1)                                             # S_n k_{j*}, one number per n
     return 1 - read, worst
+
+
+_adversarial_error_curve = unchecked(adversarial_error_curve)
 
 
 def _check_ok(ok: torch.Tensor) -> None:
