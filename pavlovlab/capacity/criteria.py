@@ -239,22 +239,6 @@ def _check_d_ks(d_ks: Sequence[int]) -> list[int]:
     return [check_int(f"d_ks[{i}]", d, low=1) for i, d in enumerate(d_ks)]
 
 
-def local_slopes(scaling: CapacityScaling) -> tuple[torch.Tensor, torch.Tensor]:
-    """Log–log slopes between neighbouring key dimensions, and their standard errors from the trials.
-
-    ``b_i = ln(m_{i+1}/m_i) / ln(d_{i+1}/d_i)`` for the mean capacities ``m`` of ``scaling``; with
-    independent trials at each ``d_k`` the delta method gives
-    ``se(b_i) = √((s_i/m_i)² + (s_{i+1}/m_{i+1})²) / ln(d_{i+1}/d_i)`` (``s`` the standard errors of the
-    means). The error is sampling error only: a single fitted slope hides how ``b_i`` drifts with ``d_k``
-    (curvature), which these show. Returns ``(slopes, se)``, each (len(d_ks) − 1,) float64.
-    """
-    _check_scaling(scaling)
-    m, s = scaling.mean.double(), scaling.sem.double()
-    gap = torch.tensor(scaling.d_ks, dtype=torch.float64).log().diff()
-    rel = s / m
-    return m.log().diff() / gap, (rel[1:].square() + rel[:-1].square()).sqrt() / gap
-
-
 def _check_scaling(scaling: CapacityScaling) -> None:
     """A :class:`CapacityScaling` with one mean > 0 and one standard error >= 0 per distinct key dimension."""
     if not isinstance(scaling, CapacityScaling):
@@ -273,17 +257,20 @@ def _check_scaling(scaling: CapacityScaling) -> None:
                          f"{scaling.mean.double().tolist()}")
 
 
-def nearer_law(scaling: CapacityScaling) -> tuple[str, float]:
-    """Which of the two candidate laws, ``√d_k`` or ``d_k``, the fitted log–log slope is nearer to, and by how much.
+@checked_by(_check_scaling)
+def local_slopes(scaling: CapacityScaling) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log–log slopes between neighbouring key dimensions, and their standard errors from the trials.
 
-    The decision line is the midpoint ``b = 3/4`` between the exponents ½ and 1: the verdict is ``"√d_k"``
-    for ``b < 3/4`` and ``"d_k"`` otherwise, and the margin is ``|b − 3/4| / se(b)`` in bootstrap standard
-    errors (sampling error only). It answers what the data support over the measured range; it does not test
-    that the exponent is exactly ½ or 1 (at finite ``d_k`` a worst-of-n criterion bends the slope a little
-    below its asymptotic value). Returns ``(law, margin)``; a NaN slope or standard error raises ValueError.
+    ``b_i = ln(m_{i+1}/m_i) / ln(d_{i+1}/d_i)`` for the mean capacities ``m`` of ``scaling``; with
+    independent trials at each ``d_k`` the delta method gives
+    ``se(b_i) = √((s_i/m_i)² + (s_{i+1}/m_{i+1})²) / ln(d_{i+1}/d_i)`` (``s`` the standard errors of the
+    means). The error is sampling error only: a single fitted slope hides how ``b_i`` drifts with ``d_k``
+    (curvature), which these show. Returns ``(slopes, se)``, each (len(d_ks) − 1,) float64.
     """
-    _check_fitted(scaling)
-    return ("√d_k" if scaling.slope < 0.75 else "d_k"), abs(scaling.slope - 0.75) / scaling.slope_se
+    m, s = scaling.mean.double(), scaling.sem.double()
+    gap = torch.tensor(scaling.d_ks, dtype=torch.float64).log().diff()
+    rel = s / m
+    return m.log().diff() / gap, (rel[1:].square() + rel[:-1].square()).sqrt() / gap
 
 
 def _check_fitted(scaling: CapacityScaling) -> None:
@@ -293,6 +280,19 @@ def _check_fitted(scaling: CapacityScaling) -> None:
     if not (math.isfinite(scaling.slope) and math.isfinite(scaling.slope_se) and scaling.slope_se > 0):
         raise ValueError(f"scaling: expected a finite slope with a positive standard error, got slope "
                          f"{scaling.slope!r} ± {scaling.slope_se!r}")
+
+
+@checked_by(_check_fitted)
+def nearer_law(scaling: CapacityScaling) -> tuple[str, float]:
+    """Which of the two candidate laws, ``√d_k`` or ``d_k``, the fitted log–log slope is nearer to, and by how much.
+
+    The decision line is the midpoint ``b = 3/4`` between the exponents ½ and 1: the verdict is ``"√d_k"``
+    for ``b < 3/4`` and ``"d_k"`` otherwise, and the margin is ``|b − 3/4| / se(b)`` in bootstrap standard
+    errors (sampling error only). It answers what the data support over the measured range; it does not test
+    that the exponent is exactly ½ or 1 (at finite ``d_k`` a worst-of-n criterion bends the slope a little
+    below its asymptotic value). Returns ``(law, margin)``; a NaN slope or standard error raises ValueError.
+    """
+    return ("√d_k" if scaling.slope < 0.75 else "d_k"), abs(scaling.slope - 0.75) / scaling.slope_se
 
 
 SCALINGS = {
