@@ -111,6 +111,12 @@ def _check_curve_inputs(weights: object, written: object, **others: object) -> N
     check_same_kind(weights=weights, written=written)
 
 
+def _check_targets(weights: torch.Tensor, written: torch.Tensor, targets: torch.Tensor) -> None:
+    """The arguments of :func:`min_cosine_curve`."""
+    _check_curve_inputs(weights, written, targets=targets)
+
+
+@checked_by(_check_targets)
 def min_cosine_curve(weights: torch.Tensor, written: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """The worst stored item's cosine after every number of writes: ``min_{j≤n} cos(r_j(n), v_j)``, n = 1..N.
 
@@ -121,7 +127,6 @@ def min_cosine_curve(weights: torch.Tensor, written: torch.Tensor, targets: torc
     weights: (..., N, N); written: (..., N, d_v); targets: (..., N, d_v). Returns (..., N) (entry n−1
     for n writes).
     """
-    _check_curve_inputs(weights, written, targets=targets)
     return _min_cosine_curve(weights, written, targets)
 
 
@@ -138,6 +143,18 @@ def _min_cosine_curve(A: torch.Tensor, W: torch.Tensor, V: torch.Tensor) -> torc
     return cos.amin(-2)
 
 
+def _check_decoding(weights: torch.Tensor, written: torch.Tensor, labels: torch.Tensor, codebook: torch.Tensor,
+                    block: int) -> None:
+    """The arguments of :func:`decoding_curve`."""
+    _check_curve_inputs(weights, written, codebook=codebook)
+    if not isinstance(labels, torch.Tensor) or labels.dtype != torch.long or labels.shape[-1:] != weights.shape[-1:]:
+        got = getattr(labels, "dtype", type(labels).__name__)
+        raise TypeError(f"labels: expected a long tensor (..., N = {weights.shape[-1]}), got {got} of shape "
+                        f"{tuple(getattr(labels, 'shape', ()))}")
+    check_int("block", block, low=1)
+
+
+@checked_by(_check_decoding)
 def decoding_curve(weights: torch.Tensor, written: torch.Tensor, labels: torch.Tensor, codebook: torch.Tensor,
                    *, block: int = 32) -> torch.Tensor:
     """Whether every stored item is decoded correctly after n writes, n = 1..N (argmax over a fixed codebook).
@@ -149,19 +166,7 @@ def decoding_curve(weights: torch.Tensor, written: torch.Tensor, labels: torch.T
 
     weights: (..., N, N); written: (..., N, d_v); labels: (..., N) long in [0, M). Returns (..., N) bool.
     """
-    _check_decoding(weights, written, labels, codebook, block)
     return _decoding_curve(weights, written, labels, codebook, block)
-
-
-def _check_decoding(weights: torch.Tensor, written: torch.Tensor, labels: torch.Tensor, codebook: torch.Tensor,
-                    block: int) -> None:
-    """The arguments of :func:`decoding_curve`."""
-    _check_curve_inputs(weights, written, codebook=codebook)
-    if not isinstance(labels, torch.Tensor) or labels.dtype != torch.long or labels.shape[-1:] != weights.shape[-1:]:
-        got = getattr(labels, "dtype", type(labels).__name__)
-        raise TypeError(f"labels: expected a long tensor (..., N = {weights.shape[-1]}), got {got} of shape "
-                        f"{tuple(getattr(labels, 'shape', ()))}")
-    check_int("block", block, low=1)
 
 
 def _decoding_curve(A: torch.Tensor, written: torch.Tensor, labels: torch.Tensor, codebook: torch.Tensor,
