@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 from tqdm.auto import tqdm
@@ -28,9 +28,13 @@ from .._checks import (
     check_int,
     check_numbers,
     check_real,
+    checked_by,
+    unchecked,
 )
 from ..memory.hebbian import _outer_product_memory
-from ..sampling import KINDS, random_keys
+from ..sampling import KINDS, _check_draw, random_keys
+
+_random_keys = unchecked(random_keys)
 
 _GRAM_BYTES = 2**25
 """Memory budget of one vectorised chunk of Gram matrices in :func:`recall_sweep` (32 MiB)."""
@@ -110,19 +114,11 @@ def _recall(keys: torch.Tensor, ns: torch.Tensor, gram: torch.Tensor, beaten: to
                          (first[..., None, :] >= ns[:, None]) & stored)
 
 
-class _Recall(NamedTuple):
-    """The arguments of the store-and-recall experiment, checked: the grid ``ns`` as a long tensor."""
-    d_k: int
-    ns: torch.Tensor
-    trials: int
-    kind: str
-    device: torch.device | None
-    dtype: torch.dtype | None
-
-
 def _check_recall(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind: str,
-                  device: torch.device | str | None, dtype: torch.dtype | None) -> _Recall:
-    """The arguments of :func:`recall_sweep`, with the largest n's Gram matrix checked to fit in memory."""
+                  generator: torch.Generator | None, device: torch.device | str | None,
+                  dtype: torch.dtype | None) -> dict[str, Any]:
+    """The arguments of :func:`recall_sweep` (the grid ``ns`` as a long tensor, the device and dtype as torch
+    objects), with the largest n's Gram matrix and the first chunk's draw of keys checked to fit in memory."""
     d_k = check_int("d_k", d_k, low=1)
     trials = check_int("trials", trials, low=1)
     kind = check_choice("kind", kind, KINDS)
@@ -132,22 +128,26 @@ def _check_recall(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind:
     N = int(ns_t[-1])
     check_fits("ns", (N, N), dtype, checked_device, "one trial's Gram matrix, n × n for the largest n",
                "sweep smaller numbers of pairs")
-    return _Recall(d_k, ns_t, trials, kind, checked_device, dtype)
+    _check_draw((min(_chunk(N, dtype), trials), N), d_k, kind, generator, checked_device, dtype)
+    return {"d_k": d_k, "ns": ns_t, "trials": trials, "device": checked_device, "dtype": dtype}
 
 
-def _recall_chunks(a: _Recall, generator: torch.Generator | None) -> Iterator[RecallMetrics]:
-    """The experiment trial-chunk by trial-chunk (yields RecallMetrics)."""
-    d_k, ns_t, trials, kind, device, dtype = a
-    N = int(ns_t[-1])
+def _recall_chunks(d_k: int, ns: Sequence[int] | torch.Tensor, trials: int, kind: str,
+                   generator: torch.Generator | None, device: torch.device | str | None,
+                   dtype: torch.dtype | None) -> Iterator[RecallMetrics]:
+    """The experiment of :func:`recall_sweep` on checked arguments, trial-chunk by trial-chunk (yields
+    RecallMetrics)."""
+    ns = torch.as_tensor(ns)
+    N = int(ns[-1])
     chunk = _chunk(N, dtype)
     gram = beaten = None
     for s in range(0, trials, chunk):  # memory chunks; all the trials inside a chunk run at once
-        keys = random_keys(min(chunk, trials - s), N, d=d_k, kind=kind, generator=generator,
-                           device=device, dtype=dtype)
+        keys = _random_keys(min(chunk, trials - s), N, d=d_k, kind=kind, generator=generator, device=device,
+                            dtype=dtype)
         if gram is None or beaten is None:  # the first chunk allocates the buffers the others reuse
             gram = torch.empty(keys.shape[0], N, N, dtype=keys.dtype, device=keys.device)
             beaten = torch.empty(gram.shape, dtype=torch.bool, device=keys.device)
-            ns_d = ns_t.to(keys.device)
+            ns_d = ns.to(keys.device)
         c = keys.shape[0]
         yield _recall(keys, ns_d, gram[:c], beaten[:c])
 
@@ -158,6 +158,7 @@ def _chunk(N: int, dtype: torch.dtype | None) -> int:
     return max(1, _GRAM_BYTES // (N * N * size))
 
 
+@checked_by(_check_recall)
 def recall_sweep(d_k: int, ns: Sequence[int] | torch.Tensor, *, trials: int = 200, kind: str = "gaussian",
                  generator: torch.Generator | None = None, device: torch.device | str | None = None,
                  dtype: torch.dtype | None = None) -> RecallMetrics:
@@ -169,45 +170,69 @@ def recall_sweep(d_k: int, ns: Sequence[int] | torch.Tensor, *, trials: int = 20
     stay within 32 MiB (the Binder budget). Returns :class:`RecallMetrics` with fields
     (trials, len(ns), max(ns)); item ``j >= n`` is nan/False.
     """
-    parts = list(_recall_chunks(_check_recall(d_k, ns, trials, kind, device, dtype), generator))
+    parts = list(_recall_chunks(d_k, ns, trials, kind, generator, device, dtype))
     return parts[0] if len(parts) == 1 else RecallMetrics(*(torch.cat(f, dim=0) for f in zip(*parts, strict=True)))
 
 
 # ---------------------------------------------------------------------------------------------- theory
+def _check_theory(n: int | float | torch.Tensor, d_k: int | float | torch.Tensor) -> None:
+    """The numbers of pairs n >= 1 and the key dimensions d_k > 0 of :func:`fidelity_theory` (numbers or arrays)."""
+    check_numbers("n", n, low=1.0)
+    check_numbers("d_k", d_k, low=0.0, low_open=True)
+
+
+@checked_by(_check_theory)
 def fidelity_theory(n: int | float | torch.Tensor, d_k: int | float | torch.Tensor) -> torch.Tensor:
     """Mean cosine between read-out and value after storing ``n`` pairs: ``1/√(1 + (n − 1)/d_k)``.
 
     Signal ``v_j`` (norm 1) plus ``n − 1`` crosstalk terms, each of variance ``1/d_k``, nearly orthogonal to it.
     n, d_k: numbers or tensors (broadcast). Returns a float64 tensor (or the dtype of a float tensor input).
     """
-    check_numbers("n", n, low=1.0)
-    check_numbers("d_k", d_k, low=0.0, low_open=True)
     n_t = n if isinstance(n, torch.Tensor) else torch.as_tensor(n, dtype=torch.float64)
     d_t = d_k if isinstance(d_k, torch.Tensor) else torch.as_tensor(d_k, dtype=torch.float64)
     dtype = n_t.dtype if n_t.is_floating_point() else (d_t.dtype if d_t.is_floating_point() else torch.float64)
     return (1.0 + (n_t.to(dtype) - 1.0) / d_t.to(dtype)).rsqrt()
 
 
-def average_capacity_theory(d_k: int | float | torch.Tensor, threshold: float = 0.8) -> torch.Tensor:
-    """Largest n whose theoretical mean cosine stays ≥ ``threshold``: ``1 + d_k (1/θ² − 1)`` (linear in d_k)."""
+_fidelity_theory = unchecked(fidelity_theory)
+
+
+def _check_average_theory(d_k: int | float | torch.Tensor, threshold: float) -> dict[str, float]:
+    """The threshold in (0, 1] (as a float) and the key dimensions d_k > 0 of :func:`average_capacity_theory`."""
     threshold = check_real("threshold", threshold, low=0.0, high=1.0, low_open=True)
     check_numbers("d_k", d_k, low=0.0, low_open=True)
+    return {"threshold": threshold}
+
+
+@checked_by(_check_average_theory)
+def average_capacity_theory(d_k: int | float | torch.Tensor, threshold: float = 0.8) -> torch.Tensor:
+    """Largest n whose theoretical mean cosine stays ≥ ``threshold``: ``1 + d_k (1/θ² − 1)`` (linear in d_k)."""
     d_t = torch.as_tensor(d_k, dtype=torch.float64)
     return 1.0 + d_t * (1.0 / threshold**2 - 1.0)
 
 
 # -------------------------------------------------------------------------------------------- estimators
-def _check_curve(name: str, ns: Sequence[int] | torch.Tensor,
-                 values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """A grid and a curve (..., len(ns)) over it; returns the grid as a long tensor and the curve on the CPU."""
+def _check_curve(name: str, ns: Sequence[int] | torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """A grid and a curve (..., len(ns)) over it; returns the grid as a long tensor."""
     ns_t = _check_ns(ns)
     if not isinstance(values, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(values).__name__}")
     if values.dim() == 0 or values.shape[-1] != ns_t.numel():
         raise ValueError(f"{name}: expected a last dim of len(ns) = {ns_t.numel()}, got shape {tuple(values.shape)}")
-    return ns_t, values.detach().cpu()
+    return ns_t
 
 
+def _check_gap(ns: Sequence[int] | torch.Tensor, fidelity: torch.Tensor, d_k: int | float) -> dict[str, torch.Tensor]:
+    """Per-trial mean cosines (trials >= 2, len(ns)) over the grid ``ns`` (returned as a long tensor), and d_k > 0."""
+    ns_t = _check_curve("fidelity", ns, fidelity)
+    if fidelity.dim() != 2 or fidelity.shape[0] < 2:
+        raise ValueError(f"fidelity: expected (trials >= 2, len(ns)) per-trial mean cosines, got shape "
+                         f"{tuple(fidelity.shape)}")
+    check_numbers("d_k", d_k, low=0.0, low_open=True)
+    return {"ns": ns_t}
+
+
+@checked_by(_check_gap)
 def fidelity_gap(ns: Sequence[int] | torch.Tensor, fidelity: torch.Tensor,
                  d_k: int | float) -> tuple[torch.Tensor, torch.Tensor]:
     """Signed relative gap of a measured mean cosine from :func:`fidelity_theory`, with its sampling error.
@@ -218,18 +243,9 @@ def fidelity_gap(ns: Sequence[int] | torch.Tensor, fidelity: torch.Tensor,
     (``1/√(1 + x)`` is convex in the crosstalk ``x``) and below it for Gaussian keys (their normalised
     crosstalk has mean ``(n − 1)/(d_k − 2)``). Returns ``(gap, se)``, each (len(ns),) float64.
     """
-    ns_t, fid = _check_curve("fidelity", ns, fidelity)
-    _check_trials(fid)
-    theory = fidelity_theory(ns_t.double(), d_k)
-    fid = fid.double()
+    theory = _fidelity_theory(torch.as_tensor(ns).double(), d_k)
+    fid = fidelity.detach().cpu().double()
     return (fid.mean(0) - theory) / theory, fid.std(0) / math.sqrt(fid.shape[0]) / theory
-
-
-def _check_trials(fidelity: torch.Tensor) -> None:
-    """Per-trial mean cosines (trials >= 2, len(ns))."""
-    if fidelity.dim() != 2 or fidelity.shape[0] < 2:
-        raise ValueError(f"fidelity: expected (trials >= 2, len(ns)) per-trial mean cosines, got shape "
-                         f"{tuple(fidelity.shape)}")
 
 
 def _largest_before_failure(ns: torch.Tensor, ok: torch.Tensor) -> int:
@@ -248,7 +264,8 @@ def capacity_from_fidelity(ns: Sequence[int] | torch.Tensor, fidelity: torch.Ten
     threshold = check_real("threshold", threshold, low=0.0, high=1.0, low_open=True)
     if isinstance(fidelity, torch.Tensor) and fidelity.dim() == 3:
         fidelity = fidelity.nanmean(-1)
-    ns_t, f = _check_curve("fidelity", ns, fidelity)
+    ns_t = _check_curve("fidelity", ns, fidelity)
+    f = fidelity.detach().cpu()
     f = _check_means(ns_t, f.reshape(-1, ns_t.numel()).double().mean(0))
     return _largest_before_failure(ns_t, f >= threshold)
 
@@ -274,6 +291,18 @@ class CapacitySweep(NamedTuple):
     fidelity: list[torch.Tensor]
 
 
+def _check_grid(d_k: int, points: int, max_ratio: float) -> dict[str, Any]:
+    """The arguments of :func:`n_grid`, returned as checked (a grid that reaches n = 1 at least)."""
+    d_k = check_int("d_k", d_k, low=1)
+    points = check_int("points", points, low=1)
+    max_ratio = check_real("max_ratio", max_ratio, low=0.0, low_open=True)
+    if round(max_ratio * d_k) < 1:
+        raise ValueError(f"max_ratio: expected max_ratio · d_k >= 1 (the grid starts at n = 1), got "
+                         f"{max_ratio:g} · {d_k} = {max_ratio * d_k:g}")
+    return {"d_k": d_k, "points": points, "max_ratio": max_ratio}
+
+
+@checked_by(_check_grid)
 def n_grid(d_k: int, points: int = 24, max_ratio: float = 4.0) -> torch.Tensor:
     """``points`` distinct numbers of pairs from 1 up to ``top = round(max_ratio · d_k)``, spaced geometrically.
 
@@ -281,7 +310,6 @@ def n_grid(d_k: int, points: int = 24, max_ratio: float = 4.0) -> torch.Tensor:
     average-case capacity near ``d_k``. Neighbours are kept distinct (each at least one more than the last).
     The grid never passes ``top``: when ``points > top`` it is every n in 1..top (``top`` points, fewer than asked).
     """
-    d_k, points, max_ratio = _check_grid(d_k, points, max_ratio)
     top = round(max_ratio * d_k)
     if points >= top:
         return torch.arange(1, top + 1)
@@ -293,17 +321,24 @@ def n_grid(d_k: int, points: int = 24, max_ratio: float = 4.0) -> torch.Tensor:
     return torch.tensor([min(n, top - (len(ns) - 1 - i)) if shift > 0 else n for i, n in enumerate(ns)])
 
 
-def _check_grid(d_k: int, points: int, max_ratio: float) -> tuple[int, int, float]:
-    """The arguments of :func:`n_grid`, returned as checked (a grid that reaches n = 1 at least)."""
-    d_k = check_int("d_k", d_k, low=1)
-    points = check_int("points", points, low=1)
-    max_ratio = check_real("max_ratio", max_ratio, low=0.0, low_open=True)
-    if round(max_ratio * d_k) < 1:
-        raise ValueError(f"max_ratio: expected max_ratio · d_k >= 1 (the grid starts at n = 1), got "
-                         f"{max_ratio:g} · {d_k} = {max_ratio * d_k:g}")
-    return d_k, points, max_ratio
+_n_grid = unchecked(n_grid)
 
 
+def _check_sweep(d_ks: Sequence[int], points: int, max_ratio: float, trials: int, kind: str,
+                 generator: torch.Generator | None, device: torch.device | str | None,
+                 dtype: torch.dtype | None) -> dict[str, object]:
+    """The arguments of :func:`capacity_sweep`: the key dimensions as ints, and each one's grid (:func:`n_grid`) and
+    experiment (:func:`recall_sweep`) checked, in the order the sweep runs them, before the first one runs."""
+    d_ks = _check_d_ks(d_ks)
+    for d in d_ks:
+        grid = _check_grid(d, points, max_ratio)
+        run = _check_recall(d, _n_grid(d, grid["points"], grid["max_ratio"]), trials, kind, generator,
+                            device, dtype)
+    return {"d_ks": d_ks, "points": grid["points"], "max_ratio": grid["max_ratio"], "trials": run["trials"],
+            "device": run["device"], "dtype": run["dtype"]}
+
+
+@checked_by(_check_sweep)
 def capacity_sweep(d_ks: Sequence[int], *, points: int = 24, max_ratio: float = 4.0, trials: int = 200,
                    kind: str = "gaussian", generator: torch.Generator | None = None,
                    device: torch.device | str | None = None, dtype: torch.dtype | None = None,
@@ -314,12 +349,10 @@ def capacity_sweep(d_ks: Sequence[int], *, points: int = 24, max_ratio: float = 
     and key sizes differ, and padding every dimension to the largest one would multiply the work by
     ``len(d_ks)``. Everything inside (trials, n, items) is vectorised.
     """
-    d_ks = _check_d_ks(d_ks)
-    out = CapacitySweep(d_ks, [], [])
-    for d in tqdm(d_ks, desc="d_k", disable=not progress):    # each d_k's grid and sizes checked as they come
-        ns = n_grid(d, points, max_ratio)
-        parts = [m.cosine.nanmean(-1) for m in _recall_chunks(_check_recall(d, ns, trials, kind, device, dtype),
-                                                              generator)]
+    out = CapacitySweep(list(d_ks), [], [])
+    for d in tqdm(d_ks, desc="d_k", disable=not progress):
+        ns = _n_grid(d, points, max_ratio)
+        parts = [m.cosine.nanmean(-1) for m in _recall_chunks(d, ns, trials, kind, generator, device, dtype)]
         out.ns.append(ns)
         out.fidelity.append(torch.cat(parts) if len(parts) > 1 else parts[0])
     return out

@@ -23,6 +23,8 @@ from .._checks import (
     check_real,
     check_same_kind,
     check_tensor,
+    checked_by,
+    unchecked,
     warn_nonfinite,
 )
 
@@ -109,6 +111,12 @@ def _check_curve_inputs(weights: object, written: object, **others: object) -> N
     check_same_kind(weights=weights, written=written)
 
 
+def _check_targets(weights: torch.Tensor, written: torch.Tensor, targets: torch.Tensor) -> None:
+    """The arguments of :func:`min_cosine_curve`."""
+    _check_curve_inputs(weights, written, targets=targets)
+
+
+@checked_by(_check_targets)
 def min_cosine_curve(weights: torch.Tensor, written: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """The worst stored item's cosine after every number of writes: ``min_{j≤n} cos(r_j(n), v_j)``, n = 1..N.
 
@@ -119,7 +127,6 @@ def min_cosine_curve(weights: torch.Tensor, written: torch.Tensor, targets: torc
     weights: (..., N, N); written: (..., N, d_v); targets: (..., N, d_v). Returns (..., N) (entry n−1
     for n writes).
     """
-    _check_curve_inputs(weights, written, targets=targets)
     return _min_cosine_curve(weights, written, targets)
 
 
@@ -136,6 +143,18 @@ def _min_cosine_curve(A: torch.Tensor, W: torch.Tensor, V: torch.Tensor) -> torc
     return cos.amin(-2)
 
 
+def _check_decoding(weights: torch.Tensor, written: torch.Tensor, labels: torch.Tensor, codebook: torch.Tensor,
+                    block: int) -> None:
+    """The arguments of :func:`decoding_curve`."""
+    _check_curve_inputs(weights, written, codebook=codebook)
+    if not isinstance(labels, torch.Tensor) or labels.dtype != torch.long or labels.shape[-1:] != weights.shape[-1:]:
+        got = getattr(labels, "dtype", type(labels).__name__)
+        raise TypeError(f"labels: expected a long tensor (..., N = {weights.shape[-1]}), got {got} of shape "
+                        f"{tuple(getattr(labels, 'shape', ()))}")
+    check_int("block", block, low=1)
+
+
+@checked_by(_check_decoding)
 def decoding_curve(weights: torch.Tensor, written: torch.Tensor, labels: torch.Tensor, codebook: torch.Tensor,
                    *, block: int = 32) -> torch.Tensor:
     """Whether every stored item is decoded correctly after n writes, n = 1..N (argmax over a fixed codebook).
@@ -147,19 +166,7 @@ def decoding_curve(weights: torch.Tensor, written: torch.Tensor, labels: torch.T
 
     weights: (..., N, N); written: (..., N, d_v); labels: (..., N) long in [0, M). Returns (..., N) bool.
     """
-    _check_decoding(weights, written, labels, codebook, block)
     return _decoding_curve(weights, written, labels, codebook, block)
-
-
-def _check_decoding(weights: torch.Tensor, written: torch.Tensor, labels: torch.Tensor, codebook: torch.Tensor,
-                    block: int) -> None:
-    """The arguments of :func:`decoding_curve`."""
-    _check_curve_inputs(weights, written, codebook=codebook)
-    if not isinstance(labels, torch.Tensor) or labels.dtype != torch.long or labels.shape[-1:] != weights.shape[-1:]:
-        got = getattr(labels, "dtype", type(labels).__name__)
-        raise TypeError(f"labels: expected a long tensor (..., N = {weights.shape[-1]}), got {got} of shape "
-                        f"{tuple(getattr(labels, 'shape', ()))}")
-    check_int("block", block, low=1)
 
 
 def _decoding_curve(A: torch.Tensor, written: torch.Tensor, labels: torch.Tensor, codebook: torch.Tensor,
@@ -187,6 +194,12 @@ def _decoding_curve(A: torch.Tensor, written: torch.Tensor, labels: torch.Tensor
     return out
 
 
+def _check_keys(keys: torch.Tensor) -> None:
+    """Keys (..., N, d_k), finite floating point."""
+    check_tensor("keys", keys, min_rank=2)
+
+
+@checked_by(_check_keys)
 def adversarial_error_curve(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The worst item's recall error along its own value when an adversary picks the values, n = 1..N (Hebbian).
 
@@ -210,11 +223,6 @@ def adversarial_error_curve(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     ``error`` is 0 for a perfect recall and ≥ 1 when the read-out points away from (or is orthogonal to)
     its value, i.e. retrieval fails; ``worst_item`` is ``j*``.
     """
-    return _adversarial_error_curve(check_tensor("keys", keys, min_rank=2))
-
-
-def _adversarial_error_curve(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """:func:`adversarial_error_curve` on checked keys."""
     G = keys @ keys.mT                                                     # (..., N, N), symmetric
     N = G.shape[-1]
     diag = torch.diagonal(G, dim1=-2, dim2=-1)                             # (..., N): the signals G_jj
@@ -232,15 +240,26 @@ def _adversarial_error_curve(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Te
     return 1 - read, worst
 
 
+_adversarial_error_curve = unchecked(adversarial_error_curve)
+
+
+def _check_ok(ok: torch.Tensor) -> None:
+    """A boolean tensor, one entry per number of writes."""
+    if not isinstance(ok, torch.Tensor) or ok.dtype != torch.bool:
+        raise TypeError(f"ok: expected a boolean tensor, got {getattr(ok, 'dtype', type(ok).__name__)}")
+
+
+@checked_by(_check_ok)
 def first_failure(ok: torch.Tensor) -> torch.Tensor:
     """Capacity per trial: the largest n such that the criterion holds after every n' ≤ n writes.
 
     ok: (..., N) bool, entry n−1 for n writes. Returns (...,) long: the number of leading True entries
     (N when it never fails: a censored trial, see :class:`pavlovlab.capacity.RetrievalCapacity`).
     """
-    if not isinstance(ok, torch.Tensor) or ok.dtype != torch.bool:
-        raise TypeError(f"ok: expected a boolean tensor, got {getattr(ok, 'dtype', type(ok).__name__)}")
     return (~ok).to(torch.uint8).cumsum(-1).eq(0).sum(-1)
+
+
+_first_failure = unchecked(first_failure)
 
 
 __all__ = ["MEMORIES", "adversarial_error_curve", "decoding_curve", "first_failure", "min_cosine_curve",

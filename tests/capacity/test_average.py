@@ -175,6 +175,18 @@ def test_bad_inputs_are_rejected_clearly(call, err, words):
         call()
 
 
+def test_capacity_sweep_checks_every_key_dimension_before_the_first_draw():
+    """A grid that the last key dimension cannot have (max_ratio · d_k < 1) or a bad generator stops the sweep before
+    it draws anything."""
+    g = torch.Generator().manual_seed(0)
+    before = g.get_state()
+    with pytest.raises(ValueError, match="max_ratio: expected max_ratio · d_k >= 1"):
+        ar.capacity_sweep([8, 1], points=3, max_ratio=0.2, trials=2, generator=g)
+    assert torch.equal(g.get_state(), before)
+    with pytest.raises(TypeError, match=r"generator: expected a torch\.Generator or None, got int"):
+        ar.recall_sweep(8, [1, 2], generator=0)
+
+
 def test_n_grid():
     for d in [1, 16, 256]:
         ns = ar.n_grid(d, points=24, max_ratio=4.0)

@@ -108,6 +108,34 @@ def test_new_bad_inputs_are_rejected(call, err, words):
         call()
 
 
+@pytest.mark.parametrize("call, err, words", [
+    (lambda g: C.capacity_scaling([8, 16], "cosine", trials=3, resamples=1, generator=g), ValueError, "resamples"),
+    (lambda g: C.capacity_scaling([8, 16], "cosine", n_max=lambda d: 8 if d == 8 else 0, trials=3, generator=g),
+     ValueError, "n_max: expected an integer >= 1, got 0"),
+    (lambda g: C.capacity_scaling([8, 16], "cosine", trials=3, d_v=2**40, n_max=lambda d: 1 if d == 8 else 2,
+                                  generator=g), ValueError, "shape: \\(\\*shape, d\\)"),
+    (lambda g: C.capacity_scaling([8, 8], "cosine", trials=3, generator=g), ValueError,
+     "d_ks: expected at least two distinct values to fit a slope, got 2 times 8"),
+    (lambda g: C.retrieval_capacity(2, "cosine", n_max=1, trials=1, d_v=2**40, generator=g), ValueError,
+     "shape: \\(\\*shape, d\\)"),
+])
+def test_bad_input_is_refused_before_anything_is_drawn(call, err, words):
+    """Every d_k's run, the values' draw and the bootstrap are checked at the door: a bad argument of the last
+    d_k (or one only the fit or the draw of values reads) stops the scaling before its first draw."""
+    g = torch.Generator().manual_seed(0)
+    before = g.get_state()
+    with pytest.raises(err, match=words):
+        call(g)
+    assert torch.equal(g.get_state(), before)
+
+
+def test_capacity_scaling_evaluates_n_max_once_per_key_dimension():
+    calls = []
+    s = C.capacity_scaling([4, 8], "cosine", n_max=lambda d: calls.append(d) or 2 * d, trials=3, resamples=10,
+                           generator=torch.Generator().manual_seed(0))
+    assert calls == [4, 8] and s.d_ks == [4, 8]
+
+
 # ---------------------------------------------------------------------------------------------------- bad input
 def _local_slopes_by_hand():
     """d_k 4 -> 16, mean 2 -> 8: slope ln 4 / ln 4 = 1; se = √(0.1² + 0.05²) / ln 4 (relative errors 0.2/2, 0.4/8)."""
