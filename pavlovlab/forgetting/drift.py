@@ -35,7 +35,7 @@ from .._checks import (
     checked_by,
     warn_nonfinite,
 )
-from ..memory.associative import _FORMS, _step, check_lr, resolve_rule
+from ..memory.associative import _FORMS, _check_rule_name, _step, check_lr
 from ..sampling import random_keys
 
 __all__ = ["DriftStream", "Tracking", "arrival_stream", "key_reuse_task", "recovery_steps", "redraw_stream",
@@ -310,7 +310,7 @@ def _check_track(stream: DriftStream, rules: Sequence[str],
         raise TypeError(f"stream: expected a DriftStream, got {type(stream).__name__}")
     if isinstance(rules, str) or not isinstance(rules, Sequence) or len(rules) == 0:
         raise TypeError(f"rules: expected a non-empty sequence of rule names, got {rules!r}")
-    names = tuple(resolve_rule(r, "rules") for r in rules)
+    names = tuple(_check_rule_name(r, "rules")["name"] for r in rules)
     single = isinstance(lr, numbers.Real) or (isinstance(lr, torch.Tensor) and lr.numel() == 1)
     rates: list[Any]                                                        # numbers, checked below
     if single:
