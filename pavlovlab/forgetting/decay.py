@@ -29,6 +29,7 @@ from .._checks import (
     check_real_tensor,
     check_tensor,
     checked_by,
+    unchecked,
 )
 from ..attention.forms import BETA_MAX, delta_rule_attention, linear_attention, scalar_gated_linear_attention
 from ..sampling import random_keys
@@ -339,8 +340,11 @@ def recall_by_age(n_pairs: int, *, d_k: int = 64, d_v: int = 64, gammas: Sequenc
     states = {"hebbian": linear_attention(k, k, v, return_state=True)[1]}
     for gm in gammas:
         states[f"decay {gm:g}"] = linear_attention(k, k, v, decay=gm, return_state=True)[1]
+    delta = unchecked(delta_rule_attention)                        # β checked in (0, 2], unit keys: a contraction
     for b in betas:
-        states[f"delta {b:g}"] = delta_rule_attention(k, k, v, b, return_state=True)[1]
+        beta = torch.full((n_pairs,), b, dtype=dtype, device=k.device)  # one β per write, as the form takes it
+        states[f"delta {b:g}"] = delta(k, k, v, beta, initial_state=k.new_zeros(n_trials, d_v, d_k),
+                                       return_state=True)[1]
     return {name: torch.nn.functional.cosine_similarity(k @ S.mT, v, dim=-1, eps=1e-12).flip(-1)
             for name, S in states.items()}
 
