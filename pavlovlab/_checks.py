@@ -410,8 +410,8 @@ def _write_door(body: Callable[..., Any], validator: Validator, wants: tuple[str
     if options:
         signature.append(f"**{options}")
     own = [w.split("=")[0] for w in wants]
-    call = ", ".join([*(f"*{n}" if parameters[n].kind is var else n for n in named if parameters[n].kind is not kw_only),
-                      *(f"{n}={n}" for n in named if parameters[n].kind is kw_only),
+    positional = [f"*{n}" if parameters[n].kind is var else n for n in named if parameters[n].kind is not kw_only]
+    call = ", ".join([*positional, *(f"{n}={n}" for n in named if parameters[n].kind is kw_only),
                       *([f"**{options}"] if options else [])])
     lines = [f"def {body.__name__}({', '.join(signature)}):"]
     if callable(nonfinite):  # says the cause from the arguments as given

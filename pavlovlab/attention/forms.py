@@ -20,19 +20,16 @@ that becomes non-finite from finite inputs warns once (``pavlovlab._checks``' no
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal, TypeVar, cast, overload
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, cast, overload
 
 import torch
 import torch.nn.functional as F
 
 from .._checks import (
-    all_finite,
     broadcast_lead,
     check_choice,
     check_dim,
-    check_finite,
     check_fits,
     check_int,
     check_output,
@@ -41,13 +38,11 @@ from .._checks import (
     check_same_kind,
     check_tensor,
     checked_by,
-    warn_nonfinite,
 )
 from . import literal
 from .kernels import delta_chunk_kernel, linear_chunk_kernel
 
 Tensor = torch.Tensor
-_Out = TypeVar("_Out", Tensor, tuple[Tensor, Tensor])
 FeatureMap = str | Callable[[torch.Tensor], torch.Tensor]
 EPS = 1e-6
 """Added to the normaliser ``φ(q)·z`` of normalised linear attention."""
@@ -72,7 +67,8 @@ LOW_PRECISION = (torch.float16, torch.bfloat16)
 # ------------------------------------------------------------------------------------------------ checks
 def _check_qkv(q: object, k: object, v: object, *, same_length: bool = True) -> torch.Size:
     """Validate the kinds and shapes of q, k, v and return the broadcast leading shape. Their values are
-    checked by :func:`_check_result` once the form has run (one reduction per tensor, one synchronisation)."""
+    checked with the result once the form has run (``checked_by(..., finite=("q", "k", "v"))``: one reduction
+    per tensor, one synchronisation)."""
     q = check_tensor("q", q, min_rank=2, finite=False)
     k = check_tensor("k", k, min_rank=2, finite=False)
     v = check_tensor("v", v, min_rank=2, finite=False)
@@ -82,25 +78,6 @@ def _check_qkv(q: object, k: object, v: object, *, same_length: bool = True) -> 
     if same_length:
         check_dim("q", q.shape[-2], k.shape[-2], "sequence length T (dim -2 of k, causal attention)")
     return broadcast_lead(q=q.shape[:-2], k=k.shape[:-2], v=v.shape[:-2])
-
-
-def _check_result(where: str, cause: str | Callable[[], str], form: Callable[[], _Out], q: Tensor, k: Tensor,
-                  v: Tensor) -> _Out:
-    """Run ``form`` (a form on checked arguments), then apply the non-finite policy to q, k, v and the output
-    (the first element of what it returns) at the cost of one reduction each.
-
-    The sums of the inputs are taken before the form runs (it is about to read them anyway, so they are in the
-    cache then, not evicted by the form's own work); if they and the output's sum are finite, every entry is
-    (one host synchronisation). Otherwise a non-finite input raises naming it, and a non-finite result of finite
-    inputs warns (``cause`` says why it can happen; a callable is asked only then)."""
-    sums: list[Tensor] = [x.detach().sum() for x in (q, k, v)]
-    result = form()
-    out = result[0] if isinstance(result, tuple) else result
-    if not all_finite(torch.stack([*sums, out.detach().sum()])):
-        for name, x in (("q", q), ("k", k), ("v", v)):
-            check_finite(name, x)
-        warn_nonfinite(where, out, cause() if callable(cause) else cause)
-    return result
 
 
 def _check_state(name: str, state: object, shape: tuple[int, ...], like: torch.Tensor,
@@ -152,8 +129,9 @@ def _check_softmax(q: Tensor, k: Tensor, v: Tensor, causal: object, scale: objec
     return {"scale": checked}
 
 
-def _check_feature_map(feature_map: object, normalize: object, q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
-    """The feature map by name or as a callable, checked against ``normalize``; returns ``(φ(q), φ(k))``."""
+def _check_feature_map(feature_map: object, normalize: object) -> None:
+    """The feature map by name or as a callable, checked against ``normalize`` (a callable's values are checked
+    where the form applies it, :func:`_check_mapped`)."""
     if not isinstance(normalize, bool):
         raise TypeError(f"normalize: expected True or False, got {type(normalize).__name__}")
     if normalize and isinstance(feature_map, str) and feature_map not in POSITIVE_MAPS and feature_map in FEATURE_MAPS:
@@ -163,70 +141,78 @@ def _check_feature_map(feature_map: object, normalize: object, q: Tensor, k: Ten
     if not callable(feature_map) and not isinstance(feature_map, str):
         raise TypeError(f"feature_map: expected one of {list(FEATURE_MAPS)} or a callable, "
                         f"got {type(feature_map).__name__}")
-    phi = feature_map if callable(feature_map) else FEATURE_MAPS[check_choice("feature_map", feature_map,
-                                                                              FEATURE_MAPS)]
-    fq = check_output("feature_map", phi(q), q.shape, q)
-    fk = check_output("feature_map", phi(k), k.shape, k)
-    if normalize and callable(feature_map) and (bool((fq < 0).any()) or bool((fk < 0).any())):
+    if isinstance(feature_map, str):
+        check_choice("feature_map", feature_map, FEATURE_MAPS)
+
+
+def _check_mapped(feature_map: FeatureMap, normalize: bool, q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
+    """``(φ(q), φ(k))``; a callable's values are checked as they come: a tensor of its input's shape, dtype and
+    device, and non-negative when normalising."""
+    if not callable(feature_map):
+        phi = FEATURE_MAPS[feature_map]
+        return phi(q), phi(k)
+    fq = check_output("feature_map", feature_map(q), q.shape, q)
+    fk = check_output("feature_map", feature_map(k), k.shape, k)
+    if normalize and (bool((fq < 0).any()) or bool((fk < 0).any())):
         raise ValueError("feature_map: normalize=True needs a non-negative feature map; the callable returned "
                          "negative values, so the normaliser φ(q)·z can cross 0")
     return fq, fk
 
 
-def _check_decay(decay: object, lead: torch.Size, like: torch.Tensor) -> torch.Tensor | None:
-    """γ as a tensor of shape ``lead + (1, 1)`` (or None for no decay), checked to lie in [0, 1]."""
-    if decay is None:
-        return None
+def _check_decay(decay: object, lead: torch.Size, like: torch.Tensor) -> None:
+    """γ: None (no decay), a float or a tensor that broadcasts to the leading dims ``lead``, in [0, 1] in the
+    dtype of ``like``."""
     if isinstance(decay, torch.Tensor):
-        gamma = decay.to(dtype=like.dtype, device=like.device)
-        check_real_tensor("decay", gamma, low=0.0, high=1.0)
+        check_real_tensor("decay", decay.to(dtype=like.dtype, device=like.device), low=0.0, high=1.0)
         try:
-            gamma = gamma.expand(lead)
+            decay.expand(lead)
         except RuntimeError:
             raise ValueError(f"decay: expected a float or a tensor that broadcasts to the leading dims "
                              f"{tuple(lead)}, got shape {tuple(decay.shape)}") from None
+    elif decay is not None:
+        check_real("decay", decay, low=0.0, high=1.0)
+
+
+def _decay(decay: float | Tensor | None, lead: torch.Size, like: torch.Tensor) -> Tensor | None:
+    """γ as a tensor of shape ``lead + (1, 1)`` in the dtype and on the device of ``like`` (None: no decay)."""
+    if decay is None:
+        return None
+    if isinstance(decay, torch.Tensor):
+        gamma = decay.to(dtype=like.dtype, device=like.device).expand(lead)
     else:
-        gamma = torch.full(lead, check_real("decay", decay, low=0.0, high=1.0), dtype=like.dtype, device=like.device)
+        gamma = torch.full(lead, float(decay), dtype=like.dtype, device=like.device)
     return gamma[..., None, None]
 
 
-@dataclass(frozen=True)
-class _LinearArgs:
-    """linear_attention's arguments, checked: φ(q), φ(k) and the values w expanded to the leading dims ``lead``,
-    with the normaliser's row of ones appended to w and z_0 to S_0 when normalising; γ (None: no decay)."""
-    fq: Tensor
-    fk: Tensor
-    w: Tensor
-    gamma: Tensor | None
-    S0: Tensor
-    mode: str
-    chunk_size: int
-
-
 def _check_linear(q: Tensor, k: Tensor, v: Tensor, feature_map: object, normalize: object, decay: object,
-                  mode: object, chunk_size: object, initial_state: object) -> _LinearArgs:
-    """linear_attention's arguments, checked once, as a :class:`_LinearArgs`."""
+                  mode: object, chunk_size: object, initial_state: object) -> dict[str, int]:
+    """linear_attention's arguments (the chunk size returned as an int). Their values are checked with the
+    result."""
     lead = _check_qkv(q, k, v)
     mode = check_choice("mode", mode, LINEAR_MODES)
     chunk_size = check_int("chunk_size", chunk_size, low=1)
-    fq, fk = _check_feature_map(feature_map, normalize, q, k)
+    _check_feature_map(feature_map, normalize)
     d_k, d_v = q.shape[-1], v.shape[-1]
-    gamma = _check_decay(decay, lead, q)
-    S0, z0 = q.new_zeros(*lead, d_v, d_k), q.new_zeros(*lead, d_k) if normalize else None
+    _check_decay(decay, lead, q)
     if initial_state is not None and normalize:
         if not (isinstance(initial_state, tuple) and len(initial_state) == 2):
             raise TypeError("initial_state: expected the pair (S_0, z_0) when normalize=True, "
                             f"got {type(initial_state).__name__}")
-        S0 = _check_state("initial_state[0]", initial_state[0], (d_v, d_k), q, lead)
-        z0 = _check_state("initial_state[1]", initial_state[1], (d_k,), q, lead)
+        _check_state("initial_state[0]", initial_state[0], (d_v, d_k), q, lead)
+        _check_state("initial_state[1]", initial_state[1], (d_k,), q, lead)
     elif initial_state is not None:
-        S0 = _check_state("initial_state", initial_state, (d_v, d_k), q, lead)
+        _check_state("initial_state", initial_state, (d_v, d_k), q, lead)
     _check_quadratic(mode, lead, q.shape[-2], chunk_size, q)
-    fq, fk, w = (x.expand(*lead, *x.shape[-2:]) for x in (fq, fk, v))
-    if z0 is not None:
-        w = torch.cat([w, torch.ones_like(w[..., :1])], dim=-1)  # z rides along as an extra value row
-        S0 = torch.cat([S0, z0[..., None, :]], dim=-2)
-    return _LinearArgs(fq, fk, w, gamma, S0, mode, chunk_size)
+    return {"chunk_size": chunk_size}
+
+
+def _linear_cause(given: Mapping[str, Any]) -> str:
+    """Why linear_attention's result became NaN/inf from finite q, k, v."""
+    fm = given["feature_map"]
+    phi = fm if callable(fm) else FEATURE_MAPS[fm]
+    if not all(bool(torch.isfinite(phi(given[x])).all()) for x in ("q", "k")):
+        return "the feature map returned NaN/inf values for finite q, k"
+    return "very large q, k or v overflow the dtype"
 
 
 def _check_gated(q: Tensor, k: Tensor, v: Tensor, g: object, mode: object,
@@ -304,6 +290,7 @@ def linear_attention(q: Tensor, k: Tensor, v: Tensor, *, feature_map: FeatureMap
                      decay: float | Tensor | None = ..., mode: str = ..., chunk_size: int = ...,
                      initial_state: Tensor | tuple[Tensor, Tensor] | None = ...,
                      return_state: bool) -> Tensor | tuple[Tensor, ...]: ...
+@checked_by(_check_linear, nonfinite=_linear_cause, finite=("q", "k", "v"))
 def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, feature_map: FeatureMap = "identity",
                      normalize: bool = False, decay: float | torch.Tensor | None = None, mode: str = "chunk",
                      chunk_size: int = 64,
@@ -337,20 +324,22 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, featu
 
     >>> o = linear_attention(q, k, v, mode="parallel")  # same numbers as mode="recurrent"
     """
-    a = _check_linear(q, k, v, feature_map, normalize, decay, mode, chunk_size, initial_state)
-
-    def form() -> tuple[Tensor, Tensor]:
-        if a.mode == "chunk":
-            return linear_chunk_kernel(a.fq, a.fk, a.w, a.gamma, a.S0, a.chunk_size)
-        return (literal.linear_parallel if a.mode == "parallel" else literal.linear_recurrent)(a.fq, a.fk, a.w,
-                                                                                              a.gamma, a.S0)
-
-    def cause() -> str:
-        if not (all_finite(a.fq) and all_finite(a.fk)):
-            return "the feature map returned NaN/inf values for finite q, k"
-        return "very large q, k or v overflow the dtype"
-
-    o, S = _check_result("linear_attention", cause, form, q, k, v)
+    lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    d_k, d_v = q.shape[-1], v.shape[-1]
+    fq, fk = _check_mapped(feature_map, normalize, q, k)
+    fq, fk, w = (x.expand(*lead, *x.shape[-2:]) for x in (fq, fk, v))
+    if normalize:  # z rides along as an extra value row
+        S0, z0 = initial_state if isinstance(initial_state, tuple) else (q.new_zeros(d_v, d_k), q.new_zeros(d_k))
+        S0 = torch.cat([S0.expand(*lead, d_v, d_k), z0.expand(*lead, d_k)[..., None, :]], dim=-2)
+        w = torch.cat([w, torch.ones_like(w[..., :1])], dim=-1)
+    else:
+        S0 = q.new_zeros(*lead, d_v, d_k) if initial_state is None else cast(Tensor, initial_state).expand(*lead, d_v,
+                                                                                                          d_k)
+    gamma = _decay(decay, lead, q)
+    if mode == "chunk":
+        o, S = linear_chunk_kernel(fq, fk, w, gamma, S0, chunk_size)
+    else:
+        o, S = (literal.linear_parallel if mode == "parallel" else literal.linear_recurrent)(fq, fk, w, gamma, S0)
     if normalize:
         d_v = v.shape[-1]
         o = o[..., :d_v] / (o[..., d_v:] + EPS)
