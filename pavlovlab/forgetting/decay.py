@@ -94,33 +94,54 @@ def _check_below_one(gammas: torch.Tensor, first: int) -> torch.Tensor:
     return gammas
 
 
+def _check_decay_rate(gamma: float | torch.Tensor) -> dict[str, float] | None:
+    """γ in (0, 1] for :func:`half_life` and :func:`effective_window`: a tensor as given, a number as a float."""
+    g = _check_gamma(gamma)
+    return None if isinstance(gamma, torch.Tensor) else {"gamma": float(g)}
+
+
+def _decay_tensor(gamma: float | torch.Tensor) -> torch.Tensor:
+    """γ as a tensor: a tensor as given, a number in float64."""
+    return gamma if isinstance(gamma, torch.Tensor) else torch.tensor(gamma, dtype=torch.float64)
+
+
+@checked_by(_check_decay_rate)
 def half_life(gamma: float | torch.Tensor) -> float | torch.Tensor:
     """The memory horizon ``ℓ½ = ln 2 / (−ln γ)``: after ℓ½ writes an association is read at half strength.
 
     gamma: a float or a tensor (...) in (0, 1]; γ = 1 gives ``inf`` (a Hebbian memory never fades).
     Returns the same kind (float or tensor of the same shape). For γ close to 1, ℓ½ ≈ 0.69 / (1 − γ).
     """
-    g = _check_gamma(gamma)
+    g = _decay_tensor(gamma)
     out = torch.where(g >= 1, math.inf, math.log(2.0) / -torch.log(g))
     return out if isinstance(gamma, torch.Tensor) else float(out)
 
 
+@checked_by(_check_decay_rate)
 def effective_window(gamma: float | torch.Tensor) -> float | torch.Tensor:
     """The total weight ``Σ_ℓ γ^ℓ = 1 / (1 − γ)``: how many recent writes the memory effectively sums.
 
     gamma: a float or a tensor in (0, 1]; γ = 1 gives ``inf``.
     """
-    g = _check_gamma(gamma)
+    g = _decay_tensor(gamma)
     out = torch.where(g >= 1, math.inf, 1.0 / (1.0 - g))
     return out if isinstance(gamma, torch.Tensor) else float(out)
 
 
+def _check_retention(gamma: float | torch.Tensor, lags: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The arguments of :func:`retention`: γ in (0, 1] as a tensor (:func:`_check_gamma`), and the lags."""
+    g = _check_gamma(gamma)
+    _check_lags(lags)
+    return {"gamma": g}
+
+
+@checked_by(_check_retention)
 def retention(gamma: float | torch.Tensor, lags: torch.Tensor) -> torch.Tensor:
     """Theory: the read-out of an association written ℓ steps back, relative to a fresh one: ``γ^ℓ``.
 
     gamma: float or tensor (...); lags: (L,) non-negative -> (..., L).
     """
-    g = _check_gamma(gamma).to(device=_check_lags(lags).device)
+    g = cast(torch.Tensor, gamma).to(device=lags.device)                # made a tensor by the check
     return g[..., None] ** lags.to(g.dtype)
 
 
