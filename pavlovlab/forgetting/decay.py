@@ -355,12 +355,16 @@ def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int
                               d_k, d_v, orthogonal=False, generator=generator, device=device, dtype=dtype)
 
 
+_AGE_CHUNK = 64
+"""The chunk size :func:`recall_by_age` runs the chunkwise forms with (their default)."""
+
+
 def _check_ages(n_pairs: int, d_k: int, d_v: int, gammas: Sequence[float], betas: Sequence[float], n_trials: int,
                 generator: torch.Generator | None, device: torch.device | str | None,
                 dtype: torch.dtype) -> dict[str, object]:
     """The arguments of :func:`recall_by_age`: γs and βs as lists of floats, the device and the dtype as checked;
-    the draws and the chunks of the forms (64 steps, the delta form's in float32 for a low-precision dtype)
-    checked to fit in memory."""
+    the draws and the chunks of the forms (:data:`_AGE_CHUNK` steps, the delta form's in float32 for a
+    low-precision dtype) checked to fit in memory."""
     check_int("n_pairs", n_pairs, low=1)
     check_int("d_k", d_k, low=1)
     check_int("d_v", d_v, low=1)
@@ -373,9 +377,9 @@ def _check_ages(n_pairs: int, d_k: int, d_v: int, gammas: Sequence[float], betas
     dtype = check_float_dtype("dtype", dtype, allow_none=False)
     device = check_device("device", device)
     _check_pair_draws(n_trials, n_pairs, d_k, d_v, generator)
-    _check_chunks((n_trials,), n_pairs, 64, device, dtype)
+    _check_chunks((n_trials,), n_pairs, _AGE_CHUNK, device, dtype)
     if checked_betas:
-        _check_chunks((n_trials,), n_pairs, 64, device, torch.float32 if dtype in LOW_PRECISION else dtype)
+        _check_chunks((n_trials,), n_pairs, _AGE_CHUNK, device, torch.float32 if dtype in LOW_PRECISION else dtype)
     return {"gammas": checked_gammas, "betas": checked_betas, "device": device, "dtype": dtype}
 
 
@@ -396,12 +400,13 @@ def recall_by_age(n_pairs: int, *, d_k: int = 64, d_v: int = 64, gammas: Sequenc
     k = _random_keys(n_trials, n_pairs, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
     v = _random_keys(n_trials, n_pairs, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
     k, v = k.to(device=device, dtype=dtype), v.to(device=device, dtype=dtype)
-    states = {"hebbian": _linear_attention(k, k, v, return_state=True)[1]}
+    states = {"hebbian": _linear_attention(k, k, v, chunk_size=_AGE_CHUNK, return_state=True)[1]}
     for gm in gammas:
-        states[f"decay {gm:g}"] = _linear_attention(k, k, v, decay=gm, return_state=True)[1]
+        states[f"decay {gm:g}"] = _linear_attention(k, k, v, decay=gm, chunk_size=_AGE_CHUNK, return_state=True)[1]
     for b in betas:                                                 # β checked in (0, 2], unit keys: a contraction
         beta = torch.full((n_pairs,), b, dtype=dtype, device=k.device)  # one β per write, as the form takes it
-        states[f"delta {b:g}"] = _delta_rule_attention(k, k, v, beta, initial_state=k.new_zeros(n_trials, d_v, d_k),
+        states[f"delta {b:g}"] = _delta_rule_attention(k, k, v, beta, chunk_size=_AGE_CHUNK,
+                                                       initial_state=k.new_zeros(n_trials, d_v, d_k),
                                                        return_state=True)[1]
     return {name: torch.nn.functional.cosine_similarity(k @ S.mT, v, dim=-1, eps=1e-12).flip(-1)
             for name, S in states.items()}
