@@ -29,9 +29,22 @@ from .._checks import (
     check_real_tensor,
     check_tensor,
     checked_by,
+    unchecked,
 )
-from ..attention.forms import BETA_MAX, delta_rule_attention, linear_attention, scalar_gated_linear_attention
-from ..sampling import random_keys
+from ..attention.forms import (
+    BETA_MAX,
+    LOW_PRECISION,
+    _check_quadratic,
+    delta_rule_attention,
+    linear_attention,
+    scalar_gated_linear_attention,
+)
+from ..sampling import _check_draw, random_keys
+
+_random_keys = unchecked(random_keys)
+_linear_attention = unchecked(linear_attention)
+_delta_rule_attention = unchecked(delta_rule_attention)
+"""The algorithms of the shared doors, called on what this module's doors checked and drew."""
 
 
 def _check_gamma(gamma: float | torch.Tensor, name: str = "gamma", *, high_open: bool = False) -> torch.Tensor:
@@ -81,33 +94,54 @@ def _check_below_one(gammas: torch.Tensor, first: int) -> torch.Tensor:
     return gammas
 
 
+def _check_decay_rate(gamma: float | torch.Tensor) -> dict[str, float] | None:
+    """γ in (0, 1] for :func:`half_life` and :func:`effective_window`: a tensor as given, a number as a float."""
+    g = _check_gamma(gamma)
+    return None if isinstance(gamma, torch.Tensor) else {"gamma": float(g)}
+
+
+def _decay_tensor(gamma: float | torch.Tensor) -> torch.Tensor:
+    """γ as a tensor: a tensor as given, a number in float64."""
+    return gamma if isinstance(gamma, torch.Tensor) else torch.tensor(gamma, dtype=torch.float64)
+
+
+@checked_by(_check_decay_rate)
 def half_life(gamma: float | torch.Tensor) -> float | torch.Tensor:
     """The memory horizon ``ℓ½ = ln 2 / (−ln γ)``: after ℓ½ writes an association is read at half strength.
 
     gamma: a float or a tensor (...) in (0, 1]; γ = 1 gives ``inf`` (a Hebbian memory never fades).
     Returns the same kind (float or tensor of the same shape). For γ close to 1, ℓ½ ≈ 0.69 / (1 − γ).
     """
-    g = _check_gamma(gamma)
+    g = _decay_tensor(gamma)
     out = torch.where(g >= 1, math.inf, math.log(2.0) / -torch.log(g))
     return out if isinstance(gamma, torch.Tensor) else float(out)
 
 
+@checked_by(_check_decay_rate)
 def effective_window(gamma: float | torch.Tensor) -> float | torch.Tensor:
     """The total weight ``Σ_ℓ γ^ℓ = 1 / (1 − γ)``: how many recent writes the memory effectively sums.
 
     gamma: a float or a tensor in (0, 1]; γ = 1 gives ``inf``.
     """
-    g = _check_gamma(gamma)
+    g = _decay_tensor(gamma)
     out = torch.where(g >= 1, math.inf, 1.0 / (1.0 - g))
     return out if isinstance(gamma, torch.Tensor) else float(out)
 
 
+def _check_retention(gamma: float | torch.Tensor, lags: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The arguments of :func:`retention`: γ in (0, 1] as a tensor (:func:`_check_gamma`), and the lags."""
+    g = _check_gamma(gamma)
+    _check_lags(lags)
+    return {"gamma": g}
+
+
+@checked_by(_check_retention)
 def retention(gamma: float | torch.Tensor, lags: torch.Tensor) -> torch.Tensor:
     """Theory: the read-out of an association written ℓ steps back, relative to a fresh one: ``γ^ℓ``.
 
     gamma: float or tensor (...); lags: (L,) non-negative -> (..., L).
     """
-    g = _check_gamma(gamma).to(device=_check_lags(lags).device)
+    g = cast(torch.Tensor, gamma).to(device=lags.device)                # made a tensor by the check
     return g[..., None] ** lags.to(g.dtype)
 
 
@@ -132,13 +166,31 @@ def _check_trials(d_k: int, d_v: int, n_trials: int, device: torch.device | str 
     return check_device("device", device), dtype
 
 
+def _check_pair_draws(n_trials: int, T: int, d_k: int, d_v: int, generator: torch.Generator | None) -> None:
+    """The draws of :func:`_first_pair_recall` and :func:`recall_by_age`: n_trials × T unit keys and values in
+    float64 on the CPU ``generator``, checked to fit in memory."""
+    _check_draw((n_trials, T), d_k, "sphere", generator, None, torch.float64)
+    _check_draw((n_trials, T), d_v, "sphere", generator, None, torch.float64)
+
+
+def _check_chunks(lead: tuple[int, ...], T: int, chunk_size: int, device: torch.device | None,
+                  dtype: torch.dtype) -> None:
+    """The chunks' scores of a chunkwise form over T steps with leading dims ``lead``, checked to fit in memory."""
+    _check_quadratic("chunk", torch.Size(lead), T, chunk_size, torch.empty(0, device=device, dtype=dtype))
+
+
 def _check_recall_vs_lag(gamma: float | torch.Tensor, max_lag: int, d_k: int, d_v: int, n_trials: int,
-                         orthogonal: bool, device: torch.device | str | None, dtype: torch.dtype) -> dict[str, object]:
+                         orthogonal: bool, chunk_size: int, generator: torch.Generator | None,
+                         device: torch.device | str | None, dtype: torch.dtype) -> dict[str, object]:
     """The arguments of :func:`recall_vs_lag`: γ as a tensor, the device and dtype as checked (d_k >= 2 for keys
-    orthogonal to the target's)."""
+    orthogonal to the target's), the draws and the chunks of linear attention checked to fit in memory."""
     check_int("max_lag", max_lag, low=0)
     device, dtype = _check_trials(d_k, d_v, n_trials, device, dtype, d_k_low=2 if orthogonal else 1)
-    return {"gamma": _check_gamma(gamma), "device": device, "dtype": dtype}
+    g = _check_gamma(gamma)
+    _check_pair_draws(n_trials, max_lag + 1, d_k, d_v, generator)
+    chunk_size = check_int("chunk_size", chunk_size, low=1)
+    _check_chunks((*g.shape, n_trials), max_lag + 1, chunk_size, device, dtype)
+    return {"gamma": g, "chunk_size": chunk_size, "device": device, "dtype": dtype}
 
 
 @checked_by(_check_recall_vs_lag)
@@ -165,7 +217,7 @@ def recall_vs_lag(gamma: float | torch.Tensor, max_lag: int, *, d_k: int = 64, d
     g = cast(torch.Tensor, gamma)                                  # made a tensor by the check
     decay = g.to(device=device, dtype=dtype)[..., None].expand(*g.shape, n_trials)
     return _first_pair_recall(
-        lambda q, k, v: linear_attention(q, k, v, decay=decay, mode="chunk", chunk_size=chunk_size),
+        lambda q, k, v: _linear_attention(q, k, v, decay=decay, mode="chunk", chunk_size=chunk_size),
         g.shape, n_trials, max_lag + 1, d_k, d_v, orthogonal=orthogonal, generator=generator, device=device,
         dtype=dtype)
 
@@ -180,8 +232,8 @@ def _first_pair_recall(attend: Callable[[torch.Tensor, torch.Tensor, torch.Tenso
     heads), k (n_trials, T, d_k), v (n_trials, T, d_v). Returns ``v₀ · o_t``: (*lead, n_trials, T).
     Drawn on the CPU ``generator`` in float64, then moved; ``orthogonal`` makes the distractor keys ⊥ k₀.
     """
-    k = random_keys(n_trials, T, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
-    v = random_keys(n_trials, T, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
+    k = _random_keys(n_trials, T, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
+    v = _random_keys(n_trials, T, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
     if orthogonal:  # remove each distractor key's component along k₀, then renormalise
         k0 = k[:, :1]
         rest = k[:, 1:] - (k[:, 1:] * k0).sum(-1, keepdim=True) * k0
@@ -278,12 +330,13 @@ def age_group_margin(recall: torch.Tensor, baseline: torch.Tensor, edges: Sequen
     return diff.mean(-1) / (diff.std(-1) / math.sqrt(diff.shape[-1]))
 
 
-def _check_gated_recall(g: torch.Tensor, d_k: int, d_v: int, n_trials: int, device: torch.device | str | None,
-                        dtype: torch.dtype) -> dict[str, object]:
+def _check_gated_recall(g: torch.Tensor, d_k: int, d_v: int, n_trials: int, generator: torch.Generator | None,
+                        device: torch.device | str | None, dtype: torch.dtype) -> dict[str, object]:
     """The arguments of :func:`gated_recall`: the gates g (..., T), the sizes, and the device and dtype as
-    checked."""
+    checked; the draws checked to fit in memory."""
     check_tensor("g", g, min_rank=1)
     device, dtype = _check_trials(d_k, d_v, n_trials, device, dtype)
+    _check_pair_draws(n_trials, g.shape[-1], d_k, d_v, generator)
     return {"device": device, "dtype": dtype}
 
 
@@ -302,10 +355,16 @@ def gated_recall(g: torch.Tensor, *, d_k: int = 64, d_v: int = 64, n_trials: int
                               d_k, d_v, orthogonal=False, generator=generator, device=device, dtype=dtype)
 
 
+_AGE_CHUNK = 64
+"""The chunk size :func:`recall_by_age` runs the chunkwise forms with (their default)."""
+
+
 def _check_ages(n_pairs: int, d_k: int, d_v: int, gammas: Sequence[float], betas: Sequence[float], n_trials: int,
-                device: torch.device | str | None,
+                generator: torch.Generator | None, device: torch.device | str | None,
                 dtype: torch.dtype) -> dict[str, object]:
-    """The arguments of :func:`recall_by_age`: γs and βs as lists of floats, the device and the dtype as checked."""
+    """The arguments of :func:`recall_by_age`: γs and βs as lists of floats, the device and the dtype as checked;
+    the draws and the chunks of the forms (:data:`_AGE_CHUNK` steps, the delta form's in float32 for a
+    low-precision dtype) checked to fit in memory."""
     check_int("n_pairs", n_pairs, low=1)
     check_int("d_k", d_k, low=1)
     check_int("d_v", d_v, low=1)
@@ -316,7 +375,12 @@ def _check_ages(n_pairs: int, d_k: int, d_v: int, gammas: Sequence[float], betas
     checked_gammas = [float(_check_gamma(g, "gammas", high_open=True)) for g in gammas]
     checked_betas = [check_real("betas", b, low=0.0, low_open=True, high=BETA_MAX) for b in betas]
     dtype = check_float_dtype("dtype", dtype, allow_none=False)
-    return {"gammas": checked_gammas, "betas": checked_betas, "device": check_device("device", device), "dtype": dtype}
+    device = check_device("device", device)
+    _check_pair_draws(n_trials, n_pairs, d_k, d_v, generator)
+    _check_chunks((n_trials,), n_pairs, _AGE_CHUNK, device, dtype)
+    if checked_betas:
+        _check_chunks((n_trials,), n_pairs, _AGE_CHUNK, device, torch.float32 if dtype in LOW_PRECISION else dtype)
+    return {"gammas": checked_gammas, "betas": checked_betas, "device": device, "dtype": dtype}
 
 
 @checked_by(_check_ages)
@@ -333,14 +397,17 @@ def recall_by_age(n_pairs: int, *, d_k: int = 64, d_v: int = 64, gammas: Sequenc
 
     Returns {name: (n_trials, n_pairs)} with column a the pair of age a (a = 0: written last).
     """
-    k = random_keys(n_trials, n_pairs, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
-    v = random_keys(n_trials, n_pairs, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
+    k = _random_keys(n_trials, n_pairs, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
+    v = _random_keys(n_trials, n_pairs, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
     k, v = k.to(device=device, dtype=dtype), v.to(device=device, dtype=dtype)
-    states = {"hebbian": linear_attention(k, k, v, return_state=True)[1]}
+    states = {"hebbian": _linear_attention(k, k, v, chunk_size=_AGE_CHUNK, return_state=True)[1]}
     for gm in gammas:
-        states[f"decay {gm:g}"] = linear_attention(k, k, v, decay=gm, return_state=True)[1]
-    for b in betas:
-        states[f"delta {b:g}"] = delta_rule_attention(k, k, v, b, return_state=True)[1]
+        states[f"decay {gm:g}"] = _linear_attention(k, k, v, decay=gm, chunk_size=_AGE_CHUNK, return_state=True)[1]
+    for b in betas:                                                 # β checked in (0, 2], unit keys: a contraction
+        beta = torch.full((n_pairs,), b, dtype=dtype, device=k.device)  # one β per write, as the form takes it
+        states[f"delta {b:g}"] = _delta_rule_attention(k, k, v, beta, chunk_size=_AGE_CHUNK,
+                                                       initial_state=k.new_zeros(n_trials, d_v, d_k),
+                                                       return_state=True)[1]
     return {name: torch.nn.functional.cosine_similarity(k @ S.mT, v, dim=-1, eps=1e-12).flip(-1)
             for name, S in states.items()}
 

@@ -33,10 +33,11 @@ from .._checks import (
     check_shape,
     check_tensor,
     checked_by,
+    unchecked,
     warn_nonfinite,
 )
-from ..memory.associative import _FORMS, _step, check_lr, resolve_rule
-from ..sampling import random_keys
+from ..memory.associative import _FORMS, _check_rule_name, _step, check_lr
+from ..sampling import _check_draw, random_keys
 
 __all__ = ["DriftStream", "Tracking", "arrival_stream", "key_reuse_task", "recovery_steps", "redraw_stream",
            "rotation_stream", "scale_values", "track"]
@@ -82,11 +83,22 @@ class DriftStream:
                            self.drift_times[self.drift_times < steps])
 
 
-def _random_keys(n: int, d_k: int, batch: Sequence[int], orthogonal: bool, generator: torch.Generator | None,
+_random_keys = unchecked(random_keys)
+"""The draw of :func:`pavlovlab.sampling.random_keys`, on sizes the streams' doors checked (with the draws)."""
+
+
+def _stream_keys(n: int, d_k: int, batch: Sequence[int], orthogonal: bool, generator: torch.Generator | None,
                  dtype: torch.dtype) -> torch.Tensor:
     """n unit keys in d_k dims, (*batch, n, d_k); orthonormal when asked (n ≤ d_k)."""
     kind = "orthogonal" if orthogonal else "sphere"
-    return random_keys(*batch, n, d=d_k, kind=kind, generator=generator, dtype=torch.float64).to(dtype)
+    return _random_keys(*batch, n, d=d_k, kind=kind, generator=generator, dtype=torch.float64).to(dtype)
+
+
+def _check_draws(generator: torch.Generator | None, *draws: tuple[tuple[int, ...], int, str]) -> None:
+    """The draws of a stream, ``(shape, d, kind)`` each, made in float64 on the CPU ``generator``: checked to fit
+    in memory, as :func:`pavlovlab.sampling.random_keys` checks them."""
+    for shape, d, kind in draws:
+        _check_draw(shape, d, kind, generator, None, torch.float64)
 
 
 def _check_common(n_keys: int, d_k: int, d_v: int, steps: int, batch_shape: Sequence[int], orthogonal: bool,
@@ -104,21 +116,30 @@ def _check_common(n_keys: int, d_k: int, d_v: int, steps: int, batch_shape: Sequ
 
 
 def _check_redraw(n_keys: int, d_k: int, d_v: int, steps: int, period: int, batch_shape: Sequence[int],
-                  orthogonal: bool, device: torch.device | str | None) -> dict[str, object]:
-    """The arguments of :func:`redraw_stream` (:func:`_check_common`, and a period of at least one step)."""
+                  orthogonal: bool, generator: torch.Generator | None,
+                  device: torch.device | str | None) -> dict[str, object]:
+    """The arguments of :func:`redraw_stream` (:func:`_check_common`, and a period of at least one step), and its
+    draws."""
     checked = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device)
     check_int("period", period, low=1)
+    batch = cast(torch.Size, checked["batch_shape"])
+    _check_draws(generator, ((*batch, n_keys), d_k, "orthogonal" if orthogonal else "sphere"),
+                 ((*batch, -(-steps // period), n_keys), d_v, "sphere"))
     return checked
 
 
 def _check_rotation(n_keys: int, d_k: int, d_v: int, steps: int, turn_period: int, batch_shape: Sequence[int],
-                    orthogonal: bool, device: torch.device | str | None) -> dict[str, object]:
+                    orthogonal: bool, generator: torch.Generator | None,
+                    device: torch.device | str | None) -> dict[str, object]:
     """The arguments of :func:`rotation_stream` (:func:`_check_common`, and a whole number of steps per turn, in
-    at least 2 value dims)."""
+    at least 2 value dims), and its draws."""
     checked = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device)
     check_int("turn_period", turn_period, low=1)
     if d_v < 2:
         raise ValueError(f"d_v: expected at least 2 value dims for a rotation, got {d_v}")
+    batch = cast(torch.Size, checked["batch_shape"])
+    _check_draws(generator, ((*batch, n_keys), d_k, "orthogonal" if orthogonal else "sphere"),
+                 ((*batch, n_keys, 2), d_v, "orthogonal"))
     return checked
 
 
@@ -131,10 +152,15 @@ def _check_arrivals(every: int, start: int, n_keys: int) -> None:
 
 
 def _check_arrival(n_keys: int, d_k: int, d_v: int, steps: int, every: int, start: int, batch_shape: Sequence[int],
-                   orthogonal: bool, device: torch.device | str | None) -> dict[str, object]:
-    """The arguments of :func:`arrival_stream` (:func:`_check_common` and :func:`_check_arrivals`)."""
+                   orthogonal: bool, generator: torch.Generator | None,
+                   device: torch.device | str | None) -> dict[str, object]:
+    """The arguments of :func:`arrival_stream` (:func:`_check_common` and :func:`_check_arrivals`), and its
+    draws."""
     checked = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device)
     _check_arrivals(every, start, n_keys)
+    batch = cast(torch.Size, checked["batch_shape"])
+    _check_draws(generator, ((*batch, n_keys), d_k, "orthogonal" if orthogonal else "sphere"),
+                 ((*batch, n_keys), d_v, "sphere"))
     return checked
 
 
@@ -174,10 +200,10 @@ def redraw_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 50
     Returns a :class:`DriftStream` with keys (..., steps, d_k), values (..., steps, d_v),
     targets (..., steps, n_keys, d_v) and ``drift_times`` = [period, 2·period, ...].
     """
-    probes = _random_keys(n_keys, d_k, batch_shape, orthogonal, generator, dtype)
+    probes = _stream_keys(n_keys, d_k, batch_shape, orthogonal, generator, dtype)
     regimes = -(-steps // period)
-    table = random_keys(*batch_shape, regimes, n_keys, d=d_v, kind="sphere", generator=generator,
-                        dtype=torch.float64).to(dtype)
+    table = _random_keys(*batch_shape, regimes, n_keys, d=d_v, kind="sphere", generator=generator,
+                         dtype=torch.float64).to(dtype)
     regime = torch.arange(steps) // period
     targets = table[..., regime, :, :]
     idx = _shuffled_order(n_keys, steps, batch_shape, generator)
@@ -196,8 +222,8 @@ def rotation_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 
     vectors (needs d_v ≥ 2), so every value keeps unit norm and turns by ω per step.
     Returns a :class:`DriftStream` (``drift_times`` is empty: the change never stops).
     """
-    probes = _random_keys(n_keys, d_k, batch_shape, orthogonal, generator, dtype)
-    pair = random_keys(*batch_shape, n_keys, 2, d=d_v, kind="orthogonal", generator=generator, dtype=torch.float64)
+    probes = _stream_keys(n_keys, d_k, batch_shape, orthogonal, generator, dtype)
+    pair = _random_keys(*batch_shape, n_keys, 2, d=d_v, kind="orthogonal", generator=generator, dtype=torch.float64)
     a, b = pair[..., 0, :], pair[..., 1, :]                             # (*batch_shape, n, d_v), orthonormal
     angle = 2 * math.pi * torch.arange(steps, dtype=torch.float64) / turn_period
     targets = (angle.cos()[:, None, None] * a[..., None, :, :] + angle.sin()[:, None, None] * b[..., None, :, :])
@@ -217,8 +243,9 @@ def arrival_stream(n_keys: int = 8, d_k: int = 16, d_v: int = 16, steps: int = 5
     (random unit) value. ``active[..., t, i]`` says whether key i has arrived by step t, and
     ``drift_times`` are the arrival times.
     """
-    probes = _random_keys(n_keys, d_k, batch_shape, orthogonal, generator, dtype)
-    values = random_keys(*batch_shape, n_keys, d=d_v, kind="sphere", generator=generator, dtype=torch.float64).to(dtype)
+    probes = _stream_keys(n_keys, d_k, batch_shape, orthogonal, generator, dtype)
+    values = _random_keys(*batch_shape, n_keys, d=d_v, kind="sphere", generator=generator,
+                          dtype=torch.float64).to(dtype)
     targets = values[..., None, :, :].expand(*batch_shape, steps, n_keys, d_v)
     n_active = (start + torch.arange(steps) // every).clamp(max=n_keys)     # (steps,)
     active = (torch.arange(n_keys)[None, :] < n_active[:, None]).expand(*batch_shape, steps, n_keys)
@@ -310,7 +337,7 @@ def _check_track(stream: DriftStream, rules: Sequence[str],
         raise TypeError(f"stream: expected a DriftStream, got {type(stream).__name__}")
     if isinstance(rules, str) or not isinstance(rules, Sequence) or len(rules) == 0:
         raise TypeError(f"rules: expected a non-empty sequence of rule names, got {rules!r}")
-    names = tuple(resolve_rule(r, "rules") for r in rules)
+    names = tuple(_check_rule_name(r, "rules")["name"] for r in rules)
     single = isinstance(lr, numbers.Real) or (isinstance(lr, torch.Tensor) and lr.numel() == 1)
     rates: list[Any]                                                        # numbers, checked below
     if single:
@@ -435,10 +462,15 @@ def recovery_steps(cosine: torch.Tensor, drift_times: torch.Tensor, *, threshold
 
 
 def _check_key_reuse(n_keys: int, d_k: int, d_v: int, rewrites: int, batch_shape: Sequence[int],
-                     device: torch.device | str | None) -> dict[str, object]:
-    """The arguments of :func:`key_reuse_task` (:func:`_check_common` for its n_keys · rewrites writes)."""
+                     generator: torch.Generator | None, device: torch.device | str | None) -> dict[str, object]:
+    """The arguments of :func:`key_reuse_task` (:func:`_check_common` for its n_keys · rewrites writes), and its
+    draws."""
     check_int("rewrites", rewrites, low=1)
-    return _check_common(n_keys, d_k, d_v, n_keys * rewrites, batch_shape, False, device)
+    checked = _check_common(n_keys, d_k, d_v, n_keys * rewrites, batch_shape, False, device)
+    batch = cast(torch.Size, checked["batch_shape"])
+    _check_draws(generator, ((*batch, n_keys), d_k, "orthogonal" if n_keys <= d_k else "sphere"),
+                 ((*batch, rewrites, n_keys), d_v, "sphere"))
+    return checked
 
 
 @checked_by(_check_key_reuse)
@@ -456,9 +488,9 @@ def key_reuse_task(n_keys: int = 16, d_k: int = 32, d_v: int = 32, rewrites: int
     L = n_keys·rewrites, the queries q (..., n_keys, d_k) (the keys in a random order) and ``latest``
     (..., n_keys, d_v), the right answer for each query. Keys are orthonormal when n_keys ≤ d_k.
     """
-    keys = _random_keys(n_keys, d_k, batch_shape, n_keys <= d_k, generator, dtype)
-    table = random_keys(*batch_shape, rewrites, n_keys, d=d_v, kind="sphere", generator=generator,
-                        dtype=torch.float64).to(dtype)
+    keys = _stream_keys(n_keys, d_k, batch_shape, n_keys <= d_k, generator, dtype)
+    table = _random_keys(*batch_shape, rewrites, n_keys, d=d_v, kind="sphere", generator=generator,
+                         dtype=torch.float64).to(dtype)
     idx = _shuffled_order(n_keys, n_keys * (rewrites + 1), batch_shape, generator)     # the rounds, then the queries
     write_idx, query_idx = idx[..., : n_keys * rewrites], idx[..., n_keys * rewrites:]
     rnd = torch.arange(n_keys * rewrites) // n_keys

@@ -31,19 +31,24 @@ from .._checks import (
     check_shape,
     check_tensor,
     checked_by,
+    unchecked,
     warn_nonfinite,
 )
-from ..sampling import random_keys
+from ..sampling import _check_draw, random_keys
 
 __all__ = ["alignment", "data_cloud", "hebbian_unit", "memory_fixed_point", "oja_pca", "oja_subspace",
            "principal_components"]
 
 
+_random_keys = unchecked(random_keys)
+"""The draw of :func:`pavlovlab.sampling.random_keys`, on sizes :func:`data_cloud` checked (with the draw)."""
+
+
 def _check_cloud(n: int, d: int, scales: Sequence[float] | None, batch_shape: Sequence[int],
-                 device: torch.device | str | None,
+                 generator: torch.Generator | None, device: torch.device | str | None,
                  dtype: torch.dtype) -> dict[str, object]:
     """The arguments of :func:`data_cloud`: the batch shape as a ``torch.Size``, the scales as a float64 tensor
-    (d,), the device and the dtype as checked."""
+    (d,), the device and the dtype as checked; the draw of the axes checked to fit in memory."""
     check_int("n", n, low=2)
     check_int("d", d, low=1)
     batch = torch.Size(check_shape("batch_shape", batch_shape))
@@ -56,6 +61,7 @@ def _check_cloud(n: int, d: int, scales: Sequence[float] | None, batch_shape: Se
     s = torch.tensor([2.0 * 0.5 ** i for i in range(d)] if scales is None else list(scales), dtype=torch.float64)
     if s.shape != (d,):
         raise ValueError(f"scales: expected {d} standard deviations (one per dim d), got {s.numel()}")
+    _check_draw((*batch, d), d, "orthogonal", generator, None, torch.float64)
     return {"batch_shape": batch, "scales": s, "device": checked_device, "dtype": dtype}
 
 
@@ -69,7 +75,7 @@ def data_cloud(n: int = 2000, d: int = 2, *, scales: Sequence[float] | None = No
     subtracted, so ``C = xᵀx / n`` is both the covariance and the second moment that Oja's rule sees.
     ``scales`` defaults to 2, 1, 0.5, 0.25, ... (d of them). Returns x: (..., n, d).
     """
-    axes = random_keys(*batch_shape, d, d=d, kind="orthogonal", generator=generator, dtype=torch.float64)  # rows: Qᵀ
+    axes = _random_keys(*batch_shape, d, d=d, kind="orthogonal", generator=generator, dtype=torch.float64)  # rows: Qᵀ
     x = torch.randn(*batch_shape, n, d, generator=generator, dtype=torch.float64) * cast(torch.Tensor, scales) @ axes
     x = x - x.mean(dim=-2, keepdim=True)
     return x.to(device=device, dtype=dtype)

@@ -34,13 +34,26 @@ from .._checks import (
     check_shape,
     check_tensor,
     checked_by,
+    unchecked,
 )
 from ..memory.hebbian import _outer_product_memory, _recall_cosine, check_pairs
-from ..sampling import random_keys
+from ..sampling import _check_draw, random_keys
 
 METHODS = ("hebbian", "delta", "delta_protected")
 """The edits compared: subtract the exact Hebbian trace, a delta-rule step to zero, and the delta step that
 leaves a protected set of cues unchanged."""
+
+
+_random_keys = unchecked(random_keys)
+"""The draw of :func:`pavlovlab.sampling.random_keys`, on sizes this module's doors checked (with the draws)."""
+
+
+def _check_association_draws(n: int, d_k: int, d_v: int, batch_shape: tuple[int, ...],
+                             generator: torch.Generator | None) -> None:
+    """The draws of :func:`_random_associations`: n unit keys and values per memory, in float64 on the CPU
+    ``generator``, checked to fit in memory."""
+    _check_draw((*batch_shape, n), d_k, "sphere", generator, None, torch.float64)
+    _check_draw((*batch_shape, n), d_v, "sphere", generator, None, torch.float64)
 
 
 def _check_associations(n: int, d_k: int, d_v: int, overlap: float, batch_shape: tuple[int, ...],
@@ -59,7 +72,16 @@ def _check_associations(n: int, d_k: int, d_v: int, overlap: float, batch_shape:
     return {"overlap": overlap, "batch_shape": batch_shape, "device": checked_device, "dtype": dtype}
 
 
-@checked_by(_check_associations)
+def _check_drawn_associations(n: int, d_k: int, d_v: int, overlap: float, batch_shape: tuple[int, ...],
+                              generator: torch.Generator | None, device: torch.device | str | None,
+                              dtype: torch.dtype) -> dict[str, object]:
+    """The arguments of :func:`random_associations` (:func:`_check_associations`) and its draws."""
+    checked = _check_associations(n, d_k, d_v, overlap, batch_shape, device, dtype)
+    _check_association_draws(n, d_k, d_v, cast(tuple[int, ...], checked["batch_shape"]), generator)
+    return checked
+
+
+@checked_by(_check_drawn_associations)
 def random_associations(n: int, d_k: int, d_v: int, *, batch_shape: tuple[int, ...] = (), overlap: float = 0.0,
                         generator: torch.Generator | None = None, device: torch.device | str | None = None,
                         dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
@@ -75,8 +97,8 @@ def _random_associations(n: int, d_k: int, d_v: int, batch_shape: tuple[int, ...
                          generator: torch.Generator | None, device: torch.device | None,
                          dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`random_associations` on checked arguments."""
-    keys = random_keys(*batch_shape, n, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
-    values = random_keys(*batch_shape, n, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
+    keys = _random_keys(*batch_shape, n, d=d_k, kind="sphere", generator=generator, dtype=torch.float64)
+    values = _random_keys(*batch_shape, n, d=d_v, kind="sphere", generator=generator, dtype=torch.float64)
     if overlap != 0.0:
         k0, k1 = keys[..., 0, :], keys[..., 1, :]
         u = k1 - (k1 * k0).sum(-1, keepdim=True) * k0
@@ -306,10 +328,10 @@ def _unlearning_report(S_before: torch.Tensor, S_after: torch.Tensor, keys: torc
 
 
 def _check_unlearning_experiment(n: int, d_k: int, d_v: int, repeats: float, overlap: float, n_trials: int,
-                                 hebbian_times: float, device: torch.device | str | None, dtype: torch.dtype
-                                 ) -> dict[str, object]:
+                                 hebbian_times: float, generator: torch.Generator | None,
+                                 device: torch.device | str | None, dtype: torch.dtype) -> dict[str, object]:
     """The arguments of :func:`unlearning_experiment`; overlap, device, dtype, repeats and hebbian_times as
-    checked."""
+    checked; its draws."""
     check_int("n_trials", n_trials, low=1)
     check_int("n", n, low=2)
     check_int("d_k", d_k, low=1)
@@ -317,9 +339,10 @@ def _check_unlearning_experiment(n: int, d_k: int, d_v: int, repeats: float, ove
         raise ValueError(f"n: the 'delta_protected' method protects the other n − 1 keys, which needs n − 1 < d_k; "
                          f"got n = {n}, d_k = {d_k}")
     checked = _check_associations(n, d_k, d_v, overlap, (n_trials,), device, dtype)
-    return {"overlap": checked["overlap"], "device": checked["device"], "dtype": checked["dtype"],
-            "repeats": check_real("repeats", repeats, low=0.0, low_open=True),
-            "hebbian_times": check_real("times", hebbian_times, low=0.0)}
+    times = {"repeats": check_real("repeats", repeats, low=0.0, low_open=True),
+             "hebbian_times": check_real("times", hebbian_times, low=0.0)}
+    _check_association_draws(n, d_k, d_v, (n_trials,), generator)
+    return {"overlap": checked["overlap"], "device": checked["device"], "dtype": checked["dtype"], **times}
 
 
 @checked_by(_check_unlearning_experiment)
@@ -352,8 +375,15 @@ CUES = ("bell 0", "bell 1 (stored look-alike)", "blend of bells 0 and 1", "unsee
 """The cues :func:`probe_cues` builds and :func:`generalisation_after_unlearning` reads after bell 0 is unlearned."""
 
 
-def _check_probe_cues(keys: torch.Tensor, overlap: float) -> dict[str, float]:
-    """The arguments of :func:`probe_cues`: at least 2 unit keys of at least 2 dims; ``overlap`` as a float."""
+def _check_cue_draw(lead: tuple[int, ...], d_k: int, generator: torch.Generator | None) -> None:
+    """The draw of :func:`_probe_cues`: two unit vectors per memory of the leading dims ``lead``, in float64 on
+    the CPU ``generator``, checked to fit in memory."""
+    _check_draw((*lead, 2), d_k, "sphere", generator, None, torch.float64)
+
+
+def _check_probe_cues(keys: torch.Tensor, overlap: float, generator: torch.Generator | None) -> dict[str, float]:
+    """The arguments of :func:`probe_cues`: at least 2 unit keys of at least 2 dims; ``overlap`` as a float; the
+    draw."""
     check_tensor("keys", keys, min_rank=2)
     if keys.shape[-2] < 2 or keys.shape[-1] < 2:
         raise ValueError(f"keys: expected at least 2 keys of at least 2 dims, got shape {tuple(keys.shape)}")
@@ -362,6 +392,7 @@ def _check_probe_cues(keys: torch.Tensor, overlap: float) -> dict[str, float]:
     if bool(((norms - 1).abs() > 1e-3).any()):
         raise ValueError(f"keys: expected unit keys (norm 1 along the last dim), got norms from "
                          f"{norms.min().item():.4g} to {norms.max().item():.4g}")
+    _check_cue_draw(tuple(keys.shape[:-2]), keys.shape[-1], generator)
     return {"overlap": overlap}
 
 
@@ -379,7 +410,7 @@ def probe_cues(keys: torch.Tensor, *, overlap: float = 0.7, generator: torch.Gen
 def _probe_cues(keys: torch.Tensor, overlap: float, generator: torch.Generator | None) -> torch.Tensor:
     """:func:`probe_cues` on checked arguments."""
     k0, k1 = keys[..., 0, :], keys[..., 1, :]
-    fresh = random_keys(*keys.shape[:-2], 2, d=keys.shape[-1], kind="sphere", generator=generator,
+    fresh = _random_keys(*keys.shape[:-2], 2, d=keys.shape[-1], kind="sphere", generator=generator,
                         dtype=torch.float64).to(keys)
     w = fresh[..., 0, :] - (fresh[..., 0, :] * k0).sum(-1, keepdim=True) * k0
     w = w / w.norm(dim=-1, keepdim=True)
@@ -415,10 +446,11 @@ def _cue_response(S: torch.Tensor, cues: torch.Tensor, value: torch.Tensor) -> t
     return (reads * value[..., None, :]).sum(-1) / (value * value).sum(-1, keepdim=True)
 
 
-def _check_edit_set_up(n_trials: int, n: int, d_k: int, d_v: int, overlap: float, device: torch.device | str | None,
-                       dtype: torch.dtype) -> dict[str, object]:
+def _check_edit_set_up(n_trials: int, n: int, d_k: int, d_v: int, overlap: float, generator: torch.Generator | None,
+                       device: torch.device | str | None, dtype: torch.dtype) -> dict[str, object]:
     """The checks of an edit experiment's set-up (n_trials memories of n pairs, bells 0 and 1 at cosine
-    ``overlap``, the other n − 1 keys protectable); overlap, device and dtype as checked."""
+    ``overlap``, the other n − 1 keys protectable) and of its draws (the pairs, the probe cues); overlap, device
+    and dtype as checked."""
     check_int("n_trials", n_trials, low=1)
     check_int("n", n, low=2)
     check_int("d_k", d_k, low=2)
@@ -429,14 +461,20 @@ def _check_edit_set_up(n_trials: int, n: int, d_k: int, d_v: int, overlap: float
         raise ValueError(f"overlap: expected a number strictly between -1 and 1 (with |overlap| = 1 bell 1 is "
                          f"±bell 0, and editing bell 0 while protecting bell 1 is impossible), got {overlap}")
     checked = _check_associations(n, d_k, d_v, overlap, (n_trials,), device, dtype)
+    _check_association_draws(n, d_k, d_v, (n_trials,), generator)
+    _check_cue_draw((n_trials,), d_k, generator)
     return {"overlap": checked["overlap"], "device": checked["device"], "dtype": checked["dtype"]}
 
 
 def _check_edit_reach(n_trials: int, n: int, d_k: int, d_v: int, overlap: float, n_cues: int,
-                      device: torch.device | str | None, dtype: torch.dtype) -> dict[str, object]:
-    """The arguments of :func:`edit_reach`: the set-up's (:func:`_check_edit_set_up`) and the number of cues."""
+                      generator: torch.Generator | None, device: torch.device | str | None,
+                      dtype: torch.dtype) -> dict[str, object]:
+    """The arguments of :func:`edit_reach`: the set-up's (:func:`_check_edit_set_up`) and the number of cues, and
+    the draw of the unseen cues."""
     check_int("n_cues", n_cues, low=1)
-    return _check_edit_set_up(n_trials, n, d_k, d_v, overlap, device, dtype)
+    checked = _check_edit_set_up(n_trials, n, d_k, d_v, overlap, generator, device, dtype)
+    _check_draw((n_trials, n_cues), d_k, "sphere", generator, None, torch.float64)
+    return checked
 
 
 def _edits(S: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -495,7 +533,7 @@ def edit_reach(n: int = 16, d_k: int = 64, d_v: int = 64, *, overlap: float = 0.
     keys, values = _random_associations(n, d_k, d_v, (n_trials,), overlap, generator, cast(torch.device | None, device),
                                         dtype)
     look_alike = _probe_cues(keys, overlap, generator)[..., 3:4, :]
-    unseen = random_keys(n_trials, n_cues, d=d_k, kind="sphere", generator=generator, dtype=torch.float64).to(keys)
+    unseen = _random_keys(n_trials, n_cues, d=d_k, kind="sphere", generator=generator, dtype=torch.float64).to(keys)
     S = _outer_product_memory(keys, values)
     reach = {}
     for name, M in _edits(S, keys, values).items():

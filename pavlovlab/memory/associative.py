@@ -119,9 +119,15 @@ _FORMS: dict[str, Rule] = {name: unchecked(rule) for name, rule in RULES.items()
 door (a write's k and v against S)."""
 
 
+def _check_rule_name(name: object, argument: str = "rule") -> dict[str, str]:
+    """A rule's name, checked against :data:`RULES` (ValueError naming ``argument`` for an unknown one)."""
+    return {"name": check_choice(argument, name, RULES)}
+
+
+@checked_by(_check_rule_name)
 def resolve_rule(name: object, argument: str = "rule") -> str:
     """The rule name, checked against :data:`RULES`; ValueError naming ``argument`` for an unknown one."""
-    return check_choice(argument, name, RULES)
+    return cast(str, name)                                              # a name of RULES (the check)
 
 
 def _check_step(S: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: str | Rule, lr: float | torch.Tensor,
@@ -165,7 +171,7 @@ def _check_rule(rule: str | Rule) -> Rule:
     caller checks the sizes; any other callable wrapped so that what it returns is checked against S's shape,
     dtype and device at every write (a user's function can return anything)."""
     if isinstance(rule, str):
-        return _FORMS[resolve_rule(rule)]
+        return _FORMS[_check_rule_name(rule)["name"]]
     for name, public in RULES.items():
         if rule is public:
             return _FORMS[name]
@@ -190,7 +196,7 @@ def _check_memory(d_key: int, d_value: int, rule: str | Rule, lr: float, decay: 
     sizes as ints, the rule's name checked, the batch shape as a ``torch.Size``."""
     d_key = check_int("d_key", d_key, low=1)
     d_value = check_int("d_value", d_value, low=1)
-    rule_name = getattr(rule, "__name__", "custom") if callable(rule) else resolve_rule(rule)
+    rule_name = getattr(rule, "__name__", "custom") if callable(rule) else _check_rule_name(rule)["name"]
     checked_lr = check_lr("lr", lr, rule_name)
     decay = check_real("decay", decay, low=0.0, high=1.0)
     dtype = check_float_dtype("dtype", dtype, allow_none=False)

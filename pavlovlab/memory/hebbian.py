@@ -32,7 +32,7 @@ from .._checks import (
     checked_by,
     unchecked,
 )
-from ..sampling import random_keys
+from ..sampling import _check_draw, random_keys
 
 
 def check_pairs(keys: torch.Tensor, values: torch.Tensor) -> None:
@@ -136,10 +136,15 @@ def recall_cosine(keys: torch.Tensor, values: torch.Tensor, memory: torch.Tensor
 _recall_cosine = unchecked(recall_cosine)
 
 
+_random_keys = unchecked(random_keys)
+"""The draw of :func:`pavlovlab.sampling.random_keys` on arguments checked by the door that draws."""
+
+
 def _check_crosstalk_sweep(ns: Sequence[int] | torch.Tensor, d_k: int, trials: int, d_v: int,
-                           dtype: torch.dtype, device: torch.device | str | None) -> dict[str, object]:
+                           generator: torch.Generator | None, dtype: torch.dtype,
+                           device: torch.device | str | None) -> dict[str, object]:
     """The sizes of :func:`measure_crosstalk_variance` (the numbers of pairs, each >= 2, as a list of ints), with
-    the largest memories' overlaps checked to fit in the device's memory."""
+    the largest memories' overlaps and each draw of keys checked to fit in memory."""
     sizes = [check_int(f"ns[{i}]", int(x) if isinstance(x, torch.Tensor) else x, low=2)
              for i, x in enumerate(ns)]
     if not sizes:
@@ -149,6 +154,8 @@ def _check_crosstalk_sweep(ns: Sequence[int] | torch.Tensor, d_k: int, trials: i
                "dtype": check_float_dtype("dtype", dtype), "device": check_device("device", device)}
     check_fits("keys", (trials, max(sizes), max(sizes)), checked["dtype"], checked["device"],  # type: ignore[arg-type]
                "the overlaps, batch × n × n", "store fewer pairs per memory")
+    for n in sizes:
+        _check_draw((trials, n), checked["d_k"], "sphere", generator, None, checked["dtype"])  # type: ignore[arg-type]
     return checked
 
 
@@ -167,7 +174,7 @@ def measure_crosstalk_variance(ns: Sequence[int] | torch.Tensor, d_k: int, *, tr
     """
     cols = []
     for n in ns:
-        keys = random_keys(trials, n, d=d_k, kind="sphere", generator=generator, dtype=dtype)
+        keys = _random_keys(trials, n, d=d_k, kind="sphere", generator=generator, dtype=dtype)
         values = torch.randn(trials, n, d_v, generator=generator, dtype=dtype)
         cols.append(_crosstalk(keys.to(device), values.to(device)).pow(2).mean((-2, -1)))
     return torch.stack(cols, dim=-1)

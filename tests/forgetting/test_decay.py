@@ -212,6 +212,24 @@ def bad_input_rows() -> list:
         ("effective_window(1.5)", lambda: D.effective_window(1.5), ValueError, "gamma: expected a number <= 1"),
         ("gated_recall(g with a NaN)", lambda: D.gated_recall(torch.tensor([0.5, math.nan])), ValueError,
          "g: expected finite values"),
+        # what only the draws and the forms checked, now checked by the doors (the same messages)
+        ("recall_vs_lag(generator='seed')", lambda: D.recall_vs_lag(0.9, 5, generator="seed"), TypeError,
+         "generator: expected a torch.Generator"),
+        ("gated_recall(generator='seed')", lambda: D.gated_recall(torch.ones(5), generator="seed"), TypeError,
+         "generator: expected a torch.Generator"),
+        ("recall_by_age(generator='seed')", lambda: D.recall_by_age(5, generator="seed"), TypeError,
+         "generator: expected a torch.Generator"),
+        ("recall_vs_lag(chunk_size=0)", lambda: D.recall_vs_lag(0.9, 5, chunk_size=0), ValueError,
+         "chunk_size: expected an integer >= 1, got 0"),
+        ("recall_vs_lag(chunk_size=2.0)", lambda: D.recall_vs_lag(0.9, 5, chunk_size=2.0), TypeError,
+         "chunk_size: expected an integer, got float"),
+        ("recall_vs_lag: 1e16 keys", lambda: D.recall_vs_lag(0.9, 10**7 - 1, d_k=10**6, n_trials=10**3), ValueError,
+         "shape: (*shape, d) = 1e+16 float64 entries"),
+        ("recall_by_age: 1e15 keys", lambda: D.recall_by_age(10**6, d_k=10**6, n_trials=10**3), ValueError,
+         "shape: (*shape, d) = 1e+15 float64 entries"),
+        ("recall_vs_lag: chunks of 1e4 steps for 1e4 heads",
+         lambda: D.recall_vs_lag(torch.full((10**4,), 0.9), 10**5, d_k=1, d_v=1, n_trials=10**3, chunk_size=10**4),
+         ValueError, "chunk_size: the chunks' scores, batch × chunks × chunk_size²"),
     ]
 
 

@@ -312,6 +312,20 @@ def bad_input_rows() -> list:
          "turn_period: expected an integer >= 1"),
         ("scale_values(scales of the wrong length)", lambda: drift.scale_values(short_stream, [1.0, 2.0]), ValueError,
          "scales: expected shape (4,)"),
+        # what only the draws checked, now checked by the streams (the same messages)
+        ("redraw_stream(generator='seed')", lambda: drift.redraw_stream(generator="seed"), TypeError,
+         "generator: expected a torch.Generator"),
+        ("rotation_stream(generator='seed')", lambda: drift.rotation_stream(generator="seed"), TypeError,
+         "generator: expected a torch.Generator"),
+        ("arrival_stream(generator='seed')", lambda: drift.arrival_stream(generator="seed"), TypeError,
+         "generator: expected a torch.Generator"),
+        ("key_reuse_task(generator='seed')", lambda: drift.key_reuse_task(generator="seed"), TypeError,
+         "generator: expected a torch.Generator"),
+        ("redraw_stream: 1e13 probe entries",
+         lambda: drift.redraw_stream(n_keys=10**6, d_k=10**7, orthogonal=False), ValueError,
+         "shape: (*shape, d) = 1e+13 float64 entries"),
+        ("key_reuse_task: 4e13 value entries", lambda: drift.key_reuse_task(n_keys=10**6, d_v=10**7), ValueError,
+         "shape: (*shape, d) = 4e+13 float64 entries"),
     ]
 
 

@@ -144,6 +144,10 @@ def bad_input_rows() -> list:
         ("hebbian_unit 30 epochs float32 diverges: warns", lambda: oja.hebbian_unit(small_cloud, lr=0.5, epochs=30),
          "warn", "oja_pca(rule="),
         ("oja_pca(lr=nan)", lambda: oja.oja_pca(small_cloud, lr=math.nan), ValueError, "lr: expected a finite number"),
+        ("data_cloud(generator='seed')", lambda: oja.data_cloud(10, 2, generator="seed"), TypeError,
+         "generator: expected a torch.Generator"),
+        ("data_cloud: 1e17 axis entries", lambda: oja.data_cloud(10, 10**7, batch_shape=(10**3,)), ValueError,
+         "shape: (*shape, d) = 1e+17 float64 entries"),
     ]
 
 

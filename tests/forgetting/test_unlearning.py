@@ -262,6 +262,22 @@ def bad_input_rows() -> list:
         ("unlearn_hebbian with the wrong d_v",
          lambda: U.unlearn_hebbian(torch.zeros(3, 4), torch.ones(4), torch.ones(2)), ValueError,
          "v: expected value dimension"),
+        # what only the draws checked, now checked by the doors (the same messages)
+        ("random_associations(generator='seed')", lambda: U.random_associations(3, 4, 4, generator="seed"),
+         TypeError, "generator: expected a torch.Generator"),
+        ("probe_cues(generator='seed')", lambda: U.probe_cues(torch.eye(3), generator="seed"), TypeError,
+         "generator: expected a torch.Generator"),
+        ("unlearning_experiment(generator='seed')", lambda: U.unlearning_experiment(4, 8, 8, generator="seed"),
+         TypeError, "generator: expected a torch.Generator"),
+        ("generalisation_after_unlearning(generator='seed')",
+         lambda: U.generalisation_after_unlearning(4, 8, 8, generator="seed"), TypeError,
+         "generator: expected a torch.Generator"),
+        ("edit_reach(generator='seed')", lambda: U.edit_reach(4, 8, 8, generator="seed"), TypeError,
+         "generator: expected a torch.Generator"),
+        ("random_associations: 1e13 key entries", lambda: U.random_associations(10**6, 10**7, 4), ValueError,
+         "shape: (*shape, d) = 1e+13 float64 entries"),
+        ("edit_reach: 2e15 unseen cue entries", lambda: U.edit_reach(4, 8, 8, n_cues=10**12), ValueError,
+         "shape: (*shape, d) = 2.048e+15 float64 entries"),
     ]
 
 

@@ -158,6 +158,12 @@ def bad_input_rows() -> list:
          "keys: the overlaps, batch × n × n = 9e+10 float32 entries (360 GB)"),
         ("measure_crosstalk_variance([1], 8)", lambda: Hb.measure_crosstalk_variance([1], 8), ValueError,
          "ns[0]: expected an integer >= 2"),
+        ("measure_crosstalk_variance(generator='seed')",
+         lambda: Hb.measure_crosstalk_variance([2, 3], 4, generator="seed"), TypeError,
+         "generator: expected a torch.Generator"),
+        ("measure_crosstalk_variance: 6e12 key entries",
+         lambda: Hb.measure_crosstalk_variance([2, 3], 10**12, trials=3), ValueError,
+         "shape: (*shape, d) = 6e+12 float64 entries"),
     ]
 
 
