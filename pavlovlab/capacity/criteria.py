@@ -315,6 +315,7 @@ def _check_residuals(d_ks: Sequence[int], capacities: Sequence[float] | torch.Te
     (:func:`pavlovlab.statistics.fit_slope`: at least two, positive, at two distinct d_k)."""
     check_lengths(d_ks=d_ks, capacities=capacities)
     check_numbers("capacities", capacities, low=0.0, low_open=True)
+    check_numbers("d_ks", d_ks, low=1.0, low_open=True)  # the law d_k / log d_k is undefined at d_k = 1
     for law in SCALINGS.values():
         _check_power_law(d_ks, _ratios(d_ks, capacities, law), False)
 

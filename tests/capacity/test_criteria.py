@@ -173,6 +173,8 @@ def bad_input_rows() -> list:
          "criterion: expected one of"),
         ("scaling_residuals with fewer capacities", lambda: C.scaling_residuals([8, 16], [1.0]), ValueError,
          "capacities: expected the length of d_ks, 2, got 1"),
+        ("scaling_residuals at d_k = 1, where d_k / log d_k is undefined",
+         lambda: C.scaling_residuals([1, 4, 16], [1.0, 2.0, 3.0]), ValueError, "d_ks: expected numbers > 1.0, got 1"),
     ]
 
 
