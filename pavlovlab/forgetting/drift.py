@@ -28,6 +28,7 @@ import torch
 from .._checks import (
     check_choice,
     check_device,
+    check_float_dtype,
     check_int,
     check_real,
     check_shape,
@@ -102,9 +103,9 @@ def _check_draws(generator: torch.Generator | None, *draws: tuple[tuple[int, ...
 
 
 def _check_common(n_keys: int, d_k: int, d_v: int, steps: int, batch_shape: Sequence[int], orthogonal: bool,
-                  device: torch.device | str | None) -> dict[str, object]:
+                  device: torch.device | str | None, dtype: object) -> dict[str, object]:
     """The arguments every stream shares (at most d_k keys when they are orthogonal); the batch shape as a
-    ``torch.Size`` and the device as checked."""
+    ``torch.Size``, the device and the dtype as checked."""
     check_int("n_keys", n_keys, low=1)
     check_int("d_k", d_k, low=1)
     check_int("d_v", d_v, low=1)
@@ -112,15 +113,16 @@ def _check_common(n_keys: int, d_k: int, d_v: int, steps: int, batch_shape: Sequ
     batch = torch.Size(check_shape("batch_shape", batch_shape))
     if orthogonal and n_keys > d_k:
         raise ValueError(f"n_keys: expected at most d_k = {d_k} keys for orthogonal keys, got {n_keys}")
-    return {"batch_shape": batch, "device": check_device("device", device)}
+    return {"batch_shape": batch, "device": check_device("device", device),
+            "dtype": check_float_dtype("dtype", dtype, allow_none=False)}
 
 
 def _check_redraw(n_keys: int, d_k: int, d_v: int, steps: int, period: int, batch_shape: Sequence[int],
                   orthogonal: bool, generator: torch.Generator | None,
-                  device: torch.device | str | None) -> dict[str, object]:
+                  device: torch.device | str | None, dtype: object) -> dict[str, object]:
     """The arguments of :func:`redraw_stream` (:func:`_check_common`, and a period of at least one step), and its
     draws."""
-    checked = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device)
+    checked = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device, dtype)
     check_int("period", period, low=1)
     batch = cast(torch.Size, checked["batch_shape"])
     _check_draws(generator, ((*batch, n_keys), d_k, "orthogonal" if orthogonal else "sphere"),
@@ -130,10 +132,10 @@ def _check_redraw(n_keys: int, d_k: int, d_v: int, steps: int, period: int, batc
 
 def _check_rotation(n_keys: int, d_k: int, d_v: int, steps: int, turn_period: int, batch_shape: Sequence[int],
                     orthogonal: bool, generator: torch.Generator | None,
-                    device: torch.device | str | None) -> dict[str, object]:
+                    device: torch.device | str | None, dtype: object) -> dict[str, object]:
     """The arguments of :func:`rotation_stream` (:func:`_check_common`, and a whole number of steps per turn, in
     at least 2 value dims), and its draws."""
-    checked = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device)
+    checked = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device, dtype)
     check_int("turn_period", turn_period, low=1)
     if d_v < 2:
         raise ValueError(f"d_v: expected at least 2 value dims for a rotation, got {d_v}")
@@ -153,10 +155,10 @@ def _check_arrivals(every: int, start: int, n_keys: int) -> None:
 
 def _check_arrival(n_keys: int, d_k: int, d_v: int, steps: int, every: int, start: int, batch_shape: Sequence[int],
                    orthogonal: bool, generator: torch.Generator | None,
-                   device: torch.device | str | None) -> dict[str, object]:
+                   device: torch.device | str | None, dtype: object) -> dict[str, object]:
     """The arguments of :func:`arrival_stream` (:func:`_check_common` and :func:`_check_arrivals`), and its
     draws."""
-    checked = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device)
+    checked = _check_common(n_keys, d_k, d_v, steps, batch_shape, orthogonal, device, dtype)
     _check_arrivals(every, start, n_keys)
     batch = cast(torch.Size, checked["batch_shape"])
     _check_draws(generator, ((*batch, n_keys), d_k, "orthogonal" if orthogonal else "sphere"),
@@ -462,11 +464,12 @@ def recovery_steps(cosine: torch.Tensor, drift_times: torch.Tensor, *, threshold
 
 
 def _check_key_reuse(n_keys: int, d_k: int, d_v: int, rewrites: int, batch_shape: Sequence[int],
-                     generator: torch.Generator | None, device: torch.device | str | None) -> dict[str, object]:
+                     generator: torch.Generator | None, device: torch.device | str | None,
+                     dtype: object) -> dict[str, object]:
     """The arguments of :func:`key_reuse_task` (:func:`_check_common` for its n_keys · rewrites writes), and its
     draws."""
     check_int("rewrites", rewrites, low=1)
-    checked = _check_common(n_keys, d_k, d_v, n_keys * rewrites, batch_shape, False, device)
+    checked = _check_common(n_keys, d_k, d_v, n_keys * rewrites, batch_shape, False, device, dtype)
     batch = cast(torch.Size, checked["batch_shape"])
     _check_draws(generator, ((*batch, n_keys), d_k, "orthogonal" if n_keys <= d_k else "sphere"),
                  ((*batch, rewrites, n_keys), d_v, "sphere"))

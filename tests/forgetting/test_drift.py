@@ -326,6 +326,11 @@ def bad_input_rows() -> list:
          "shape: (*shape, d) = 1e+13 float64 entries"),
         ("key_reuse_task: 4e13 value entries", lambda: drift.key_reuse_task(n_keys=10**6, d_v=10**7), ValueError,
          "shape: (*shape, d) = 4e+13 float64 entries"),
+        *((f"{f.__name__}(dtype='foo')", lambda f=f: f(dtype="foo"), TypeError,
+           "dtype: expected a floating-point dtype such as torch.float32, got the string 'foo'")
+          for f in (drift.redraw_stream, drift.rotation_stream, drift.arrival_stream, drift.key_reuse_task)),
+        ("redraw_stream(dtype=torch.int64)", lambda: drift.redraw_stream(dtype=torch.int64), TypeError,
+         "dtype: expected a floating-point dtype"),
     ]
 
 
