@@ -194,11 +194,22 @@ def _check_circuit(n_keys: int, rule: str, lr: float, d_key: int, compound: str)
     check_choice("compound", compound, COMPOUNDS)
 
 
-def _check_memory_response(weights: torch.Tensor, n_keys: int, rule: str, lr: float, d_key: int,
-                           compound: str) -> None:
-    """Token weights (N, T, V) and the hand-built memory of :func:`memory_response`."""
+def _check_memory_response(weights: torch.Tensor, outcome: torch.Tensor, n_keys: int, rule: str, lr: float,
+                           d_key: int, compound: str) -> None:
+    """Token weights (N, T, V), the hand-built memory of :func:`memory_response`, and one outcome per sequence:
+    a value token, in [n_keys, V)."""
     check_tensor("weights", weights, rank=3)
     _check_circuit(n_keys, rule, lr, d_key, compound)
+    N, _, V = weights.shape
+    if not isinstance(outcome, torch.Tensor) or outcome.is_floating_point() or outcome.dtype == torch.bool:
+        raise TypeError(f"outcome: expected a tensor of token indices such as batch.outcome, got "
+                        f"{getattr(outcome, 'dtype', type(outcome).__name__)}")
+    if tuple(outcome.shape) != (N,):
+        raise ValueError(f"outcome: expected shape ({N},), one value token per sequence of weights, got "
+                         f"{tuple(outcome.shape)}")
+    if N and not (n_keys <= int(outcome.min()) and int(outcome.max()) < V):
+        raise ValueError(f"outcome: expected value tokens in [{n_keys}, {V}) (after the n_keys key tokens), got "
+                         f"tokens from {int(outcome.min())} to {int(outcome.max())}")
 
 
 @checked_by(_check_memory_response)
@@ -473,10 +484,18 @@ def _check_separation(responses: Mapping[str, Mapping[str, torch.Tensor]],
     for d, where in designs.items():
         for a in ("delta", "linear"):
             if where == "response":
-                _check_relative_effects(responses[a], d)
+                _check_relative_effects(_check_entry("responses", responses, a), d)
             else:
-                _check_log_ratios(norms[a][d])
+                _check_log_ratios(_check_entry(f"norms[{a!r}]", _check_entry("norms", norms, a), d))
     return {"threshold": threshold}
+
+
+def _check_entry(name: str, given: Mapping[str, Any], key: str) -> Any:
+    """``given[key]``, or a ValueError naming the mapping and what it lacks (a model, or a design's entry)."""
+    if key not in given:
+        raise ValueError(f"{name}: expected an entry {key!r} (the delta and linear models' measurements, by "
+                         f"design), got the keys {sorted(given)}")
+    return given[key]
 
 
 @checked_by(_check_separation)

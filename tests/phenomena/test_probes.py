@@ -186,6 +186,15 @@ def bad_input_rows() -> list:
         ("memory_response(rule='hebb')", lambda: probes.memory_response(torch.ones(2, 3, 4), torch.tensor([0, 1]), 4,
                                                                         rule="hebb"), ValueError,
          "rule: expected one of"),
+        ("memory_response(outcome=floats)",
+         lambda: probes.memory_response(torch.ones(2, 3, 6), torch.tensor([4.0, 5.0]), 4), TypeError,
+         "outcome: expected a tensor of token indices such as batch.outcome, got torch.float32"),
+        ("memory_response(outcome of 3 for 2 sequences)",
+         lambda: probes.memory_response(torch.ones(2, 3, 6), torch.tensor([4, 5, 5]), 4), ValueError,
+         "outcome: expected shape (2,), one value token per sequence of weights, got (3,)"),
+        ("memory_response(outcome a key token)",
+         lambda: probes.memory_response(torch.ones(2, 3, 6), torch.tensor([3, 5]), 4), ValueError,
+         "outcome: expected value tokens in [4, 6) (after the n_keys key tokens), got tokens from 3 to 5"),
         ("circuit_effects(n_pairs=20) on its 16 key tokens",
          lambda: probes.circuit_effects("blocking", rule="delta", n_pairs=20), ValueError,
          "n_keys: expected at least 20 (4 cues + 16 fillers), got 16"),
@@ -216,6 +225,14 @@ def bad_input_rows() -> list:
          lambda: probes.separation_verdicts({a: {"acquisition": torch.ones(3, 2), "extinction": torch.ones(2, 2)}
                                              for a in ("delta", "linear")}, {}, designs={"extinction": "response"}),
          ValueError, "results: expected as many seeds for 'extinction' as for acquisition, got 2 and 3"),
+        ("separation_verdicts without the linear model's responses",
+         lambda: probes.separation_verdicts({"delta": {"acquisition": torch.ones(3, 2),
+                                                       "extinction": torch.ones(3, 2)}}, {},
+                                            designs={"extinction": "response"}),
+         ValueError, "responses: expected an entry 'linear'"),
+        ("separation_verdicts without a design's log-ratios",
+         lambda: probes.separation_verdicts({}, {a: {} for a in ("delta", "linear")}, designs={"blocking": "norm"}),
+         ValueError, "norms['delta']: expected an entry 'blocking'"),
     ]
 
 
