@@ -22,16 +22,15 @@ import argparse
 import torch
 from timing import median_time
 
-from pavlovlab.capacity import average as average_recall
-from pavlovlab.capacity import criteria as C
+from pavlovlab.capacity import average, criteria
 from pavlovlab.sampling import random_keys
 
 D_KS = (16, 32, 64, 128, 256)
 
 
 def gram_only(d_k: int, trials: int, device: torch.device, dtype: torch.dtype) -> None:
-    N = int(average_recall.n_grid(d_k)[-1])
-    chunk = average_recall._chunk(N, dtype)
+    N = int(average.n_grid(d_k)[-1])
+    chunk = average._chunk(N, dtype)
     g = torch.Generator().manual_seed(0)
     out = torch.empty(min(chunk, trials), N, N, device=device, dtype=dtype)
     for s in range(0, trials, chunk):
@@ -52,31 +51,31 @@ def main() -> None:
     print(f"{'d_k':>5s} {'max n':>6s} {'sweep (s)':>10s} {'Gram only (s)':>14s} {'sweep / Gram':>13s}")
     total_sweep = total_gram = 0.0
     for d in D_KS:
-        ns = average_recall.n_grid(d)
-        sweep = median_time(lambda d=d: average_recall.capacity_sweep([d], trials=args.trials, device=device,
-                                                                      dtype=dtype,
-                                                                      generator=torch.Generator().manual_seed(0)),
+        ns = average.n_grid(d)
+        sweep = median_time(lambda d=d: average.capacity_sweep([d], trials=args.trials, device=device,
+                                                               dtype=dtype,
+                                                               generator=torch.Generator().manual_seed(0)),
                             args.repeats, device)
         gram = median_time(lambda d=d: gram_only(d, args.trials, device, dtype), args.repeats, device)
         total_sweep, total_gram = total_sweep + sweep, total_gram + gram
         print(f"{d:5d} {int(ns[-1]):6d} {sweep:10.3f} {gram:14.3f} {sweep / gram:13.2f}")
     print(f"{'all':>5s} {'':6s} {total_sweep:10.3f} {total_gram:14.3f} {total_sweep / total_gram:13.2f}")
-    full = median_time(lambda: average_recall.capacity_sweep(list(D_KS), trials=args.trials, device=device, dtype=dtype,
-                                                             generator=torch.Generator().manual_seed(0)),
+    full = median_time(lambda: average.capacity_sweep(list(D_KS), trials=args.trials, device=device, dtype=dtype,
+                                                      generator=torch.Generator().manual_seed(0)),
                        args.repeats, device)
     print(f"full sweep in one call (capacity_sweep over all d_k): {full:.3f} s   goal ≤ 2 s on the 2-core CPU: "
           f"{'met' if full <= 2.0 else 'not met here'}")
     n_max = {"cosine": lambda d: d // 2 + 32, "argmax": lambda d: 3 * d // 2 + 48, "adversarial": lambda d: d // 4 + 16}
     print(f"\nretrieval criteria, {args.trials} trials per d_k, d_k = {list(D_KS)} (median time of {args.repeats})")
-    for c in C.CRITERIA:
+    for c in criteria.CRITERIA:
         res = {}
 
         def run(res: dict = res, c: str = c) -> None:
-            res["s"] = C.capacity_scaling(list(D_KS), c, trials=args.trials, n_max=n_max[c], device=device,
-                                          dtype=dtype, generator=torch.Generator().manual_seed(10))
+            res["s"] = criteria.capacity_scaling(list(D_KS), c, trials=args.trials, n_max=n_max[c], device=device,
+                                                 dtype=dtype, generator=torch.Generator().manual_seed(10))
         t = median_time(run, args.repeats, device)
         s = res["s"]
-        r = C.scaling_residuals(s.d_ks, s.mean)
+        r = criteria.scaling_residuals(s.d_ks, s.mean)
         best = min(r, key=lambda k: abs(r[k]))
         print(f"{c:>12}: {t:6.2f} s  capacities {[round(float(m), 1) for m in s.mean]}  slope {s.slope:.3f} ± "
               f"{2 * s.slope_se:.3f}  flattest: capacity / ({best})  censored {float(s.censored.max()):.2f}")

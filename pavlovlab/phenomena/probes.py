@@ -253,7 +253,7 @@ _memory_response = unchecked(memory_response)
 def _check_response(batch: ProbeBatch, respond: Callable[[torch.Tensor], torch.Tensor]) -> None:
     """A :class:`ProbeBatch` and a function weights -> (N,) responses."""
     if not isinstance(batch, ProbeBatch):
-        raise TypeError(f"batch: expected a ProbeBatch from designs.make_probes, got {type(batch).__name__}")
+        raise TypeError(f"batch: expected a ProbeBatch from sequences.make_probes, got {type(batch).__name__}")
     if not callable(respond):
         raise TypeError(f"respond: expected a function weights -> (N,) responses, got {type(respond).__name__}")
 

@@ -227,8 +227,7 @@ def linear_equivalence(out: Path, *, quick: bool, progress: bool) -> dict[str, A
 
 @experiment("capacity", "04_capacity_limits", "retrieval capacity against d_k under three criteria")
 def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any]:
-    from ..capacity.criteria import CRITERIA
-    from ..capacity.criteria import capacity_scaling as scaling
+    from ..capacity import criteria
     from .plotting import labels
 
     d_ks = [16, 32, 64, 128] if quick else [16, 32, 64, 128, 256]
@@ -237,9 +236,10 @@ def capacity_scaling(out: Path, *, quick: bool, progress: bool) -> dict[str, Any
              "adversarial": "(c) adversarial values"}
     fig, (ax,) = _figure()
     numbers: dict[str, Any] = {"d_ks": d_ks}
-    for criterion, marker in zip(CRITERIA, "os^", strict=True):
-        r = scaling(d_ks, criterion, trials=20 if quick else 100, n_max=n_max[criterion], threshold=0.8,
-                    codebook_size=32, generator=torch.Generator().manual_seed(10), progress=progress)
+    for criterion, marker in zip(criteria.CRITERIA, "os^", strict=True):
+        r = criteria.capacity_scaling(d_ks, criterion, trials=20 if quick else 100, n_max=n_max[criterion],
+                                      threshold=0.8, codebook_size=32, generator=torch.Generator().manual_seed(10),
+                                      progress=progress)
         ax.errorbar(d_ks, r.mean.tolist(), yerr=(2 * r.sem).tolist(), fmt=marker + "-", capsize=2,
                     label=f"{names[criterion]}: slope {r.slope:.2f}")
         numbers[f"capacity_{criterion}"] = [_r(m, 1) for m in r.mean.tolist()]

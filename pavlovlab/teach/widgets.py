@@ -81,11 +81,10 @@ def draw_probe(design: str, rule: str, lr: float, m: int, d_key: int, compound: 
     Rescorla–Wagner's value for the delta rule). The bins span the data (a constant response gets one
     narrow bin around it), so identical arms draw as one bar.
     """
-    from ..phenomena import probes
-    from ..phenomena import sequences as designs
+    from ..phenomena import probes, sequences
     from .plotting import COLORS, labels
 
-    batch = designs.make_probes(design, n, m=m, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    batch = sequences.make_probes(design, n, m=m, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     resp = {arm: probes.memory_response(w, batch.outcome, batch.n_keys, rule=rule, lr=lr, d_key=d_key,
                                         compound=compound, generator=torch.Generator().manual_seed(seed + 1))
             for arm, w in (("design", batch.design), ("control", batch.control))}
@@ -94,7 +93,7 @@ def draw_probe(design: str, rule: str, lr: float, m: int, d_key: int, compound: 
     lo, hi = float(both.min()), float(both.max())
     pad = max(0.02, 1e-6 * abs(lo)) if hi - lo < 1e-3 else 0.0
     edges = torch.linspace(lo - pad, hi + pad, 31).tolist()
-    rw = (f", Rescorla–Wagner {designs.rw_effect(design, m=m, lr=lr, compound=compound):+.2f}"
+    rw = (f", Rescorla–Wagner {sequences.rw_effect(design, m=m, lr=lr, compound=compound):+.2f}"
           if rule == "delta" else "")
     fig, ax = plt.subplots(figsize=(6.5, 3.2))
     ax.hist([resp["design"].numpy(), resp["control"].numpy()], bins=edges, label=["design", "control"],
@@ -107,11 +106,11 @@ def probe_widget(n: int = 200) -> W.VBox:
     """Notebook 08's widget: :func:`draw_probe` with a control per argument (design, rule, compound,
     learning rate, trials per block, key dimension), ``n`` sequences per arm; the default view is extinction
     on the delta memory."""
-    from ..phenomena import sequences as designs
+    from ..phenomena import sequences
 
-    return interactive_plot(functools.partial(draw_probe, n=n), design=[*designs.DESIGNS[1:], "acquisition"],
+    return interactive_plot(functools.partial(draw_probe, n=n), design=[*sequences.DESIGNS[1:], "acquisition"],
                             rule=["delta", "hebbian"], lr=(0.05, 1.0, 0.05, 0.5), m=(1, 4, 1, 2),
-                            d_key=(4, 128, 4, 64), compound=list(designs.COMPOUNDS))
+                            d_key=(4, 128, 4, 64), compound=list(sequences.COMPOUNDS))
 
 
 __all__ = ["control", "draw_probe", "interactive_plot", "probe_widget"]

@@ -57,7 +57,7 @@ g = torch.Generator().manual_seed(0)
 ''',
     ('linear_attention', 1): "q, k, v = torch.randn(8, 4), torch.randn(8, 4), torch.randn(8, 3)",
     ('linear_attention', 2): "d_k, d_v = 4, 3\nq, k, v = torch.randn(8, d_k), torch.randn(8, d_k), torch.randn(8, d_v)",
-    ('capacity_limits', 4): "from pavlovlab.capacity import criteria as cap\n"
+    ('capacity_limits', 4): "from pavlovlab.capacity import average, criteria, readouts\n"
                      "from pavlovlab.sampling import random_keys, random_values\n"
                      "from pavlovlab.statistics import fit_slope",
     ('depth_and_width', 2): "from pavlovlab.depth import theory as stacking_theory",
@@ -69,7 +69,7 @@ from pavlovlab.memory.hebbian import outer_product_memory
 keys, values = unlearning.random_associations(16, 64, 64, generator=torch.Generator().manual_seed(0))
 S = outer_product_memory(keys, values, torch.ones(16))''',
     ('conditioning_in_trained_models', 1): ("from pavlovlab import statistics\n"
-                          "from pavlovlab.phenomena import probes, sequences as designs"),
+                          "from pavlovlab.phenomena import probes, sequences"),
 }
 
 TYPICAL = [  # (module, exercise, what the mistake is, the learner's code): each must be rejected
@@ -150,8 +150,8 @@ def capacity(ns, mean_cosine, threshold):
     ('capacity_limits', 4, "the typical mistake", '''
 def measure_capacity(d_k, trials=100, theta=0.8):
     gen = torch.Generator().manual_seed(d_k)
-    keys = cap.random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)
-    values = cap.random_values(trials, d_k, d=d_k, kind="sphere", generator=gen)
+    keys = random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)
+    values = random_values(trials, d_k, d=d_k, kind="sphere", generator=gen)
     alive, count = torch.ones(trials, dtype=torch.bool), torch.zeros(trials)
     for n in range(1, d_k + 1):
         S = values[:, :n].mT @ keys[:, :n]
@@ -510,8 +510,8 @@ flops = {"parallel": [2 * T**2 * 64 for T in Ts], "chunk": [2 * T * (64 * 64 + 2
     ("capacity_limits", 4, "off by one: counts the failing write", '''
 def measure_capacity(d_k, trials=100, theta=0.8):
     gen = torch.Generator().manual_seed(d_k)
-    keys = cap.random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)
-    values = cap.random_values(trials, d_k, d=d_k, kind="sphere", generator=gen)
+    keys = random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)
+    values = random_values(trials, d_k, d=d_k, kind="sphere", generator=gen)
     alive, count = torch.ones(trials, dtype=torch.bool), torch.zeros(trials)
     for n in range(1, d_k + 1):
         S = values[:, :n].mT @ keys[:, :n]
@@ -847,7 +847,7 @@ def my_unlearn(S, k):
     # 08
     ("conditioning_in_trained_models", 1, "Rescorla–Wagner's prediction returned as the measurement", '''
 def blocking_sweep(rule="delta"):
-    return [(lr, designs.rw_effect("blocking", lr=lr), 0.01) for lr in [0.1, 0.2, 0.4, 0.6, 0.8]]
+    return [(lr, sequences.rw_effect("blocking", lr=lr), 0.01) for lr in [0.1, 0.2, 0.4, 0.6, 0.8]]
 ''', "wrong", "return a prediction"),
     ("conditioning_in_trained_models", 1, "numpy rates, its own mean and 1.96 sd/√n in float64, right", '''
 def blocking_sweep(rule="delta"):
@@ -875,7 +875,7 @@ def blocking_sweep(rule="delta"):
 ''', "wrong", "additive compound"),
     ("conditioning_in_trained_models", 1, "the closed form at small rates only", '''
 def blocking_sweep(rule="delta"):
-    return [(lr, designs.rw_effect("blocking", lr=lr), 0.04) for lr in [0.02, 0.04, 0.06, 0.08]]
+    return [(lr, sequences.rw_effect("blocking", lr=lr), 0.04) for lr in [0.02, 0.04, 0.06, 0.08]]
 ''', "wrong", "where is blocking large"),
     ("conditioning_in_trained_models", 2, "a literal loop over pairs, right", '''
 def my_crosstalk(keys):

@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from pavlovlab.capacity import criteria as cap
-from pavlovlab.capacity.readouts import adversarial_error_curve
+from pavlovlab.capacity.readouts import adversarial_error_curve, first_failure
+from pavlovlab.sampling import random_keys, random_values
 from pavlovlab.teach.exercises import capacity_limits as capacity
 
 ex = capacity
@@ -141,8 +141,8 @@ def test_references_agree_with_independent_computations():
 def _measure(d_k, reduce, trials=100, theta=0.8):
     """A learner's measurement written as a literal loop (independent of the package's prefix sums)."""
     gen = torch.Generator().manual_seed(d_k)
-    keys = cap.random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)
-    values = cap.random_values(trials, d_k, d=d_k, kind="sphere", generator=gen)
+    keys = random_keys(trials, d_k, d=d_k, kind="sphere", generator=gen)
+    values = random_values(trials, d_k, d=d_k, kind="sphere", generator=gen)
     alive, count = torch.ones(trials, dtype=torch.bool), torch.zeros(trials)
     for n in range(1, d_k + 1):
         reads = keys[:, :n] @ (values[:, :n].mT @ keys[:, :n]).mT
@@ -178,8 +178,8 @@ def test_designed_measurement_right_passes_typical_mistakes_fail(capsys, fresh_s
     assert "the package's" in capsys.readouterr().out                     # the numbers, on request
     bound = []                                                             # the sufficient bound Σ|k_i·k_j| < 1
     for d in D_KS:
-        K = cap.random_keys(100, d, d=d, kind="sphere", generator=torch.Generator().manual_seed(d))
-        bound.append(float(cap.first_failure(adversarial_error_curve(K)[0] < 1).double().mean()))
+        K = random_keys(100, d, d=d, kind="sphere", generator=torch.Generator().manual_seed(d))
+        bound.append(float(first_failure(adversarial_error_curve(K)[0] < 1).double().mean()))
     assert ex.check_capacity_slope(D_KS, bound) is False
     assert "well below" in capsys.readouterr().out
 

@@ -10,8 +10,7 @@ import torch
 
 from pavlovlab import statistics
 from pavlovlab.models import head_memory
-from pavlovlab.phenomena import probes
-from pavlovlab.phenomena import sequences as designs
+from pavlovlab.phenomena import probes, sequences
 from pavlovlab.teach.exercises import conditioning_in_trained_models as probe_exercises
 
 ex = probe_exercises
@@ -63,7 +62,7 @@ def test_blocking_sweep_checker(capsys):
     assert not ex.check_blocking_sweep(_measures("delta"))                        # probes delta whatever the rule
     capsys.readouterr()
     # RW's own numbers with a tight interval: right for the delta memory, but not a measurement
-    exact = [(lr, designs.rw_effect("blocking", lr=lr), 0.01) for lr in (0.1, 0.2, 0.4, 0.8)]
+    exact = [(lr, sequences.rw_effect("blocking", lr=lr), 0.01) for lr in (0.1, 0.2, 0.4, 0.8)]
     assert not ex.check_blocking_sweep(lambda rule="delta": exact)
     assert "return a prediction" in capsys.readouterr().out
     assert not ex.check_blocking_sweep(lambda rule="delta": [(lr, m + 0.1, hw) for lr, m, hw in exact])
@@ -109,7 +108,7 @@ def test_a_repeated_key_is_labelled_as_crosstalk_not_as_self_overlap(capsys):
 
 
 def _rw_numbers(rates) -> set[str]:
-    values = [designs.rw_effect("blocking", lr=lr) for lr in rates]
+    values = [sequences.rw_effect("blocking", lr=lr) for lr in rates]
     values += [probe_exercises.hebbian_blocking(lr)[0] for lr in rates]
     return {f"{v:.{p}f}" for v in values for p in (2, 3, 4)}
 
@@ -134,7 +133,7 @@ def test_each_blocking_sweep_mistake_gets_a_hint_that_fits_and_no_expected_numbe
 def test_the_closed_form_is_never_taken_for_a_measurement(rates, capsys):
     """Rescorla–Wagner's numbers with an interval as wide as the task allows fail, also at small rates, where
     both memories block almost nothing and the Hebbian run alone cannot tell them apart."""
-    exact = [(lr, designs.rw_effect("blocking", lr=lr), probe_exercises.WIDEST) for lr in rates]
+    exact = [(lr, sequences.rw_effect("blocking", lr=lr), probe_exercises.WIDEST) for lr in rates]
     assert not ex.check_blocking_sweep(lambda rule="delta": exact)
     out = capsys.readouterr().out
     assert "❌" in out and not _numbers(out) & _rw_numbers(rates), out

@@ -8,8 +8,7 @@ import pytest
 import torch
 
 from pavlovlab import statistics
-from pavlovlab.phenomena import probes
-from pavlovlab.phenomena import sequences as designs
+from pavlovlab.phenomena import probes, sequences
 from pavlovlab.teach.figures import conditioning_in_trained_models as figures
 
 
@@ -26,9 +25,9 @@ def _points(ax) -> int:
 
 def test_circuit_effects_are_the_package_probes_per_rule_and_design():
     out = figures.circuit_effects(n=12, lr=0.3, progress=False)
-    assert list(out) == ["hebbian", "delta"] and list(out["delta"]) == list(designs.DESIGNS)
+    assert list(out) == ["hebbian", "delta"] and list(out["delta"]) == list(sequences.DESIGNS)
     for rule in out:
-        for d in designs.DESIGNS:
+        for d in sequences.DESIGNS:
             assert out[rule][d].shape == (1, 12)
             torch.testing.assert_close(out[rule][d][0], probes.circuit_effects(d, rule=rule, n=12, lr=0.3))
 
@@ -36,10 +35,10 @@ def test_circuit_effects_are_the_package_probes_per_rule_and_design():
 def test_circuit_figure_shows_each_memory_beside_its_derived_effect():
     fig = figures.draw_circuit_effects(figures.circuit_effects(n=8, progress=False))
     ax = fig.axes[0]
-    assert _points(ax) == 2 * len(designs.DESIGNS)
+    assert _points(ax) == 2 * len(sequences.DESIGNS)
     derived = [line for line in ax.lines if "(derived)" in line.get_label()]
     assert len(derived) == 2
-    assert list(derived[0].get_ydata()) == [designs.predicted_effect(d, rule="hebbian") for d in designs.DESIGNS]
+    assert list(derived[0].get_ydata()) == [sequences.predicted_effect(d, rule="hebbian") for d in sequences.DESIGNS]
     assert [t.get_text() for t in ax.get_xticklabels()][2] == "blocking"
 
 
@@ -48,22 +47,22 @@ def test_blocking_sweep_figure_draws_the_theory_under_the_points():
              for lr in (0.2, 0.6)}
     ax = figures.draw_blocking_sweep(sweep).axes[0]
     theory = next(line for line in ax.lines if line.get_linestyle() == "--")
-    assert theory.get_ydata()[-1] == pytest.approx(designs.rw_effect("blocking", lr=1.0))
+    assert theory.get_ydata()[-1] == pytest.approx(sequences.rw_effect("blocking", lr=1.0))
     assert _points(ax) == 2
 
 
 def _effects(seeds: int = 3, n: int = 5) -> dict[str, dict[str, torch.Tensor]]:
     g = torch.Generator().manual_seed(0)
     return {a: {d: torch.randn(seeds, n, generator=g, dtype=torch.float64) + (5.0 if d == "acquisition" else 0.0)
-                for d in designs.DESIGNS} for a in ("linear", "delta", "softmax")}
+                for d in sequences.DESIGNS} for a in ("linear", "delta", "softmax")}
 
 
 def test_model_effects_figure_has_acquisition_apart_and_every_seed():
     fig = figures.draw_model_effects(_effects(seeds=3))
     ax0, ax1 = fig.axes
-    assert _points(ax0) == 3 and _points(ax1) == 3 * (len(designs.DESIGNS) - 1)
+    assert _points(ax0) == 3 and _points(ax1) == 3 * (len(sequences.DESIGNS) - 1)
     seeds = [line for line in ax1.lines if line.get_marker() == "."]
-    assert len(seeds) == 3 * (len(designs.DESIGNS) - 1) and all(len(s.get_ydata()) == 3 for s in seeds)
+    assert len(seeds) == 3 * (len(sequences.DESIGNS) - 1) and all(len(s.get_ydata()) == 3 for s in seeds)
     assert len(ax1.patches) == 3                    # one band of negligible effects per attention
 
 
@@ -162,5 +161,5 @@ def test_trained_effects_are_the_package_probes_one_design_at_a_time():
     for measure in ("response", "norm"):
         ours = figures.trained_effects(runs, n=6, measure=measure, progress=False)
         theirs = probes.model_effects(runs, n=6, measure=measure)
-        for d in designs.DESIGNS:
+        for d in sequences.DESIGNS:
             torch.testing.assert_close(ours["linear"][d], theirs["linear"][d])

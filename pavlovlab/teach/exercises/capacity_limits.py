@@ -299,11 +299,11 @@ def judge_capacity_slope(d_ks: Sequence[Any], capacities: Sequence[Any]) -> Verd
            "dimension: store pairs one by one, after each write read every stored item back, and count how many "
            "writes pass before the first failure. Average that count over many trials, repeat for key dimensions "
            "that span a factor of 8 or more, and fit a straight line on log–log axes."),
-        N_("Draw keys and values on the unit sphere (cap.random_keys, cap.random_values with kind='sphere', "
+        N_("Draw keys and values on the unit sphere (random_keys, random_values with kind='sphere', "
            "d_v = d_k) for all trials at once, shape (trials, N, d_k). For n = 1, 2, …: the Hebbian memory of "
            "the first n pairs is a sum of outer products (one batched matrix product); read it with the first n "
            "keys; take the smallest cosine over items. Keep a boolean 'still alive' per trial and add it to the "
-           "count; stop once no trial is alive. Then cap.fit_slope(my_d_ks, my_capacities)."),
+           "count; stop once no trial is alive. Then fit_slope(my_d_ks, my_capacities)."),
         N_("S = values[:, :n].mT @ keys[:, :n]; reads = keys[:, :n] @ S.mT; worst = "
            "torch.cosine_similarity(reads, values[:, :n], dim=-1).amin(-1); alive &= worst >= theta; "
            "capacity += alive"),

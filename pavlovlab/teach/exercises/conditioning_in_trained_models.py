@@ -16,8 +16,7 @@ import torch
 
 from ... import statistics
 from ...models import head_memory
-from ...phenomena import probes
-from ...phenomena import sequences as designs
+from ...phenomena import probes, sequences
 from ..language import N_, _
 from .book import Book
 from .checking import Case, Turn, Unreadable, Verdict, check_function, check_measurement, finite_number
@@ -178,13 +177,13 @@ def _judge_hebbian(rows: list[tuple[float, float, float]]) -> Verdict | None:
 
 
 def _rw_blocking(lr: float, m: int) -> float:
-    return designs.rw_effect("blocking", m=m, lr=lr)
+    return sequences.rw_effect("blocking", m=m, lr=lr)
 
 
 def _off_theory(rows: list[tuple[float, float, float]]) -> Verdict:
     """The ❌ for a delta sweep that misses Rescorla–Wagner's prediction, diagnosed where the numbers allow."""
-    lr, m, hw = max(rows, key=lambda r: abs(r[1] - designs.rw_effect("blocking", m=2, lr=r[0])) - 2 * r[2])
-    rw = designs.rw_effect("blocking", m=2, lr=lr)
+    lr, m, hw = max(rows, key=lambda r: abs(r[1] - sequences.rw_effect("blocking", m=2, lr=r[0])) - 2 * r[2])
+    rw = sequences.rw_effect("blocking", m=2, lr=lr)
     detail = _("at rate {rate:g}: yours {mean:.3f} ± {half_width:.3f}, Rescorla–Wagner {prediction:.3f}").format(
         rate=lr, mean=m, half_width=hw, prediction=rw)
     if _near(rows, lambda b: hebbian_blocking(b)[0], 0.02):
@@ -193,7 +192,7 @@ def _off_theory(rows: list[tuple[float, float, float]]) -> Verdict:
                                 "probed?"),
                        detail, _("Think of the two memories of notebook 06: which one writes a prediction error? "
                                  "Probe that one."))
-    if _near(rows, lambda b: designs.rw_effect("blocking", m=2, lr=b, compound="sum"), 0.02):
+    if _near(rows, lambda b: sequences.rw_effect("blocking", m=2, lr=b, compound="sum"), 0.02):
         return Verdict(False, _("your effects follow Rescorla–Wagner for the textbook's additive compound, not for "
                                 "the unit-norm compound keys the models use and the prediction is made for."), detail,
                        _("How does the probe encode a compound (its compound argument), and which encoding does "
@@ -247,7 +246,7 @@ def _judge_blocking(results: Any) -> Verdict:
         return Verdict(False, message.format(rates=", ".join(f"{b:g}" for b in wide), widest=WIDEST),
                        hint=_("An interval narrows as 1/√N with the number N of sequences that each point averages: "
                               "how many did you use?"))
-    if any(abs(m - designs.rw_effect("blocking", m=2, lr=lr)) > 2 * hw + 0.02 for lr, m, hw in rows):
+    if any(abs(m - sequences.rw_effect("blocking", m=2, lr=lr)) > 2 * hw + 0.02 for lr, m, hw in rows):
         return _off_theory(rows)
     checked = _judge_hebbian(_rows(hebbian))
     if checked is not None:

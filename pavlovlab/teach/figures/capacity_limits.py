@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from pavlovlab._checks import check_choice, check_int
-from pavlovlab.capacity import average as average_recall
+from pavlovlab.capacity import average
 from pavlovlab.teach import plotting
 from pavlovlab.teach.plotting import COLORS
 
@@ -21,17 +21,17 @@ def draw_recall_curve(d_k: int, n: int, kind: str, threshold: float) -> plt.Figu
     ``n`` and the capacity read off the measured curve at ``threshold``."""
     d_k, n = check_int("d_k", d_k, low=1), check_int("n", n, low=1)
     check_choice("kind", kind, KINDS)
-    ns = average_recall.n_grid(d_k, points=32, max_ratio=max(2.0, 1.25 * n / d_k))
+    ns = average.n_grid(d_k, points=32, max_ratio=max(2.0, 1.25 * n / d_k))
     ns = torch.unique(torch.cat([ns, torch.tensor([n])]))
-    m = average_recall.recall_sweep(d_k, ns, trials=20, kind=kind, generator=torch.Generator().manual_seed(0))
+    m = average.recall_sweep(d_k, ns, trials=20, kind=kind, generator=torch.Generator().manual_seed(0))
     fid = m.cosine.nanmean(-1)
     at_n = fid[:, (ns == n).nonzero()[0, 0]].mean()
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
     plotting.band(ax, ns, fid, label=f"{kind} keys, measured", color=COLORS["measured"])
-    plotting.theory(ax, ns, average_recall.fidelity_theory(ns, d_k), label="theory (random keys)")
+    plotting.theory(ax, ns, average.fidelity_theory(ns, d_k), label="theory (random keys)")
     ax.axvline(n, color="k", ls=":", lw=1)
     ax.axhline(threshold, color=COLORS["hebbian"], ls=":", lw=1, label=f"threshold θ = {threshold:.2f}")
     ax.set_xscale("log")
     plotting.labels(ax, f"d_k = {d_k}: cosine at n = {n} is {at_n:.2f}; capacity at θ: "
-                    f"{average_recall.capacity_from_fidelity(ns, fid, threshold)}", "pairs stored n", "mean cosine")
+                    f"{average.capacity_from_fidelity(ns, fid, threshold)}", "pairs stored n", "mean cosine")
     return fig

@@ -19,8 +19,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ... import statistics
-from ...phenomena import probes
-from ...phenomena import sequences as designs
+from ...phenomena import probes, sequences
 from ..plotting import COLORS, labels
 
 RULES = ("hebbian", "delta")
@@ -34,7 +33,7 @@ def circuit_effects(n: int = 300, lr: float = 0.5, *, progress: bool = True) -> 
     """Every design's effects on both hand-built memories: ``{rule: {design: (1, n)}}``, one effect per sequence
     (:func:`pavlovlab.phenomena.probes.circuit_effects` at learning rate ``lr``), with a progress bar over the
     rule × design runs."""
-    runs = [(rule, d) for rule in RULES for d in designs.DESIGNS]
+    runs = [(rule, d) for rule in RULES for d in sequences.DESIGNS]
     out: dict[str, dict[str, torch.Tensor]] = {rule: {} for rule in RULES}
     for rule, d in tqdm(runs, disable=not progress, desc="probing the hand-built memories", leave=False):
         out[rule][d] = probes.circuit_effects(d, rule=rule, n=n, lr=lr)[None]
@@ -47,7 +46,7 @@ def trained_effects(runs: Mapping[str, Sequence[Mapping[str, Any]]], *, n: int =
     design at a time under a progress bar: ``{attention: {design: (seeds, n)}}``, the same numbers as one call
     (every model sees the same sequences per design, drawn from the probe's own seed)."""
     out: dict[str, dict[str, torch.Tensor]] = {a: {} for a in runs}
-    todo = [(a, d) for a in runs for d in designs.DESIGNS]
+    todo = [(a, d) for a in runs for d in sequences.DESIGNS]
     for a, d in tqdm(todo, disable=not progress, desc=f"probing the trained models ({measure})", leave=False):
         out[a][d] = probes.model_effects({a: runs[a]}, (d,), n=n, measure=measure)[a][d]
     return out
@@ -72,7 +71,7 @@ def draw_circuit_effects(circuits: Mapping[str, Mapping[str, torch.Tensor]]) -> 
         es = [statistics.summarize(x) for x in circuits[rule].values()]
         xs = [j + (i - 0.5) * 0.25 for j in range(len(es))]
         _errorbars(ax, xs, es, COLORS[rule], f"{rule} memory (measured)")
-        ax.plot(xs, [designs.predicted_effect(d, rule=rule) for d in circuits[rule]], "_", ms=16, mew=2,
+        ax.plot(xs, [sequences.predicted_effect(d, rule=rule) for d in circuits[rule]], "_", ms=16, mew=2,
                 color=COLORS[rule], label=f"{rule}, orthonormal keys (derived)")
     ax.axhline(0, color=RANDOM_GREY, lw=0.8)
     _design_ticks(ax, list(next(iter(circuits.values()))))
@@ -85,7 +84,7 @@ def draw_blocking_sweep(sweep: Mapping[float, statistics.Effect]) -> plt.Figure:
     over Rescorla–Wagner's prediction for unit compound keys (dashed)."""
     fig, ax = plt.subplots(figsize=(6, 3.4))
     grid = torch.linspace(0.02, 1.0, 50).tolist()
-    ax.plot(grid, [designs.rw_effect("blocking", lr=b) for b in grid], "--", color=COLORS["theory"],
+    ax.plot(grid, [sequences.rw_effect("blocking", lr=b) for b in grid], "--", color=COLORS["theory"],
             label="Rescorla–Wagner")
     ax.errorbar(list(sweep), [e.mean for e in sweep.values()], yerr=[e.hi - e.mean for e in sweep.values()],
                 fmt="o", color=COLORS["delta"], capsize=3, label="delta memory (measured)")
@@ -101,7 +100,7 @@ def draw_model_effects(results: Mapping[str, Mapping[str, torch.Tensor]]) -> plt
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1, 4]})
     kinds = len(results)
     for i, (attention, per) in enumerate(results.items()):
-        for ax, shown in ((ax0, designs.DESIGNS[:1]), (ax1, designs.DESIGNS[1:])):
+        for ax, shown in ((ax0, sequences.DESIGNS[:1]), (ax1, sequences.DESIGNS[1:])):
             es = [statistics.summarize(per[d]) for d in shown]
             xs = [j + (i - (kinds - 1) / 2) * 0.22 for j in range(len(es))]
             _errorbars(ax, xs, es, COLORS[attention], attention)
