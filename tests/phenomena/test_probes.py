@@ -13,19 +13,18 @@ from badinput import check, parametrize
 
 from pavlovlab.conditioning import learning as conditioning
 from pavlovlab.models.transformer import TinyTransformer
-from pavlovlab.phenomena import probes
-from pavlovlab.phenomena import sequences as designs
+from pavlovlab.phenomena import probes, sequences
 from pavlovlab.statistics import summarize
 from pavlovlab.teach.report import verdict_sentence
 
 
-@pytest.mark.parametrize("design", [d for d in designs.DESIGNS if d != "acquisition"])
+@pytest.mark.parametrize("design", [d for d in sequences.DESIGNS if d != "acquisition"])
 def test_delta_memory_shows_every_phenomenon(design):
     e = summarize(probes.circuit_effects(design, rule="delta", n=300)[None])
     assert e.lo > 0.05, (design, e)
 
 
-@pytest.mark.parametrize("design", [d for d in designs.DESIGNS if d != "acquisition"])
+@pytest.mark.parametrize("design", [d for d in sequences.DESIGNS if d != "acquisition"])
 def test_hebbian_memory_shows_none_with_additive_compounds(design):
     x = probes.circuit_effects(design, rule="hebbian", n=300, compound="sum")
     e = summarize(x[None])
@@ -34,7 +33,7 @@ def test_hebbian_memory_shows_none_with_additive_compounds(design):
     # the Hebbian o-strength is a sum over the o trials of k_cues·q: where both arms pair the same cues with o
     # (in any order), the arms read the same sum of the same key overlaps, so every sequence's effect is 0 up
     # to rounding, provided the two arms see the same keys
-    spec = designs.trials(design)
+    spec = sequences.trials(design)
     if sorted(c for c, o in spec["design"] if o == "o") == sorted(c for c, o in spec["control"] if o == "o"):
         assert x.abs().max().item() < 1e-12, (design, x.abs().max().item())
 
@@ -46,7 +45,7 @@ def test_hebbian_is_order_blind_exactly():
 
 def _rw_effect(design: str, m: int, lr: float) -> float:
     """The effect from Rescorla–Wagner's recursion on the CS vectors (A, B, C, X), US 1 for o, 0 for n."""
-    spec = designs.trials(design, m)
+    spec = sequences.trials(design, m)
     out = []
     for arm in ("design", "control"):
         cs = torch.tensor([[float(c in cues) for c in "ABCX"] for cues, _ in spec[arm]], dtype=torch.float64)
@@ -57,7 +56,7 @@ def _rw_effect(design: str, m: int, lr: float) -> float:
     return diff if spec["design_higher"] else -diff
 
 
-@pytest.mark.parametrize("design", designs.DESIGNS)
+@pytest.mark.parametrize("design", sequences.DESIGNS)
 def test_delta_memory_with_near_orthogonal_keys_matches_rescorla_wagner(design):
     # outcome o is one value, "nothing" another: the o component of the delta memory follows RW with
     # λ = 1 on o trials and 0 on n trials, once keys are near-orthogonal (d_key large).
@@ -246,7 +245,7 @@ def test_circuit_effects_pairs_design_and_control_on_the_same_keys():
     effect of each sequence is what the delta memory gives with those keys, computed here arm by arm by hand."""
     n, seed = 8, 3
     got = probes.circuit_effects("blocking", rule="delta", n=n, seed=seed)
-    batch = designs.make_probes("blocking", n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    batch = sequences.make_probes("blocking", n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     gk = torch.Generator().manual_seed(seed + 1)
     state = gk.get_state()
     arms = []
