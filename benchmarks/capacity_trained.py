@@ -30,14 +30,13 @@ from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
-from pavlovlab.models import tasks, training
-from pavlovlab.models import transformer as models
+from pavlovlab.models import tasks, training, transformer
 
 
 def run(config: tuple[int, int, str, int, int, int, int]) -> tuple[tuple[int, int, str], float, float, int | None]:
     dh, S, att, seed, steps, n_keys, n_values = config
     torch.set_num_threads(1)
-    net = models.TinyTransformer(tasks.vocab_size(n_keys, n_values), d_model=32, n_layers=1, n_heads=1, d_head=dh,
+    net = transformer.TinyTransformer(tasks.vocab_size(n_keys, n_values), d_model=32, n_layers=1, n_heads=1, d_head=dh,
                                  attention=att, seed=seed)
     hist = training.train_recall(net, task_kwargs=dict(n_pairs=S, n_keys=n_keys, n_values=n_values), steps=steps,
                                batch_size=64, lr=1e-2, target_accuracy=None, eval_size=512, progress=False,

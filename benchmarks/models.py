@@ -87,13 +87,13 @@ def _training() -> Any:
 def steps_per_second(name: str, steps: int, together: bool) -> float:
     """Train configuration ``name`` for ``steps`` steps at one thread: steps per CPU second of one model, or
     with ``together`` of each of its E seeds trained in one batched pass (E · steps per CPU second)."""
-    from pavlovlab.models import transformer as models
+    from pavlovlab.models import transformer
 
     training = _training()
     config = CONFIGS[name]
     kw = _train_kwargs(config)
     seeds = list(range(config["seeds"] if together else 1))
-    nets = [models.TinyTransformer(config["vocab"], seed=s, **config["model"]) for s in seeds]
+    nets = [transformer.TinyTransformer(config["vocab"], seed=s, **config["model"]) for s in seeds]
 
     def train(n: int) -> None:
         if together:
@@ -112,13 +112,13 @@ def profile_batched(name: str, steps: int = 20) -> None:
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
 
-    from pavlovlab.models import transformer as models
+    from pavlovlab.models import transformer
     from pavlovlab.models.training import train_recall_batched
 
     config = CONFIGS[name]
     kw = _train_kwargs(config)
     seeds = list(range(config["seeds"]))
-    nets = [models.TinyTransformer(config["vocab"], seed=s, **config["model"]) for s in seeds]
+    nets = [transformer.TinyTransformer(config["vocab"], seed=s, **config["model"]) for s in seeds]
     train_recall_batched(nets, seeds=seeds, steps=5, progress=False, target_accuracy=None, **kw)
     start = time.process_time()
     train_recall_batched(nets, seeds=seeds, steps=steps, progress=False, target_accuracy=None, **kw)
@@ -144,11 +144,10 @@ def profile(name: str, steps: int = 30) -> None:
     from torch.profiler import ProfilerActivity, record_function
     from torch.profiler import profile as torch_profile
 
-    from pavlovlab.models import tasks
-    from pavlovlab.models import transformer as models
+    from pavlovlab.models import tasks, transformer
 
     config = CONFIGS[name]
-    model = models.TinyTransformer(config["vocab"], seed=0, **config["model"])
+    model = transformer.TinyTransformer(config["vocab"], seed=0, **config["model"])
     kw = _train_kwargs(config)
     task, task_kwargs = kw.get("task", tasks.associative_recall), kw["task_kwargs"]
     opt = torch.optim.AdamW(model.parameters(), lr=kw.get("lr", 3e-3), foreach=True)
