@@ -152,7 +152,7 @@ def rescorla_wagner(cs: torch.Tensor, us: torch.Tensor, *, alpha: float | Sequen
 
     Example::
 
-        cs, us, labels = trial_tables.acquisition(20)
+        cs, us, labels = trials.acquisition(20)
         V = rescorla_wagner(cs, us, alpha=0.3)      # V[-1] ≈ [1.0]
     """
     return _conditioning(cs, us, cast(torch.Tensor, alpha) * beta, cast(torch.Tensor, V0), error=True)
