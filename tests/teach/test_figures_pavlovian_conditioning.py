@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from pavlovlab.conditioning import trials as trial_tables
+from pavlovlab.conditioning import trials
 from pavlovlab.teach.figures import pavlovian_conditioning as figures
 
 
@@ -17,7 +17,7 @@ def _lines(ax):
 
 
 def test_blocking_both_rules_shows_blocking_only_under_rescorla_wagner():
-    fig = figures.blocking_both_rules(trial_tables.blocking(30), trial_tables.blocking_control(30))
+    fig = figures.blocking_both_rules(trials.blocking(30), trials.blocking_control(30))
     rw, hebb = (_lines(ax) for ax in fig.axes)
     assert rw["light, blocking group"][-1] < 0.05 < 0.4 < rw["light, control group"][-1]
     assert list(hebb["light, blocking group"]) == list(hebb["light, control group"])

@@ -57,9 +57,9 @@ def course_live_numbers() -> dict[str, str]:
 
     live = {}
     if find_spec("pavlovlab.conditioning"):
-        from pavlovlab.conditioning import learning as conditioning
-        V_block, _ = conditioning.simulate("blocking")
-        V_ctrl, _ = conditioning.simulate("blocking control")
+        from pavlovlab.conditioning import learning
+        V_block, _ = learning.simulate("blocking")
+        V_ctrl, _ = learning.simulate("blocking control")
         live["01"] = f"light's strength: {V_block[-1, 1]:.2f} after blocking vs {V_ctrl[-1, 1]:.2f} in the control"
     if find_spec("pavlovlab.memory.hebbian"):
         from pavlovlab.memory import hebbian
@@ -81,9 +81,9 @@ def course_live_numbers() -> dict[str, str]:
         live["04"] = ("worst-case capacity (c) " + ", ".join(f"{w:.1f}" for w in worst) +
                       f" for d_k = 16, 64, 256: slope {slope:.2f} (derived from the key overlaps)")
     if find_spec("pavlovlab.depth.chain"):
-        from pavlovlab.depth import chain as stacking
-        same_task = {(H, 32 // H): stacking.chain_error(2, H, 16, 32 // H, trials=100,
-                                                        generator=torch.Generator().manual_seed(6)).error
+        from pavlovlab.depth import chain
+        same_task = {(H, 32 // H): chain.chain_error(2, H, 16, 32 // H, trials=100,
+                                                     generator=torch.Generator().manual_seed(6)).error
                      for H in (1, 2, 4)}                                   # the same 2-hop task, equal H·d_k = 32
         live["05"] = ("2-hop chains, n = 16, equal H·d_k = 32: error " +
                       ", ".join(f"{e:.3f} ({H} × {d})" for (H, d), e in same_task.items()) + " heads × d_k")

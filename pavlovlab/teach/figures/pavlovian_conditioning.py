@@ -13,8 +13,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from pavlovlab._checks import check_real
-from pavlovlab.conditioning import learning as cond
-from pavlovlab.conditioning import trials as trial_tables
+from pavlovlab.conditioning import learning, trials
 from pavlovlab.conditioning.learning import hebbian_conditioning, rescorla_wagner
 from pavlovlab.conditioning.trials import Design
 from pavlovlab.teach import plotting
@@ -57,7 +56,7 @@ def blocking_growth(n_pre: Any = None, v_light: Any = None, *, alpha: float = 0.
         ax.semilogy(torch.as_tensor(n_pre), torch.as_tensor(v_light), "o", color=plotting.CS_COLORS[1],
                     label="your measurement (Rescorla–Wagner)")
     n_fine = torch.linspace(0, 30, 200)
-    plotting.theory(ax, n_fine, cond.blocking_theory(n_fine, n_compound=n_compound, alpha=alpha),
+    plotting.theory(ax, n_fine, learning.blocking_theory(n_fine, n_compound=n_compound, alpha=alpha),
                     label=rf"closed form $(1-\alpha)^n\,(1-(1-2\alpha)^{{{n_compound}}})/2$")
     ax.set_yscale("log")
     plotting.labels(ax, f"Blocking grows with pretraining (α = {alpha:g}, {n_compound} compound trials)",
@@ -70,13 +69,13 @@ def draw_design(alpha: float, lam: float, n_trials: int, design: str, hebbian: b
     :data:`pavlovlab.conditioning.trials.TABLES`) under Rescorla–Wagner, with ``n_trials`` trials per phase,
     salience ``alpha`` and food ``lam``; with ``hebbian``, the Hebbian rule's strengths dashed on top. The vertical
     axis stretches to every line drawn, so the Hebbian lines (which grow by αλ per reinforced trial) stay visible."""
-    if design not in trial_tables.TABLES:
-        raise ValueError(f"design: expected one of {sorted(trial_tables.TABLES)}, got {design!r}")
-    V, (_, _, labels_d) = cond.simulate(design, n_trials=n_trials, alpha=alpha, lam=lam)
+    if design not in trials.TABLES:
+        raise ValueError(f"design: expected one of {sorted(trials.TABLES)}, got {design!r}")
+    V, (_, _, labels_d) = learning.simulate(design, n_trials=n_trials, alpha=alpha, lam=lam)
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
     shown = V.flatten()
     if hebbian:
-        H, _ = cond.simulate(design, n_trials=n_trials, alpha=alpha, lam=lam, rule="hebbian")
+        H, _ = learning.simulate(design, n_trials=n_trials, alpha=alpha, lam=lam, rule="hebbian")
         plotting.plot_strengths(ax, H, labels_d, ls="--", suffix=", Hebbian", phases=False, legend=False)
         shown = torch.cat([shown, H.flatten()])
     plotting.plot_strengths(ax, V, labels_d, title=f"{design}: {labels_d.description}")
