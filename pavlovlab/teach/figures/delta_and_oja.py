@@ -8,7 +8,8 @@ so that a figure cell is one readable call. :func:`fixed_points_by_foods` is the
 
 from __future__ import annotations
 
-import time
+import functools
+import timeit
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
@@ -148,16 +149,16 @@ def delta_net_cost(lengths: Sequence[int] = (128, 256, 512, 1024), *, heads: int
                    generator: torch.Generator | None = None, device: torch.device | str = "cpu") -> plt.Figure:
     """Time DeltaNet's recurrent and chunkwise forms (``pl.delta_rule_attention``, β = 0.5, unit keys) on
     ``heads`` random sequences of each length and draw seconds against length on log axes (this machine's
-    timings: not a checked result)."""
+    timings: not a checked result). Each point is the fastest of three runs, so that a pause of the machine
+    (another program, the garbage collector) does not show as a cost of the form."""
     timings: dict[str, list[float]] = {"recurrent": [], "chunk": []}
     for T in lengths:
         q, k = (torch.nn.functional.normalize(torch.randn(heads, T, d, generator=generator), dim=-1).to(device)
                 for _ in range(2))
         v = torch.randn(heads, T, d, generator=generator).to(device)
         for mode, seconds in timings.items():
-            start = time.perf_counter()
-            delta_rule_attention(q, k, v, 0.5, mode=mode)
-            seconds.append(time.perf_counter() - start)
+            run = functools.partial(delta_rule_attention, q, k, v, 0.5, mode=mode)
+            seconds.append(min(timeit.repeat(run, number=1, repeat=3)))
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
     for (mode, seconds), ls in zip(timings.items(), ("-", "--"), strict=True):
         ax.loglog(list(lengths), seconds, marker="o", ls=ls, color=COLORS["delta"], label=f"{mode} form")
