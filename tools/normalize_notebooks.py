@@ -5,8 +5,10 @@ What changes (nothing else is touched):
 
 - every cell: ``metadata.execution`` (JupyterLab's timestamps) and ``metadata.ExecuteTime`` are removed;
   a cell without an ``id`` gets a stable one (``cell-<index>``) instead of a random one;
-- outputs: the random ``model_id`` of a widget view is replaced by one derived from the cell id and the
-  output's position (the widget state it pointed to is not stored anyway, see below);
+- outputs: consecutive pieces of one stream (stdout or stderr) are joined into one output, as a reader sees them
+  (where the kernel cut the text depends on timing); the random ``model_id`` of a widget view is replaced by one
+  derived from the cell id and the output's position (the widget state it pointed to is not stored anyway, see
+  below);
 - notebook: ``metadata.widgets`` (widget model state, random ids) is removed; ``kernelspec`` and
   ``language_info`` are set to the fixed values below (no Python patch version, so executing on
   3.11.7 or 3.11.9 writes the same file);
@@ -44,6 +46,19 @@ def _stable_model_id(cell_id: str, index: int) -> str:
     return hashlib.sha1(f"{cell_id}/{index}".encode()).hexdigest()[:32]
 
 
+def _joined_streams(outputs: list) -> list:
+    """``outputs`` with each run of consecutive stream outputs of one name (stdout, stderr) joined into one."""
+    joined: list = []
+    for out in outputs:
+        last = joined[-1] if joined else None
+        if out.get("output_type") == "stream" and last is not None and last.get("output_type") == "stream" \
+                and last.get("name") == out.get("name"):
+            last["text"] = "".join(last["text"]) + "".join(out["text"])
+        else:
+            joined.append(out)
+    return joined
+
+
 def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Remove the per-run noise of ``nb`` in place (see the module docstring) and return it."""
     nb.metadata.pop("widgets", None)
@@ -58,6 +73,8 @@ def normalize(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         if not cell.get("id") or cell["id"] in seen:
             cell["id"] = f"cell-{i}"
         seen.add(cell["id"])
+        if "outputs" in cell:
+            cell.outputs = _joined_streams(cell.outputs)
         for j, out in enumerate(cell.get("outputs", [])):
             view = out.get("data", {}).get(WIDGET_VIEW)
             if isinstance(view, dict) and "model_id" in view:

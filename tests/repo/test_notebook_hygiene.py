@@ -49,6 +49,19 @@ def test_normalize_removes_the_noise_and_keeps_the_rest():
     assert "".join(code["outputs"][0]["data"]["text/plain"]) == "VBox(...)"  # outputs are kept
 
 
+def test_normalize_joins_a_stream_the_kernel_cut_in_pieces():
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("print(1); print(2, file=sys.stderr); print(3); print(4)", id="prints")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n"),
+                    nbformat.v4.new_output("stream", name="stderr", text="2\n"),
+                    nbformat.v4.new_output("stream", name="stdout", text="3\n"),
+                    nbformat.v4.new_output("stream", name="stdout", text="4\n")]
+    nb.cells = [cell]
+    out = json.loads(normalize_text(nbformat.writes(nb)))["cells"][0]["outputs"]
+    assert [(o["name"], "".join(o["text"])) for o in out] == [("stdout", "1\n"), ("stderr", "2\n"),
+                                                               ("stdout", "3\n4\n")]
+
+
 def test_normalize_is_idempotent_and_widget_ids_are_stable():
     once = normalize_text(_noisy_notebook())
     assert normalize_text(once) == once
