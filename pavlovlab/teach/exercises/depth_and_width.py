@@ -184,8 +184,8 @@ def judge_predicted_errors(result: Any) -> Verdict:
     N_("The package predicts one architecture's end-to-end error from (L, H, n, d_k): call it once with A's "
        "numbers and once with B's, each in the order the function asks for them. (Section 2's table gives one hop "
        "of one head at n = 24 too.)"),
-    N_("err_A = stacking_theory.stack_error_theory(1, 2, 24, 16); "
-       "err_B = stacking_theory.stack_error_theory(3, 1, 24, 32); "
+    N_("err_A = theory.stack_error_theory(1, 2, 24, 16); "
+       "err_B = theory.stack_error_theory(3, 1, 24, 32); "
        "return err_A, err_B."),
 ])
 def check_predicted_errors(fn: Callable[[], Any] | Any, *, turn: Turn) -> bool:
