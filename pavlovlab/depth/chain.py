@@ -294,9 +294,9 @@ def bounds_against_heads(n: int, d_k: int, heads: Sequence[int], *, d_v: int | N
         M = ((Z ** H).mean() / Z.mean() ** H).item()
         # the bounds' doors check what was measured here: the cosines' range, M_H finite (Z^H overflows for H ≳ 150)
         rows.append({"H": H, "M": M, "chains": s.failed_average.numel(),
-                     "averaged": float(np.mean(averaged_heads_bound(n, d_k, s.t_mean_max, H, M))),
-                     "all_fail": float(np.mean(all_heads_fail_bound(n, d_k, s.t_max.movedim(1, -1)))),
-                     "second": float(np.mean(_hop_failure_bound(n, d_k, t_max=s.t_mean_max))),  # t̄_max checked above
+                     "averaged": averaged_heads_bound(n, d_k, s.t_mean_max, H, M).mean().item(),
+                     "all_fail": all_heads_fail_bound(n, d_k, s.t_max.movedim(1, -1)).mean().item(),
+                     "second": _hop_failure_bound(n, d_k, t_max=s.t_mean_max).mean().item(),  # t̄_max checked above
                      "err_avg": s.failed_average.double().mean().item(),
                      "err_all": s.failed_each.all(1).double().mean().item()})
     return rows

@@ -22,8 +22,10 @@ is not derived for this clean-up.
 A stack without clean-up (:func:`pavlovlab.depth.chain.raw_chain`) compounds its noise instead
 (:func:`raw_noise_theory`).
 
-Every closed form takes numbers, arrays or tensors (broadcast together) and returns a float64 NumPy array, or a
-float when every argument is a single number.
+Every closed form takes numbers, arrays or tensors (broadcast together) and returns a float64 tensor on the CPU
+of their broadcast shape (0-d when every argument is a single number), as the closed forms of
+:mod:`pavlovlab.capacity` do. The formulas are evaluated in NumPy (the quadrature's nodes come from it) and the
+result is handed over as a tensor at the end.
 """
 
 from __future__ import annotations
@@ -38,14 +40,12 @@ from .._checks import check_choice, check_int, check_numbers, checked_by, unchec
 Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
 """A number or an array of numbers (broadcast together)."""
 
-Theory = float | np.ndarray
-"""What a closed form returns: a float64 array of the broadcast shape, or a float when every input is a number."""
-
 THEORY_RULES = ("average", "all_fail")
 """The decoders the closed forms describe: averaged heads, or a hop that fails only when all H heads fail."""
 
 
 def _as_array(x: Numbers) -> np.ndarray:
+    """``x`` as a float64 NumPy array (a tensor detached and copied to the CPU)."""
     return np.asarray(x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
 
 
@@ -55,9 +55,9 @@ def _check_at_least(**numbers: tuple[Numbers, float | None]) -> None:
         check_numbers(name, x, low=low)
 
 
-def _out(values: np.ndarray, *inputs: Numbers) -> Theory:
-    """``values``, or a float when every input is a number."""
-    return float(values) if all(np.ndim(_as_array(x)) == 0 for x in inputs) else values
+def _out(values: np.ndarray) -> torch.Tensor:
+    """What a closed form returns: ``values`` as a float64 tensor on the CPU, of the same shape (0-d for a number)."""
+    return torch.from_numpy(np.array(values, dtype=np.float64))
 
 
 def _crosstalk_variance(n: np.ndarray, d_k: np.ndarray, d_v: np.ndarray, H: np.ndarray) -> np.ndarray:
@@ -91,7 +91,7 @@ def _check_hop_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None, H: Numbers,
 
 @checked_by(_check_hop_theory)
 def hop_error_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1, *,
-                     points: int = 32) -> Theory:
+                     points: int = 32) -> torch.Tensor:
     """Predicted error of one hop: the right item loses to one of the n − 1 others after cleanup.
 
     For competitor m of the right item j (value overlap ``t = v_j·v_m``, key overlap ``g = k_m·k_x``,
@@ -125,7 +125,7 @@ def hop_error_theory(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Nu
     miss = (torch.special.ndtr(torch.as_tensor(z)).numpy()
             * wt[..., None, :, None] * wg[..., None, None, :]).sum((-1, -2))    # (..., P_A)
     p = 1 - (wa * (1 - miss) ** (n_[..., None] - 1)).sum(-1)
-    return _out(np.clip(p, 0.0, 1.0), n, d_k, H)
+    return _out(np.clip(p, 0.0, 1.0))
 
 
 _hop_error_theory = unchecked(hop_error_theory)
@@ -147,7 +147,7 @@ def _check_stack(rule: str, L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_
 
 @checked_by(_check_stack)
 def stack_error_theory(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Numbers | None = None, *,
-                       rule: str = "average", p_head: Numbers | None = None) -> Theory:
+                       rule: str = "average", p_head: Numbers | None = None) -> torch.Tensor:
     """Predicted end-to-end error of L hops with H heads per layer: ``1 − (1 − p_hop)^L ≈ L·p_hop``.
 
     rule ``"average"``: ``p_hop = hop_error_theory(n, d_k, d_v, H)`` (averaged heads);
@@ -164,7 +164,7 @@ def stack_error_theory(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, d_v: Nu
     else:
         p = _as_array(_hop_error_theory(n, d_k, d_v) if p_head is None else p_head)
         p_hop = p ** H
-    return _out(1 - (1 - p_hop) ** L, L, H, n, d_k)
+    return _out(1 - (1 - p_hop) ** L)
 
 
 def _check_paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers) -> None:
@@ -173,7 +173,7 @@ def _check_paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers) -> None
 
 
 @checked_by(_check_paper_bound)
-def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, *, cap: bool = True) -> Theory:
+def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, *, cap: bool = True) -> torch.Tensor:
     """The paper's expression ``L · ((n−1)/d_k)^H`` (arXiv:2508.08289), as it is argued:
 
     1. one head: its read-out is the signal (norm 1) plus crosstalk of power ``E‖c‖² = (n−1)/d_k``;
@@ -196,7 +196,7 @@ def paper_bound(L: Numbers, H: Numbers, n: Numbers, d_k: Numbers, *, cap: bool =
     """
     L, H, n, d_k = (_as_array(x) for x in (L, H, n, d_k))
     raw = L * ((n - 1) / d_k) ** H
-    return _out(np.minimum(1.0, raw) if cap else raw, L, H, n, d_k)
+    return _out(np.minimum(1.0, raw) if cap else raw)
 
 
 def _check_cosine(t: Numbers) -> None:
@@ -205,14 +205,14 @@ def _check_cosine(t: Numbers) -> None:
 
 
 @checked_by(_check_cosine)
-def loss_threshold(t: Numbers) -> Theory:
+def loss_threshold(t: Numbers) -> torch.Tensor:
     """The smallest crosstalk norm with which competitor m can beat the right value j: ``√((1 − t)/2)``.
 
     With ``r = v_j + c`` and unit values of cosine ``t = v_j·v_m``, m wins the nearest-value clean-up iff
     ``(v_m − v_j)·c > 1 − t``; by Cauchy–Schwarz ``(v_m − v_j)·c ≤ ‖v_m − v_j‖ ‖c‖ = √(2(1 − t)) ‖c‖``, so a
     loss needs ``‖c‖ > √((1 − t)/2)``, reached when c points along ``v_m − v_j``. ≈ 0.71 for ``t = 0``.
     """
-    return _out(np.sqrt((1 - _as_array(t)) / 2), t)
+    return _out(np.sqrt((1 - _as_array(t)) / 2))
 
 
 def _check_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None, H: Numbers, t_max: Numbers | None) -> None:
@@ -224,7 +224,7 @@ def _check_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None, H: Numbe
 
 @checked_by(_check_failure_bound)
 def hop_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: Numbers = 1, *,
-                      t_max: Numbers | None = None) -> Theory:
+                      t_max: Numbers | None = None) -> torch.Tensor:
     """A derived upper bound on the error of one hop with the nearest-value clean-up of
     :func:`pavlovlab.depth.chain.chain_error`.
 
@@ -255,11 +255,11 @@ def hop_failure_bound(n: Numbers, d_k: Numbers, d_v: Numbers | None = None, H: N
         t = _as_array(t_max)
         with np.errstate(divide="ignore"):
             bound = np.where(t < 1, 2 * (n_ - 1) / (dk * np.maximum(1 - t, 1e-300)), np.inf)
-        return _out(np.minimum(1.0, bound), n, d_k, H, t_max)
+        return _out(np.minimum(1.0, bound))
     tau = np.linspace(0.0, 0.999, 1000)
     n_, dk, dv, H_ = (x[..., None] for x in np.broadcast_arrays(n_, dk, dv, H_))
     bound = ((n_ - 1) * np.exp(-H_ * dv * tau ** 2 / 2) + 2 * (n_ - 1) / (dk * (1 - tau))).min(-1)
-    return _out(np.minimum(1.0, bound), n, d_k, H)
+    return _out(np.minimum(1.0, bound))
 
 
 _hop_failure_bound = unchecked(hop_failure_bound)
@@ -276,7 +276,7 @@ def _check_heads_cosines(n: Numbers, d_k: Numbers, t_max: Numbers) -> dict[str, 
 
 
 @checked_by(_check_heads_cosines)
-def all_heads_fail_bound(n: Numbers, d_k: Numbers, t_max: Numbers) -> Theory:
+def all_heads_fail_bound(n: Numbers, d_k: Numbers, t_max: Numbers) -> torch.Tensor:
     """A derived bound of the paper's form ``(n/d_k)^H``, with its constant, for the decoder under which a hop
     fails only when **every** head's own clean-up fails (one right head suffices):
 
@@ -288,8 +288,7 @@ def all_heads_fail_bound(n: Numbers, d_k: Numbers, t_max: Numbers) -> Theory:
     L hops). ``t_max``: (..., H), each head's largest cosine of the right value with a competitor.
     """
     per_head = _as_array(_hop_failure_bound(_as_array(n)[..., None], _as_array(d_k)[..., None], t_max=t_max))
-    product = np.prod(per_head, axis=-1)
-    return float(product) if product.ndim == 0 else product
+    return _out(np.prod(per_head, axis=-1))
 
 
 def _check_averaged_heads(n: Numbers, d_k: Numbers, t_mean_max: Numbers, H: Numbers, moment_ratio: Numbers) -> None:
@@ -302,7 +301,7 @@ def _check_averaged_heads(n: Numbers, d_k: Numbers, t_mean_max: Numbers, H: Numb
 
 @checked_by(_check_averaged_heads)
 def averaged_heads_bound(n: Numbers, d_k: Numbers, t_mean_max: Numbers, H: Numbers,
-                         moment_ratio: Numbers) -> Theory:
+                         moment_ratio: Numbers) -> torch.Tensor:
     """A derived bound of the paper's form for H **averaged** heads (the clean-up of
     :func:`pavlovlab.depth.chain.chain_error`):
 
@@ -319,10 +318,10 @@ def averaged_heads_bound(n: Numbers, d_k: Numbers, t_mean_max: Numbers, H: Numbe
     with np.errstate(divide="ignore", over="ignore"):
         base = np.where(t < 1, 2 * (n_ - 1) / (dk * np.maximum(1 - t, 1e-300)), np.inf)
         bound = M * base ** H_
-    return _out(np.minimum(1.0, bound), n, d_k, t_mean_max, H, moment_ratio)
+    return _out(np.minimum(1.0, bound))
 
 
-def raw_noise_theory(L: Numbers, n: Numbers, d: Numbers) -> Theory:
+def raw_noise_theory(L: Numbers, n: Numbers, d: Numbers) -> torch.Tensor:
     """Noise-to-signal power ratio after L raw layers: ``ρ_L = (1 + λ)^L − 1`` with ``λ = (n−1)/d``.
 
     One layer adds crosstalk of power λ per unit of what it reads (notebook 04: fidelity 1/√(1+λ)),
@@ -333,8 +332,7 @@ def raw_noise_theory(L: Numbers, n: Numbers, d: Numbers) -> Theory:
     L_, n_, d_ = _as_array(L), _as_array(n), _as_array(d)
     with np.errstate(over="ignore"):
         rho = (1 + (n_ - 1) / d_) ** L_ - 1
-    warn_nonfinite("raw_noise_theory", torch.as_tensor(rho), "(1 + (n − 1)/d)^L overflows float64")
-    return _out(rho, L, n, d)
+    return warn_nonfinite("raw_noise_theory", _out(rho), "(1 + (n − 1)/d)^L overflows float64")
 
 
 __all__ = [

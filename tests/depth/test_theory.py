@@ -47,8 +47,37 @@ def test_paper_bound_derivation_and_vacuous_region():
     assert r.error < th.paper_bound(2, 1, 12, 32)
 
 
+CLOSED_FORMS = [
+    ("hop_error_theory", lambda n, d, t, L: th.hop_error_theory(n, d)),
+    ("stack_error_theory", lambda n, d, t, L: th.stack_error_theory(L, 1, n, d)),
+    ("paper_bound", lambda n, d, t, L: th.paper_bound(L, 2, n, d)),
+    ("loss_threshold", lambda n, d, t, L: th.loss_threshold(t)),
+    ("hop_failure_bound", lambda n, d, t, L: th.hop_failure_bound(n, d)),
+    ("hop_failure_bound at t_max", lambda n, d, t, L: th.hop_failure_bound(n, d, t_max=t)),
+    ("averaged_heads_bound", lambda n, d, t, L: th.averaged_heads_bound(n, d, t, 2, 1.2)),
+    ("raw_noise_theory", lambda n, d, t, L: th.raw_noise_theory(L, n, d)),
+]
+
+
+@pytest.mark.parametrize("name, call", CLOSED_FORMS, ids=[name for name, _ in CLOSED_FORMS])
+def test_closed_forms_return_float64_tensors_of_the_broadcast_shape(name, call):
+    """As the closed forms of ``pavlovlab.capacity`` do: a float64 tensor on the CPU, 0-d for numbers, the broadcast
+    shape for arrays, whatever the inputs are (numbers, lists, NumPy arrays, float32 tensors)."""
+    scalar = call(16, 32, 0.1, 2)
+    assert isinstance(scalar, torch.Tensor) and scalar.dtype == torch.float64 and scalar.shape == ()
+    assert scalar.device.type == "cpu"
+    grid = call(np.array([[9], [16], [24]]), torch.tensor([16.0, 32.0], dtype=torch.float32), [0.1, 0.2], 2)
+    assert isinstance(grid, torch.Tensor) and grid.dtype == torch.float64 and grid.shape in {(3, 2), (2,)}
+    assert float(grid.flatten()[-1]) == pytest.approx(float(call(24, 32, 0.2, 2)), rel=1e-12)
+
+
+def test_all_heads_fail_bound_reduces_the_heads_axis():
+    bound = th.all_heads_fail_bound(8, 32, torch.tensor([[0.1, 0.2], [0.0, 0.3]], dtype=torch.float32))
+    assert bound.dtype == torch.float64 and bound.shape == (2,)
+    assert th.all_heads_fail_bound(8, 32, [0.1, 0.2]).shape == ()
+
+
 def test_theory_shapes_and_paper_bound():
-    assert isinstance(th.hop_error_theory(16, 32), float)
     grid = th.stack_error_theory(np.arange(1, 4)[:, None], np.arange(1, 3)[None, :], 16, 32)
     assert grid.shape == (3, 2) and np.all(np.diff(grid, axis=0) > 0) and np.all(np.diff(grid, axis=1) < 0)
     assert th.stack_error_theory(1, 1, 16, 32) == pytest.approx(th.hop_error_theory(16, 32))
@@ -85,14 +114,15 @@ def bad_input_rows() -> list:
          "t_max: expected numbers <= 1"),
         ("hop_failure_bound(H=0)", lambda: th.hop_failure_bound(3, 8, H=0), ValueError, "H: expected numbers >= 1"),
         ("hop_failure_bound(3, 64, t_max=0) = 2·2/64; vacuous (capped at 1) once n − 1 ≥ d_k",
-         lambda: th.hop_failure_bound(3, 64, t_max=0.0) == 4 / 64 and th.hop_failure_bound(40, 8) == 1.0, "ok", ""),
+         lambda: bool(th.hop_failure_bound(3, 64, t_max=0.0) == 4 / 64 and th.hop_failure_bound(40, 8) == 1.0), "ok",
+         ""),
         ("loss_threshold(1.5)", lambda: th.loss_threshold(1.5), ValueError, "t: expected numbers <= 1"),
         ("loss_threshold(-1.5)", lambda: th.loss_threshold(-1.5), ValueError, "t: expected numbers >= -1"),
         ("loss_threshold(nan)", lambda: th.loss_threshold(NAN), ValueError, "t: expected finite numbers"),
         ("loss_threshold('a')", lambda: th.loss_threshold("a"), TypeError, "t: expected a number"),
         ("loss_threshold at t = 0, −1, 1: √(1/2), 1, 0",
-         lambda: math.isclose(th.loss_threshold(0), math.sqrt(0.5)) and th.loss_threshold(-1) == 1.0
-         and th.loss_threshold(1) == 0.0, "ok", ""),
+         lambda: math.isclose(th.loss_threshold(0), math.sqrt(0.5)) and bool(th.loss_threshold(-1) == 1.0)
+         and bool(th.loss_threshold(1) == 0.0), "ok", ""),
         ("all_heads_fail_bound(t_max scalar)", lambda: th.all_heads_fail_bound(3, 8, 0.1), ValueError,
          "t_max: expected one cosine per head"),
         ("all_heads_fail_bound(t_max=1.5)", lambda: th.all_heads_fail_bound(3, 8, [1.5]), ValueError,
@@ -114,8 +144,8 @@ def bad_input_rows() -> list:
          "d_k, d_v: expected dimensions >= 4 for the theory, got d_k=3, d_v=None"),
         ("stack_error_theory(d_v=2)", lambda: th.stack_error_theory(1, 2, 8, 16, 2), ValueError,
          "d_k, d_v: expected dimensions >= 4"),
-        ("stack_error_theory(p_head given): n and d_k are not read", lambda: th.stack_error_theory(
-            2, 2, 8, 3, rule="all_fail", p_head=0.1) == 1 - (1 - 0.1 ** 2) ** 2, "ok", ""),
+        ("stack_error_theory(p_head given): n and d_k are not read", lambda: bool(th.stack_error_theory(
+            2, 2, 8, 3, rule="all_fail", p_head=0.1) == 1 - (1 - 0.1 ** 2) ** 2), "ok", ""),
     ]
 
 

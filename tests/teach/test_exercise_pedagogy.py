@@ -60,7 +60,7 @@ g = torch.Generator().manual_seed(0)
     ('capacity_limits', 4): "from pavlovlab.capacity import average, criteria, readouts\n"
                      "from pavlovlab.sampling import random_keys, random_values\n"
                      "from pavlovlab.statistics import fit_slope",
-    ('depth_and_width', 2): "from pavlovlab.depth import theory as stacking_theory",
+    ('depth_and_width', 2): "from pavlovlab.depth import theory",
     ('depth_and_width', 3): "from pavlovlab.sampling import random_keys",
     ('delta_and_oja', 1): "from pavlovlab.forgetting import drift",
     ('decay_and_unlearning', 3): '''\
@@ -631,12 +631,12 @@ def predict_errors():
 ''', "right", ""),
     ("depth_and_width", 2, "one hop of B only, diagnosed", '''
 def predict_errors():
-    return stacking_theory.stack_error_theory(1, 2, 24, 16), stacking_theory.hop_error_theory(24, 32)
+    return theory.stack_error_theory(1, 2, 24, 16), theory.hop_error_theory(24, 32)
 ''', "wrong", "B's chain makes 3 hops"),
     ("depth_and_width", 2, "A and B swapped, diagnosed", '''
 def predict_errors():
-    err_A = stacking_theory.stack_error_theory(1, 2, 24, 16)
-    err_B = stacking_theory.stack_error_theory(3, 1, 24, 32)
+    err_A = theory.stack_error_theory(1, 2, 24, 16)
+    err_B = theory.stack_error_theory(3, 1, 24, 32)
     return err_B, err_A
 ''', "wrong", "fits the other architecture"),
     ("depth_and_width", 3, "float64, einsum and a tensor result, right", '''

@@ -9,7 +9,7 @@ import torch
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from pavlovlab.depth import chain as st
+from pavlovlab.depth import chain
 from pavlovlab.teach.figures import depth_and_width as figures
 
 
@@ -28,7 +28,7 @@ def _labels(ax):
 
 
 def test_crosstalk_figure_shows_both_histograms_and_the_tail_under_markov():
-    hop = st.one_hop(8, 16, trials=200, generator=_g())
+    hop = chain.one_hop(8, 16, trials=200, generator=_g())
     fig = figures.crosstalk_figure(hop)
     left, right = fig.axes
     assert _labels(left)[:2] == ["all chains", "chains that failed"]
@@ -53,20 +53,20 @@ def test_load_figure_takes_one_chain_count_per_load_and_leaves_zeros_off():
 
 
 def test_bounds_heads_depth_and_raw_figures_draw_from_small_runs():
-    rows = st.bounds_against_heads(8, 16, [1, 2], trials=50, generator=_g())
+    rows = chain.bounds_against_heads(8, 16, [1, 2], trials=50, generator=_g())
     assert "n = 8" in figures.bounds_figure(rows, n=8, d_k=16).axes[0].get_title()
     Hs = [1, 2]
-    avg = [st.chain_error(1, H, 8, 8, trials=20, generator=_g()) for H in Hs]
-    vote = [st.chain_error(1, H, 8, 8, trials=20, combine="vote", generator=_g()) for H in Hs]
+    avg = [chain.chain_error(1, H, 8, 8, trials=20, generator=_g()) for H in Hs]
+    vote = [chain.chain_error(1, H, 8, 8, trials=20, combine="vote", generator=_g()) for H in Hs]
     labels = _labels(figures.heads_figure(Hs, avg, vote, 8, 8).axes[0])
     assert labels[:2] == ["measured: average", "measured: majority vote"]
     with pytest.raises(ValueError, match="one result per H"):
         figures.heads_figure([1, 2, 3], avg, vote, 8, 8)
-    deep = st.chain_error(4, 1, 8, 8, trials=20, generator=_g(), dtype=torch.float64)
+    deep = chain.chain_error(4, 1, 8, 8, trials=20, generator=_g(), dtype=torch.float64)
     ax = figures.depth_figure(deep, 8, 8).axes[0]
     assert ax.get_xscale() == ax.get_yscale() == "log"
-    raw = st.raw_chain(4, 8, 16, trials=20, generator=_g())
-    clean = st.chain_error(4, 1, 8, 16, trials=20, generator=_g())
+    raw = chain.raw_chain(4, 8, 16, trials=20, generator=_g())
+    clean = chain.chain_error(4, 1, 8, 16, trials=20, generator=_g())
     left, right = figures.raw_chain_figure(raw, clean, 8, 16).axes
     assert left.get_yscale() == "log" and right.get_xscale() == "log"
     assert min(right.get_lines()[1].get_ydata()) >= 1e-4           # zeros of the clean-up drawn at 1e-4

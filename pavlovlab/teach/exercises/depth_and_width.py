@@ -168,7 +168,7 @@ def judge_predicted_errors(result: Any) -> Verdict:
         return Verdict(False, _("both of your numbers are in the right range, but they do not rank the two "
                                 "architectures as the theory does: which of the two makes fewer errors, and by how "
                                 "much?"), detail)
-    p = {k: hop_error_theory(N_PAIRS, a["d_k"], H=a["H"]) for k, a in ARCHITECTURES.items()}
+    p = {k: float(hop_error_theory(N_PAIRS, a["d_k"], H=a["H"])) for k, a in ARCHITECTURES.items()}
     # Translators: {winner} is an architecture's letter, A or B; keep the line break and the three spaces after it.
     return Verdict(True, _("each within a factor of {factor:g} of the theory's (A {err_A:.3f}, B {err_B:.3f}), and "
                            "the right winner.\n   {winner} makes fewer errors: one hop of A fails with probability "
@@ -184,8 +184,8 @@ def judge_predicted_errors(result: Any) -> Verdict:
     N_("The package predicts one architecture's end-to-end error from (L, H, n, d_k): call it once with A's "
        "numbers and once with B's, each in the order the function asks for them. (Section 2's table gives one hop "
        "of one head at n = 24 too.)"),
-    N_("err_A = stacking_theory.stack_error_theory(1, 2, 24, 16); "
-       "err_B = stacking_theory.stack_error_theory(3, 1, 24, 32); "
+    N_("err_A = theory.stack_error_theory(1, 2, 24, 16); "
+       "err_B = theory.stack_error_theory(3, 1, 24, 32); "
        "return err_A, err_B."),
 ])
 def check_predicted_errors(fn: Callable[[], Any] | Any, *, turn: Turn) -> bool:
@@ -206,7 +206,7 @@ one time in ten), depths 1..3, at least 3000 chains."""
 
 def depth_theory() -> np.ndarray:
     """The predicted error after 1..3 cleaned-up hops at Exercise 3's setting: ``1 − (1 − p)^L``."""
-    return np.asarray(stack_error_theory(np.arange(1, DEPTH_L + 1), 1, DEPTH_N, DEPTH_D))
+    return stack_error_theory(np.arange(1, DEPTH_L + 1), 1, DEPTH_N, DEPTH_D).numpy()
 
 
 def _depth_band(p: float, chains: int) -> float:

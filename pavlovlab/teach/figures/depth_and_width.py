@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from ...depth import theory as stacking_theory
+from ...depth import theory
 from ...depth.chain import HopSample, RawChainResult, StackResult
 from .. import plotting
 from ..plotting import COLORS
@@ -63,7 +63,7 @@ def crosstalk_figure(hop: HopSample) -> Figure:
     ax0.hist(norm, bins, density=True, color=COLORS["measured"], alpha=0.5, label="all chains")
     ax0.hist(norm[_array(hop.failed).ravel() > 0], bins, density=True, color=COLORS["delta"], alpha=0.6,
              label="chains that failed")
-    ax0.axvline(float(stacking_theory.loss_threshold(0.0)), ls="--", color=COLORS["theory"],
+    ax0.axvline(float(theory.loss_threshold(0.0)), ls="--", color=COLORS["theory"],
                 label="$\\sqrt{1/2}$: threshold for $t = 0$")
     ax0.axvline(1, ls=":", color="#999999", label="1: the signal's norm")
     plotting.labels(ax0, "How long is the crosstalk?", "crosstalk norm ‖c‖", "density")
@@ -101,12 +101,12 @@ def load_figure(ns: Sequence[int] | np.ndarray, errors: Mapping[int, Sequence[fl
         ax.errorbar(pairs[seen] / d_k, p[seen], yerr=2 * se[seen], fmt="o", ms=4, color=color,
                     label=f"measured, $d_k$ = {d_k} (±2 SE)")
         x = np.linspace(2, pairs.max(), 60)
-        plotting.theory(ax, x / d_k, np.asarray(stacking_theory.hop_error_theory(x, d_k)),
+        plotting.theory(ax, x / d_k, np.asarray(theory.hop_error_theory(x, d_k)),
                         label=f"theory, $d_k$ = {d_k}", color=color)
     big = max(errors)
-    ax.plot(pairs / big, np.asarray(stacking_theory.hop_failure_bound(pairs, big)), ":", color=COLORS["theory"],
+    ax.plot(pairs / big, np.asarray(theory.hop_failure_bound(pairs, big)), ":", color=COLORS["theory"],
             label=f"derived bound, $d_k$ = {big}")
-    plotting.theory(ax, pairs / big, np.asarray(stacking_theory.paper_bound(1, 1, pairs, big, cap=False)),
+    plotting.theory(ax, pairs / big, np.asarray(theory.paper_bound(1, 1, pairs, big, cap=False)),
                     label=f"paper's (n−1)/$d_k$, $d_k$ = {big}")
     ax.axhspan(1, 3, color="#dddddd", label="≥ 1: vacuous")
     ax.set_yscale("log")
@@ -146,11 +146,11 @@ def heads_figure(Hs: Sequence[int] | np.ndarray, average: Sequence[StackResult],
     if not (len(Hs) == len(average) == len(vote)) or len(Hs) == 0:
         raise ValueError(f"Hs, average, vote: expected one result per H, got {len(Hs)}, {len(average)}, {len(vote)}")
     heads = np.asarray(Hs)
-    p1 = float(stacking_theory.hop_error_theory(n, d_k))
+    p1 = float(theory.hop_error_theory(n, d_k))
     fig, ax = plt.subplots()
     ax.semilogy(heads, [r.error for r in average], "o", color=COLORS["measured"], label="measured: average")
     ax.semilogy(heads, [r.error for r in vote], "s", color=COLORS["oja"], label="measured: majority vote")
-    plotting.theory(ax, heads, np.asarray(stacking_theory.hop_error_theory(n, d_k, H=heads)), label="theory: average",
+    plotting.theory(ax, heads, np.asarray(theory.hop_error_theory(n, d_k, H=heads)), label="theory: average",
                     color=COLORS["measured"])
     plotting.theory(ax, heads, p1 ** heads, label="$p^H$: all heads fail, each on its own", color=COLORS["oja"])
     ax.axhline(1 / average[0].chains, ls=":", color="#999999", label="one error in all chains (average)")
@@ -176,9 +176,9 @@ def depth_figure(deep: StackResult, n: int, d_k: int) -> Figure:
     fig, ax = plt.subplots()
     ax.errorbar(depths, err, yerr=2 * se, fmt="o", color=COLORS["measured"],
                 label=f"measured ({deep.chains} chains, ±2 SE)")
-    plotting.theory(ax, depths, np.asarray(stacking_theory.stack_error_theory(depths, 1, n, d_k)),
+    plotting.theory(ax, depths, np.asarray(theory.stack_error_theory(depths, 1, n, d_k)),
                     label="theory 1 − (1 − p)$^L$")
-    plotting.theory(ax, depths, depths * float(stacking_theory.hop_error_theory(n, d_k)), label="L · p",
+    plotting.theory(ax, depths, depths * float(theory.hop_error_theory(n, d_k)), label="L · p",
                     color=COLORS["hebbian"])
     _depth_axis(ax, depths)
     plotting.labels(ax, f"With clean-up (n = {n}, $d_k$ = {d_k}, one head)",
@@ -194,7 +194,7 @@ def raw_chain_figure(raw: RawChainResult, clean: StackResult, n: int, d: int) ->
     lam = (n - 1) / d
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(10, 3.6))
     ax0.semilogy(depths, _array(raw.noise_by_depth), "o", color=COLORS["measured"], label="measured ρ (no clean-up)")
-    plotting.theory(ax0, depths, np.asarray(stacking_theory.raw_noise_theory(depths, n, d)), label="(1 + λ)$^L$ − 1")
+    plotting.theory(ax0, depths, np.asarray(theory.raw_noise_theory(depths, n, d)), label="(1 + λ)$^L$ − 1")
     plotting.theory(ax0, depths, depths * lam, label="L λ (linear)", color=COLORS["hebbian"])
     plotting.labels(ax0, f"Noise of the raw read-out (n = {n}, d = {d})", "depth L", "noise / signal power ρ (log)")
     ax1.plot(depths, _array(raw.error_by_depth), "o-", color=COLORS["measured"], label="no clean-up (raw read-outs)")
@@ -208,7 +208,7 @@ def raw_chain_figure(raw: RawChainResult, clean: StackResult, n: int, d: int) ->
 
 
 def contest_figure(cached: Mapping[int, Mapping[str, Any]]) -> Figure:
-    """Section 6: one panel per number of hops K of ``cached`` (``{K: depth_width.cached_shape_runs(K)}``), the
+    """Section 6: one panel per number of hops K of ``cached`` (``{K: contest.cached_shape_runs(K)}``), the
     held-out accuracy of each shape against the training step: the mean over seeds, shaded from the lowest seed to
     the highest."""
     if not cached:
@@ -248,8 +248,8 @@ def depth_and_width(L: int, H: int, load: float, d_k: int = 32, max_heads: int =
     depths, heads = np.arange(1, 17), np.arange(1, max_heads + 1)
     n, budget = max(2, round(load * d_k)), H * d_k
     cuts = budget_cuts(budget)
-    p_cut = np.asarray(stacking_theory.hop_error_theory(n, np.array([budget // h for h in cuts]), H=np.array(cuts)))
-    p_heads = np.asarray(stacking_theory.hop_error_theory(n, np.full(heads.size, d_k), H=heads))
+    p_cut = np.asarray(theory.hop_error_theory(n, np.array([budget // h for h in cuts]), H=np.array(cuts)))
+    p_heads = np.asarray(theory.hop_error_theory(n, np.full(heads.size, d_k), H=heads))
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(10, 3.6))
     hidden = []
     for h, p in zip(heads, p_heads, strict=True):
@@ -259,7 +259,7 @@ def depth_and_width(L: int, H: int, load: float, d_k: int = 32, max_heads: int =
             hidden.append(int(h))
         ax0.semilogy(depths, curve, lw=3 if h == H else 1, color=plt.cm.viridis((h - 1) / max_heads),
                      label=f"H = {h}" if visible else None)
-    ax0.semilogy(depths, stacking_theory.paper_bound(depths, H, n, d_k), ":", color=COLORS["theory"],
+    ax0.semilogy(depths, theory.paper_bound(depths, H, n, d_k), ":", color=COLORS["theory"],
                  label="paper's expression, your H")
     if hidden:
         span = f"{hidden[0]}–{hidden[-1]}" if len(hidden) > 1 else f"{hidden[0]}"
