@@ -2,7 +2,7 @@
 
 The fuller version of notebook 05's reduced comparison. Shapes with the same head dimensions in total
 (``budget · d_head``) and, up to LayerNorms and biases, the same parameters
-(:func:`pavlovlab.models.depth_width_configs`):
+(:func:`pavlovlab.transformer.depth_width_configs`):
 
     wide-shallow    1 layer  × budget heads of d_head
     L×(budget/L)    L layers × budget/L heads of d_head, for every L in --deep-layers (default 2 and 4:
@@ -38,16 +38,15 @@ import time
 
 import torch
 
-from pavlovlab.models import tasks, training
-from pavlovlab.models import transformer as models
+from pavlovlab.models import tasks, training, transformer
 
 
 def shapes(budget: int, deep_layers: list[int], *, d_model: int, d_head: int) -> dict[str, dict[str, int]]:
     """The wide-shallow shape, one deep shape per entry of ``deep_layers`` (named ``L×H``) and the width control."""
-    base = models.depth_width_configs(budget, d_model=d_model, d_head=d_head, width_control=True)
+    base = transformer.depth_width_configs(budget, d_model=d_model, d_head=d_head, width_control=True)
     out = {"wide-shallow": base["wide-shallow"]}
     for L in deep_layers:
-        deep = models.depth_width_configs(budget, d_model=d_model, d_head=d_head, deep_layers=L)["narrow-deep"]
+        deep = transformer.depth_width_configs(budget, d_model=d_model, d_head=d_head, deep_layers=L)["narrow-deep"]
         out[f"{L}×{budget // L}"] = deep
     out["one-big-head"] = base["one-big-head"]
     return out
@@ -71,7 +70,8 @@ def save(path: pathlib.Path, record: dict, overwrite: bool) -> None:
     os.replace(tmp, path)
 
 
-def accuracy_by_backward_steps(model: models.TinyTransformer, task: dict, seed: int, device: str) -> dict[int, float]:
+def accuracy_by_backward_steps(model: transformer.TinyTransformer, task: dict, seed: int,
+                               device: str) -> dict[int, float]:
     """Held-out accuracy of a trained model split by query type (:func:`pavlovlab.models.tasks.backward_steps`), on
     the held-out batch its training used (drawn from seed 10 000 + seed)."""
     batch = tasks.pointer_chasing(512, **task, generator=torch.Generator().manual_seed(10_000 + seed), device=device)
@@ -127,7 +127,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--lr", type=float, default=5e-3)
     parser.add_argument("--threshold", type=float, default=0.5)
-    parser.add_argument("--attention", nargs="+", default=["linear"], choices=models.ATTENTIONS)
+    parser.add_argument("--attention", nargs="+", default=["linear"], choices=transformer.ATTENTIONS)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--save", type=pathlib.Path, help="store every run's history here (JSON)")
@@ -162,7 +162,7 @@ def main() -> None:
             for name, c in configs.items():
                 t0 = time.perf_counter()
                 seeds = list(range(args.seeds))
-                nets = [models.TinyTransformer(vocab, attention=attention, seed=seed, **c) for seed in seeds]
+                nets = [transformer.TinyTransformer(vocab, attention=attention, seed=seed, **c) for seed in seeds]
                 hist = training.train_recall_batched(nets, seeds=seeds, task=tasks.pointer_chasing, task_kwargs=task,
                                                      steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                                                      eval_every=args.eval_every, eval_size=512, progress=False,
