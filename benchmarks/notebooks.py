@@ -84,6 +84,13 @@ class SlicedPollClient(AsyncKernelClient):
     iopub_channel_class = Type(SlicedPollChannel)
 
 
+def kernel_config(sockets: str) -> Config:
+    """nbclient's configuration for a kernel whose sockets are files in the folder ``sockets`` (no TCP port to
+    collide with another run's) and whose client waits in slices (:class:`SlicedPollClient`)."""
+    return Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "k"),
+                                     "client_factory": SlicedPollClient}})
+
+
 def execute(nb: NotebookNode, folder: pathlib.Path, *, timeout: int = 300, threads: int | None = None,
             allow_errors: bool = False) -> tuple[float, float]:
     """Execute ``nb`` in place, in a fresh kernel working in ``folder``; return the wall time (s) and the
@@ -93,10 +100,8 @@ def execute(nb: NotebookNode, folder: pathlib.Path, *, timeout: int = 300, threa
     with ``allow_errors`` every cell runs and errors stay in the outputs, as for a learner who runs them all.
     """
     with tempfile.TemporaryDirectory(prefix="pavlovlab-kernel-") as sockets:
-        config = Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "k"),
-                                           "client_factory": SlicedPollClient}})
         client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-                                config=config, resources={"metadata": {"path": str(folder)}})
+                                config=kernel_config(sockets), resources={"metadata": {"path": str(folder)}})
         return _execute(client, kernel_env(threads))
 
 

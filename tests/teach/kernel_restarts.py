@@ -19,6 +19,7 @@ import fnmatch
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 import nbformat
@@ -29,6 +30,9 @@ from pavlovlab.teach.exercise_keys import cell_key
 from pavlovlab.teach.exercises import name_errors
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import notebooks  # noqa: E402  (benchmarks/notebooks.py: the headless runner's kernel set-up)
+
 NOTEBOOKS = sorted(p.name for p in (ROOT / "course").glob("[0-9]*.ipynb"))
 GROUPS = {
     "conditioning_to_depth": "0[0-5]_*",             # 00 start here to 05 depth and width
@@ -101,7 +105,10 @@ def check_restarts(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     setup = next(i for i, c in enumerate(nb.cells) if name_errors.SETUP_MARK in c.source)
     points = restart_points(nb.cells)
     assert points, f"{name}: no check cell found"
+    sockets = tmp_path / "sockets"
+    sockets.mkdir()
     client = NotebookClient(nb, timeout=PATIENCE_S, allow_errors=True, kernel_name="python3",
+                            config=notebooks.kernel_config(str(sockets)),
                             resources={"metadata": {"path": str(learner_copies)}})
     found, told = [], 0
     with client.setup_kernel():
