@@ -58,11 +58,6 @@ def vocab_size(n_keys: int = 16, n_values: int = 16) -> int:
     return n_keys + n_values
 
 
-def _sequence_length(n_pairs: int, n_queries: int = 1) -> int:
-    """Length of one recall sequence of :func:`associative_recall`: ``2·n_pairs + n_queries``."""
-    return 2 * n_pairs + n_queries
-
-
 def _check_recall(n_samples: int, n_pairs: int, n_queries: int, n_keys: int, n_values: int,
                   generator: torch.Generator | None, device: torch.device | str | None) -> dict[str, Any]:
     """The arguments of :func:`associative_recall`: N, S, Q >= 1 (as ints), the vocabularies, S <= n_keys (keys
