@@ -15,11 +15,30 @@ from typing import cast
 import torch
 import torch.nn.functional as F
 
-from .._checks import check_fits, check_int, check_tensor, warn_nonfinite
-from .tasks import associative_recall
+from .._checks import check_fits, check_int, check_tensor, checked_by, unchecked
+from .tasks import _check_recall, associative_recall
 from .transformer import Block, TinyTransformer, _check_model
 
+_associative_recall = unchecked(associative_recall)
 
+
+def _check_linear(model: TinyTransformer) -> None:
+    """A model whose heads are linear attention with the identity feature map (their memory is ``Σ_t v_t k_tᵀ``)."""
+    if model.config["attention"] != "linear" or model.config["feature_map"] != "identity":
+        raise ValueError("model: expected a linear-attention TinyTransformer with the identity feature map")
+
+
+def _check_head_states(model: TinyTransformer, tokens: torch.Tensor, layer: int) -> None:
+    """Token ids (N, T) long, a linear model (:func:`_check_linear`) and one of its layers."""
+    if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.long or tokens.dim() != 2:
+        raise TypeError(f"tokens: expected a (N, T) long tensor, got {getattr(tokens, 'dtype', type(tokens).__name__)}")
+    _check_linear(model)
+    check_int("layer", layer, low=0)
+    if layer >= len(model.blocks):
+        raise ValueError(f"layer: expected < n_layers = {len(model.blocks)}, got {layer}")
+
+
+@checked_by(_check_head_states)
 @torch.no_grad()
 def head_states(model: TinyTransformer, tokens: torch.Tensor, layer: int = 0) -> dict[str, torch.Tensor]:
     """Queries, keys, values and final state of each head of a linear-attention block.
@@ -28,13 +47,6 @@ def head_states(model: TinyTransformer, tokens: torch.Tensor, layer: int = 0) ->
     shift ``[x_t, x_{t−1}]``, unit-normalised q and k). Returns ``q, k, v`` (N, H, T, d_head) and
     ``S`` (N, H, d_head, d_head) = ``Σ_t v_t k_tᵀ``, the Hebbian memory after the whole sequence.
     """
-    if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.long or tokens.dim() != 2:
-        raise TypeError(f"tokens: expected a (N, T) long tensor, got {getattr(tokens, 'dtype', type(tokens).__name__)}")
-    if model.config["attention"] != "linear" or model.config["feature_map"] != "identity":
-        raise ValueError("model: expected a linear-attention TinyTransformer with the identity feature map")
-    check_int("layer", layer, low=0)
-    if layer >= len(model.blocks):
-        raise ValueError(f"layer: expected < n_layers = {len(model.blocks)}, got {layer}")
     x = model.embed(tokens)
     for b in model.blocks[:layer]:
         x = b(x)
@@ -47,6 +59,17 @@ def head_states(model: TinyTransformer, tokens: torch.Tensor, layer: int = 0) ->
     return {"q": q, "k": k, "v": v, "S": v.mT @ k}
 
 
+_head_states = unchecked(head_states)
+
+
+def _check_keys(keys: torch.Tensor) -> None:
+    """Finite keys (..., n, d_k) whose n × n overlaps fit in memory."""
+    check_tensor("keys", keys, min_rank=2)
+    check_fits("keys", (*keys.shape[:-2], keys.shape[-2], keys.shape[-2]), keys.dtype, keys.device,
+               "the overlaps, batch × n × n", "measure fewer keys at once")
+
+
+@checked_by(_check_keys, nonfinite="very large keys overflow the squared overlaps in the dtype")
 def mean_squared_overlap(keys: torch.Tensor) -> torch.Tensor:
     """Summed squared overlap per stored item: ``(1/n) Σ_j Σ_{i≠j} (k_i·k_j)²`` for unit keys (..., n, d_k) -> (...).
 
@@ -55,15 +78,27 @@ def mean_squared_overlap(keys: torch.Tensor) -> torch.Tensor:
     For n independent random unit keys in d_k dims each overlap has E[(k_i·k_j)²] = 1/d_k, so the
     expected value is ``(n − 1)/d_k`` (notebook 04).
     """
-    check_tensor("keys", keys, min_rank=2)
-    check_fits("keys", (*keys.shape[:-2], keys.shape[-2], keys.shape[-2]), keys.dtype, keys.device,
-               "the overlaps, batch × n × n", "measure fewer keys at once")
     G = keys @ keys.mT
     n = keys.shape[-2]
     off = G.pow(2).sum((-2, -1)) - G.diagonal(dim1=-2, dim2=-1).pow(2).sum(-1)
-    return warn_nonfinite("mean_squared_overlap", off / n, "very large keys overflow the squared overlaps in the dtype")
+    return off / n
 
 
+_mean_squared_overlap = unchecked(mean_squared_overlap)
+
+
+def _check_held_out(model: TinyTransformer, n_pairs: int, n: int, seed: int) -> dict[str, int]:
+    """A seed and ``n`` held-out recall sequences of ``n_pairs`` pairs over a linear model's vocabulary (its first
+    half the keys, as :func:`associative_recall` checks them), as ints."""
+    V = model.config["vocab_size"]
+    checked = {"seed": check_int("seed", seed, low=0), "n_pairs": check_int("n_pairs", n_pairs, low=1),
+               "n": check_int("n", n, low=1)}
+    _check_recall(checked["n"], checked["n_pairs"], 1, V // 2, V - V // 2, None, None)
+    _check_linear(model)
+    return checked
+
+
+@checked_by(_check_held_out)
 @torch.no_grad()
 def trained_head_overlaps(model: TinyTransformer, *, n_pairs: int = 8, n: int = 256,
                            seed: int = 7) -> dict[str, torch.Tensor]:
@@ -75,20 +110,30 @@ def trained_head_overlaps(model: TinyTransformer, *, n_pairs: int = 8, n: int = 
     ``eigvals`` (N, H, P) the spectra of the keys' Gram matrices (ascending) and ``eigvals_random`` for
     the random keys, and ``S_norm`` (N, H) = ‖S_T‖_F.
     """
-    V = model.config["vocab_size"]
-    g = torch.Generator().manual_seed(check_int("seed", seed, low=0))
-    P = check_int("n_pairs", n_pairs, low=1)
-    batch = associative_recall(check_int("n", n, low=1), n_pairs=P, n_keys=V // 2, n_values=V - V // 2, n_queries=1,
-                               generator=g, device=next(model.parameters()).device)
-    st = head_states(model, batch.tokens)
+    V, P = model.config["vocab_size"], n_pairs
+    g = torch.Generator().manual_seed(seed)
+    batch = _associative_recall(n, n_pairs=P, n_keys=V // 2, n_values=V - V // 2, n_queries=1, generator=g,
+                                device=next(model.parameters()).device)
+    st = _head_states(model, batch.tokens)
     k = st["k"][:, :, 1:2 * P:2].double().cpu()                        # (N, H, P, d): keys at value positions
     d = k.shape[-1]
     r = F.normalize(torch.randn(k.shape, generator=g, dtype=torch.float64), dim=-1)
-    return {"overlap": mean_squared_overlap(k), "random": mean_squared_overlap(r), "theory": torch.tensor((P - 1) / d),
+    return {"overlap": mean_squared_overlap(k), "random": _mean_squared_overlap(r), "theory": torch.tensor((P - 1) / d),
             "eigvals": torch.linalg.eigvalsh(k @ k.mT), "eigvals_random": torch.linalg.eigvalsh(r @ r.mT),
             "S_norm": st["S"].double().cpu().flatten(-2).norm(dim=-1)}
 
 
+def _check_write_load(model: TinyTransformer, n_pairs: int, n: int, seed: int) -> dict[str, int]:
+    """A linear :class:`TinyTransformer`, a seed and ``n`` held-out recall sequences of at most half its vocabulary
+    in pairs (so that :func:`associative_recall` takes them), as ints."""
+    V = _check_model(model).config["vocab_size"]
+    checked = {"seed": check_int("seed", seed, low=0), "n_pairs": check_int("n_pairs", n_pairs, low=1, high=V // 2),
+               "n": check_int("n", n, low=1)}
+    _check_linear(model)
+    return checked
+
+
+@checked_by(_check_write_load)
 @torch.no_grad()
 def write_norms(model: TinyTransformer, *, n_pairs: int, n: int = 256, seed: int = 7) -> dict[str, torch.Tensor]:
     """How much each kind of token writes into each head's memory, on ``n`` held-out recall sequences.
@@ -101,16 +146,28 @@ def write_norms(model: TinyTransformer, *, n_pairs: int, n: int = 256, seed: int
     ``(S + (S + 1)·key/value) / d_head``: ``S/d_head`` when the key tokens write nothing, ``(2S + 1)/d_head``
     when they write as much as the value tokens.
     """
-    V = _check_model(model).config["vocab_size"]
-    g = torch.Generator().manual_seed(check_int("seed", seed, low=0))
-    P = check_int("n_pairs", n_pairs, low=1, high=V // 2)
-    batch = associative_recall(check_int("n", n, low=1), n_pairs=P, n_keys=V // 2, n_values=V - V // 2, n_queries=1,
-                               generator=g, device=next(model.parameters()).device)
-    sq = head_states(model, batch.tokens)["v"].double().cpu().square().sum(-1)     # (N, H, 2P + 1): ‖v_t‖²
+    V, P = model.config["vocab_size"], n_pairs
+    g = torch.Generator().manual_seed(seed)
+    batch = _associative_recall(n, n_pairs=P, n_keys=V // 2, n_values=V - V // 2, n_queries=1, generator=g,
+                                device=next(model.parameters()).device)
+    sq = _head_states(model, batch.tokens)["v"].double().cpu().square().sum(-1)     # (N, H, 2P + 1): ‖v_t‖²
     key, value = sq[..., 0:2 * P:2].mean((0, 2)), sq[..., 1:2 * P:2].mean((0, 2))
     return {"key": key, "value": value, "load": (P + (P + 1) * key / value) / model.config["d_head"]}
 
 
+def _check_loads(model: TinyTransformer, ns: Sequence[int], n: int, seed: int) -> dict[str, object]:
+    """A linear :class:`TinyTransformer`, a non-empty sequence of numbers of pairs, each in [1, n_keys] (n_keys half
+    its vocabulary), ``n`` sequences each and a seed, as ints."""
+    V = _check_model(model).config["vocab_size"]
+    if isinstance(ns, (str, bytes)) or not isinstance(ns, Sequence) or not ns:
+        raise TypeError(f"ns: expected a non-empty sequence of numbers of pairs, got {ns!r}")
+    checked = {"ns": [check_int("ns", x, low=1, high=V // 2) for x in ns], "n": check_int("n", n, low=1),
+               "seed": check_int("seed", seed, low=0)}
+    _check_linear(model)
+    return checked
+
+
+@checked_by(_check_loads)
 @torch.no_grad()
 def recall_against_load(model: TinyTransformer, ns: Sequence[int], *, n: int = 256, seed: int = 11,
                         progress: bool = False) -> dict[str, torch.Tensor]:
@@ -126,23 +183,19 @@ def recall_against_load(model: TinyTransformer, ns: Sequence[int], *, n: int = 2
     """
     from tqdm.auto import tqdm
 
-    V = _check_model(model).config["vocab_size"]
+    V = model.config["vocab_size"]
     n_keys = V // 2
-    if isinstance(ns, (str, bytes)) or not isinstance(ns, Sequence) or not ns:
-        raise TypeError(f"ns: expected a non-empty sequence of numbers of pairs, got {ns!r}")
-    ns = [check_int("ns", x, low=1, high=n_keys) for x in ns]
-    N = check_int("n", n, low=1)
     device = next(model.parameters()).device
     out: dict[str, list[torch.Tensor]] = {"accuracy": [], "overlap": [], "fidelity": [], "fidelity_theory": []}
     was = model.training
     model.eval()
     for P in tqdm(ns, disable=not progress, desc="loads"):
-        g = torch.Generator().manual_seed(check_int("seed", seed, low=0) + P)
-        batch = associative_recall(N, n_pairs=P, n_keys=n_keys, n_values=V - n_keys, n_queries=1, generator=g,
-                                   device=device)
+        g = torch.Generator().manual_seed(seed + P)
+        batch = _associative_recall(n, n_pairs=P, n_keys=n_keys, n_values=V - n_keys, n_queries=1, generator=g,
+                                    device=device)
         logits = model(batch.tokens)[:, -1]
         out["accuracy"].append((logits.argmax(-1) == batch.targets[:, -1]).double().mean().cpu())
-        st = head_states(model, batch.tokens)
+        st = _head_states(model, batch.tokens)
         k = st["k"][:, :, 1:2 * P:2].double().cpu()                             # (N, H, P, d)
         v = st["v"][:, :, 1:2 * P:2].double().cpu()
         q = st["q"][:, :, -1].double().cpu()                                     # (N, H, d)

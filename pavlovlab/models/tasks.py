@@ -21,11 +21,11 @@ loss is taken only at the query positions (``IGNORE = -100`` elsewhere, PyTorch'
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 
-from .._checks import check_device, check_generator, check_int
+from .._checks import check_device, check_generator, check_int, checked_by
 
 IGNORE = -100
 """Target value at positions without a loss (``torch.nn.functional.cross_entropy``'s ``ignore_index``)."""
@@ -47,16 +47,32 @@ class RecallBatch(NamedTuple):
         return RecallBatch(self.tokens.to(device), self.targets.to(device))
 
 
+def _check_vocabulary(n_keys: int, n_values: int) -> dict[str, int]:
+    """The sizes of the key and value vocabularies, each >= 1 (as ints)."""
+    return {"n_keys": check_int("n_keys", n_keys, low=1), "n_values": check_int("n_values", n_values, low=1)}
+
+
+@checked_by(_check_vocabulary)
 def vocab_size(n_keys: int = 16, n_values: int = 16) -> int:
     """Number of token ids used by :func:`associative_recall`: ``n_keys + n_values``."""
-    return check_int("n_keys", n_keys, low=1) + check_int("n_values", n_values, low=1)
+    return n_keys + n_values
 
 
-def _sequence_length(n_pairs: int, n_queries: int = 1) -> int:
-    """Length of one recall sequence of :func:`associative_recall`: ``2·n_pairs + n_queries``."""
-    return 2 * n_pairs + n_queries
+def _check_recall(n_samples: int, n_pairs: int, n_queries: int, n_keys: int, n_values: int,
+                  generator: torch.Generator | None, device: torch.device | str | None) -> dict[str, Any]:
+    """The arguments of :func:`associative_recall`: N, S, Q >= 1 (as ints), the vocabularies, S <= n_keys (keys
+    are distinct within a context), the generator and the device (as a ``torch.device``)."""
+    N = check_int("n_samples", n_samples, low=1)
+    S = check_int("n_pairs", n_pairs, low=1)
+    Q = check_int("n_queries", n_queries, low=1)
+    _check_vocabulary(n_keys, n_values)
+    if n_keys < S:
+        raise ValueError(f"n_pairs: expected at most n_keys = {n_keys} (keys are distinct within a context), got {S}")
+    check_generator("generator", generator)
+    return {"n_samples": N, "n_pairs": S, "n_queries": Q, "device": check_device("device", device)}
 
 
+@checked_by(_check_recall)
 def associative_recall(n_samples: int, *, n_pairs: int, n_queries: int = 1, n_keys: int = 16, n_values: int = 16,
                        generator: torch.Generator | None = None,
                        device: torch.device | str | None = None) -> RecallBatch:
@@ -77,15 +93,7 @@ def associative_recall(n_samples: int, *, n_pairs: int, n_queries: int = 1, n_ke
 
     >>> batch = associative_recall(4, n_pairs=6, n_queries=2, generator=torch.Generator().manual_seed(0))
     """
-    N = check_int("n_samples", n_samples, low=1)
-    S = check_int("n_pairs", n_pairs, low=1)
-    Q = check_int("n_queries", n_queries, low=1)
-    check_int("n_keys", n_keys, low=1)
-    check_int("n_values", n_values, low=1)
-    if n_keys < S:
-        raise ValueError(f"n_pairs: expected at most n_keys = {n_keys} (keys are distinct within a context), got {S}")
-    check_generator("generator", generator)
-    device = check_device("device", device)
+    N, S, Q = n_samples, n_pairs, n_queries
     keys = torch.rand(N, n_keys, generator=generator).argsort(dim=-1)[:, :S]         # distinct keys: (N, S)
     values = n_keys + torch.randint(n_values, (N, S), generator=generator)           # (N, S)
     if Q <= S:
@@ -99,6 +107,30 @@ def associative_recall(n_samples: int, *, n_pairs: int, n_queries: int = 1, n_ke
     return RecallBatch(tokens.to(device), targets.to(device))
 
 
+def _check_items(n_items: int) -> dict[str, int]:
+    """The number of items of a pointer-chasing task, >= 2 (as an int)."""
+    return {"n_items": check_int("n_items", n_items, low=2)}
+
+
+def _check_chase(n_samples: int, n_pairs: int, hops: int, n_queries: int, n_items: int,
+                 generator: torch.Generator | None, device: torch.device | str | None) -> dict[str, Any]:
+    """The arguments of :func:`pointer_chasing`: N >= 1, S >= 2, K >= 1 not a multiple of S (no query comes back
+    to itself), Q >= 1 (as ints), S <= n_items (items are distinct), the generator and the device."""
+    N = check_int("n_samples", n_samples, low=1)
+    S = check_int("n_pairs", n_pairs, low=2)
+    K = check_int("hops", hops, low=1)
+    if K % S == 0:
+        raise ValueError(f"hops: expected a number of hops that is not a multiple of n_pairs = {S} "
+                         f"(the cycle would bring every query back to itself), got {K}")
+    Q = check_int("n_queries", n_queries, low=1)
+    _check_items(n_items)
+    if n_items < S:
+        raise ValueError(f"n_pairs: expected at most n_items = {n_items} (items are distinct), got {S}")
+    check_generator("generator", generator)
+    return {"n_samples": N, "n_pairs": S, "hops": K, "n_queries": Q, "device": check_device("device", device)}
+
+
+@checked_by(_check_chase)
 def pointer_chasing(n_samples: int, *, n_pairs: int, hops: int = 2, n_queries: int = 1, n_items: int = 16,
                     separator: bool = False, generator: torch.Generator | None = None,
                     device: torch.device | str | None = None) -> RecallBatch:
@@ -130,18 +162,7 @@ def pointer_chasing(n_samples: int, *, n_pairs: int, hops: int = 2, n_queries: i
 
     >>> b = pointer_chasing(2, n_pairs=4, hops=2, generator=torch.Generator().manual_seed(0))
     """
-    N = check_int("n_samples", n_samples, low=1)
-    S = check_int("n_pairs", n_pairs, low=2)
-    K = check_int("hops", hops, low=1)
-    if K % S == 0:
-        raise ValueError(f"hops: expected a number of hops that is not a multiple of n_pairs = {S} "
-                         f"(the cycle would bring every query back to itself), got {K}")
-    Q = check_int("n_queries", n_queries, low=1)
-    check_int("n_items", n_items, low=2)
-    if n_items < S:
-        raise ValueError(f"n_pairs: expected at most n_items = {n_items} (items are distinct), got {S}")
-    check_generator("generator", generator)
-    device = check_device("device", device)
+    N, S, K, Q = n_samples, n_pairs, hops, n_queries
     cycle = torch.rand(N, n_items, generator=generator).argsort(dim=-1)[:, :S]          # c_0 → c_1 → ... → c_0
     shown = torch.rand(N, S, generator=generator).argsort(dim=-1)                         # order of the pairs
     items = cycle.gather(1, shown)                                                        # a_i = c_{shown_i}
@@ -161,6 +182,19 @@ def pointer_chasing(n_samples: int, *, n_pairs: int, hops: int = 2, n_queries: i
     return RecallBatch(tokens.to(device), targets.to(device))
 
 
+def _check_chased_batch(batch: RecallBatch, n_pairs: int, hops: int, separator: bool) -> dict[str, int]:
+    """A :func:`pointer_chasing` batch of S >= 2 pairs (with or without separators) and K >= 1 hops (as ints)."""
+    S, K = check_int("n_pairs", n_pairs, low=2), check_int("hops", hops, low=1)
+    if not isinstance(batch, RecallBatch):
+        raise TypeError(f"batch: expected the RecallBatch of pointer_chasing, got {type(batch).__name__}")
+    width, shape = 3 if separator else 2, tuple(batch.tokens.shape)
+    if len(shape) != 2 or shape[1] < width * S + 2 or (shape[1] - width * S) % 2:
+        raise ValueError(f"batch: expected pointer-chasing tokens (N, {width}·n_pairs + 2Q) with n_pairs = {S}, "
+                         f"got shape {shape}")
+    return {"n_pairs": S, "hops": K}
+
+
+@checked_by(_check_chased_batch)
 def backward_steps(batch: RecallBatch, *, n_pairs: int, hops: int, separator: bool = False) -> torch.Tensor:
     """The query type of every answer of a :func:`pointer_chasing` batch: how often its chain runs backward.
 
@@ -176,15 +210,8 @@ def backward_steps(batch: RecallBatch, *, n_pairs: int, hops: int, separator: bo
     Returns:
         (N, Q) long, each entry in ``[0, K − 1]``, in the order of the answers (``batch.answer_mask``).
     """
-    S = check_int("n_pairs", n_pairs, low=2)
-    K = check_int("hops", hops, low=1)
-    if not isinstance(batch, RecallBatch):
-        raise TypeError(f"batch: expected the RecallBatch of pointer_chasing, got {type(batch).__name__}")
-    width = 3 if separator else 2
+    S, K, width = n_pairs, hops, 3 if separator else 2
     tokens = batch.tokens.cpu()
-    if tokens.dim() != 2 or tokens.shape[1] < width * S + 2 or (tokens.shape[1] - width * S) % 2:
-        raise ValueError(f"batch: expected pointer-chasing tokens (N, {width}·n_pairs + 2Q) with n_pairs = {S}, "
-                         f"got shape {tuple(tokens.shape)}")
     sources, starts = tokens[:, 0:width * S:width], tokens[:, width * S + 1::2]
     slot = torch.full((tokens.shape[0], int(tokens.max()) + 1), -1, dtype=torch.long)
     slot.scatter_(1, sources, torch.arange(S).expand_as(sources).contiguous())    # item -> index of its pair
@@ -199,10 +226,11 @@ def backward_steps(batch: RecallBatch, *, n_pairs: int, hops: int, separator: bo
     return count
 
 
+@checked_by(_check_items)
 def pointer_vocab_size(n_items: int = 16, separator: bool = False) -> int:
     """Number of token ids used by :func:`pointer_chasing`: ``n_items`` items, the query mark ``?`` and,
     with ``separator=True``, the pair separator ``|``."""
-    return check_int("n_items", n_items, low=2) + 1 + (1 if separator else 0)
+    return n_items + 1 + (1 if separator else 0)
 
 
 __all__ = ["IGNORE", "RecallBatch", "associative_recall", "backward_steps", "pointer_chasing", "pointer_vocab_size",

@@ -104,6 +104,14 @@ def test_recall_against_load_fidelity_is_the_cosine_of_the_heads_own_read_out():
     assert (res["fidelity_theory"] >= theory - 1e-12).all()
 
 
+def test_recall_against_load_refuses_a_softmax_model_before_running_it():
+    """The model is checked at the door: a model it cannot open is left in the mode it came in."""
+    model = TinyTransformer(16, d_model=8, n_heads=1, d_head=4, attention="softmax", seed=0).train()
+    with pytest.raises(ValueError, match="model: expected a linear-attention TinyTransformer"):
+        hm.recall_against_load(model, [2], n=4)
+    assert model.training
+
+
 def test_bad_input_is_named():
     model = TinyTransformer(32, d_model=16, n_heads=2, d_head=8, attention="softmax", seed=0)
     with pytest.raises(ValueError, match="model"):
@@ -116,8 +124,17 @@ def test_bad_input_is_named():
 def bad_input_rows() -> list:
     """Bad input of ``pavlovlab.models.head_memory``: one row ``(case, call, expect, fragment)`` a case."""
     model = Mo.TinyTransformer(8, d_model=8, n_heads=1, d_head=4, seed=0)
+    softmax = Mo.TinyTransformer(8, d_model=8, n_heads=1, d_head=4, attention="softmax", seed=0)
     one = torch.ones(3)
     return [
+        ("write_norms(softmax)", lambda: hm.write_norms(softmax, n_pairs=2), ValueError,
+         "model: expected a linear-attention TinyTransformer"),
+        ("trained_head_overlaps(softmax)", lambda: hm.trained_head_overlaps(softmax, n_pairs=2), ValueError,
+         "model: expected a linear-attention TinyTransformer"),
+        ("recall_against_load(softmax)", lambda: hm.recall_against_load(softmax, [2]), ValueError,
+         "model: expected a linear-attention TinyTransformer"),
+        ("trained_head_overlaps(n_pairs=5 of 4 keys)", lambda: hm.trained_head_overlaps(model, n_pairs=5), ValueError,
+         "n_pairs: expected at most n_keys = 4 (keys are distinct within a context), got 5"),
         ("recall_against_load(model='m')", lambda: hm.recall_against_load("m", [8]), TypeError, "model: expected"),
         ("write_norms(model='m')", lambda: hm.write_norms("m", n_pairs=2), TypeError, "model: expected"),
         ("mean_squared_overlap(n = 300,000)", lambda: hm.mean_squared_overlap(column(LONG)), ValueError,
