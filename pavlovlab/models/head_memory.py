@@ -24,6 +24,7 @@ _associative_recall = unchecked(associative_recall)
 
 def _check_linear(model: TinyTransformer) -> None:
     """A model whose heads are linear attention with the identity feature map (their memory is ``Σ_t v_t k_tᵀ``)."""
+    _check_model(model)
     if model.config["attention"] != "linear" or model.config["feature_map"] != "identity":
         raise ValueError("model: expected a linear-attention TinyTransformer with the identity feature map")
 
@@ -90,7 +91,7 @@ _mean_squared_overlap = unchecked(mean_squared_overlap)
 def _check_held_out(model: TinyTransformer, n_pairs: int, n: int, seed: int) -> dict[str, int]:
     """A seed and ``n`` held-out recall sequences of ``n_pairs`` pairs over a linear model's vocabulary (its first
     half the keys, as :func:`associative_recall` checks them), as ints."""
-    V = model.config["vocab_size"]
+    V = _check_model(model).config["vocab_size"]
     checked = {"seed": check_int("seed", seed, low=0), "n_pairs": check_int("n_pairs", n_pairs, low=1),
                "n": check_int("n", n, low=1)}
     _check_recall(checked["n"], checked["n_pairs"], 1, V // 2, V - V // 2, None, None)

@@ -145,6 +145,10 @@ def bad_input_rows() -> list:
          "keys: expected a tensor of rank >= 2"),
         ("trained_head_overlaps(n_pairs=0)", lambda: hm.trained_head_overlaps(model, n_pairs=0), ValueError,
          "n_pairs: expected an integer >= 1"),
+        ("head_states(a model's name)", lambda: hm.head_states("tiny", torch.zeros(1, 3, dtype=torch.long)),
+         TypeError, "model: expected a pavlovlab.models.TinyTransformer, got str"),
+        ("trained_head_overlaps(a model's name)", lambda: hm.trained_head_overlaps("tiny"), TypeError,
+         "model: expected a pavlovlab.models.TinyTransformer, got str"),
     ]
 
 
