@@ -8,6 +8,7 @@ and attention forms the notebooks compare, every configuration's seeds together.
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -301,6 +302,9 @@ def train_recall_batched(models: Sequence[TinyTransformer], *, seeds: Sequence[i
     return histories
 
 
+_train_recall_batched = unchecked(train_recall_batched)
+
+
 def _keep(params: dict[str, torch.Tensor], opt: torch.optim.AdamW,
           rest: list[int]) -> tuple[dict[str, torch.Tensor], torch.optim.AdamW]:
     """The stacked parameters and the AdamW state of the models at stack positions ``rest`` only (the others
@@ -333,11 +337,23 @@ def steps_to_threshold(history: Mapping[str, Any], threshold: float) -> int | No
     return next((s for s, a in zip(history["step"], history["accuracy"], strict=True) if a >= threshold), None)
 
 
-def _check_configs(configs: object) -> None:
-    """The configurations of :func:`train_configs`: a dict of TinyTransformer keywords by name."""
+def _check_configs(configs: object, train_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The configurations of :func:`train_configs` (a dict of TinyTransformer keywords by name) and its training
+    keywords, checked as :func:`train_recall_batched` checks them (the models and seeds it passes on are valid by
+    construction), with the device's name as a ``torch.device``."""
     if not isinstance(configs, Mapping) or not all(isinstance(c, Mapping) for c in configs.values()):
         raise TypeError("configs: expected a dict {name: TinyTransformer keywords} such as depth_width_configs(), "
                         f"got {type(configs).__name__} {str(configs)[:60]}")
+    try:
+        given = inspect.signature(_train_recall_batched).bind((), seeds=(), **train_kwargs)
+    except TypeError as e:
+        raise TypeError(f"train_kwargs: expected keywords of train_recall_batched, {e}") from None
+    given.apply_defaults()
+    a = given.arguments
+    _check_training(steps=a["steps"], batch_size=a["batch_size"], eval_every=a["eval_every"], eval_size=a["eval_size"],
+                    warmup=a["warmup"], seed=0, lr=a["lr"], target_accuracy=a["target_accuracy"],
+                    task_kwargs=a["task_kwargs"], task=a["task"])
+    return {"train_kwargs": {**train_kwargs, "device": check_device("device", a["device"])}}
 
 
 @checked_by(_check_configs)
@@ -355,7 +371,7 @@ def train_configs(configs: Mapping[str, Mapping[str, Any]], *, vocab_size: int, 
     out: dict[str, list[dict]] = {name: [] for name in configs}
     for name in tqdm(list(configs) if seeds else [], disable=not progress, desc="configurations"):
         nets = [TinyTransformer(vocab_size, attention=attention, seed=seed, **configs[name]) for seed in seeds]
-        out[name] = train_recall_batched(nets, seeds=seeds, progress=progress, **train_kwargs)
+        out[name] = _train_recall_batched(nets, seeds=seeds, progress=progress, **train_kwargs)
     return out
 
 

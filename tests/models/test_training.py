@@ -237,6 +237,15 @@ def bad_input_rows() -> list:
          ValueError, "threshold: expected a number <= 1.0, got 1.5"),
         ("train_configs({'a': 1})", lambda: Tr.train_configs({"a": 1}, vocab_size=8), TypeError,
          "configs: expected a dict {name: TinyTransformer keywords}"),
+        ("train_configs without task_kwargs", lambda: Tr.train_configs({"a": {}}, vocab_size=8, progress=False),
+         TypeError, "train_kwargs: expected keywords of train_recall_batched, missing a required argument: "
+         "'task_kwargs'"),
+        ("train_configs steps=0",
+         lambda: Tr.train_configs({"a": {}}, vocab_size=8, task_kwargs=task, steps=0, progress=False), ValueError,
+         "steps: expected an integer >= 1, got 0"),
+        ("train_configs device 'nope'",
+         lambda: Tr.train_configs({"a": {}}, vocab_size=8, task_kwargs=task, device="nope", progress=False),
+         ValueError, "device: expected a device name"),
     ]
 
 
