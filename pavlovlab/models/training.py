@@ -8,6 +8,7 @@ and attention forms the notebooks compare, every configuration's seeds together.
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -17,9 +18,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .._checks import check_device, check_int, check_real
+from .._checks import check_device, check_int, check_real, checked_by, unchecked
 from .tasks import IGNORE, RecallBatch, associative_recall, vocab_size
 from .transformer import TinyTransformer, count_parameters
+
+_count_parameters = unchecked(count_parameters)
 
 
 def _loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -27,28 +30,35 @@ def _loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
 
 
+def _check_batch(batch: object) -> None:
+    """The batch of :func:`evaluate`: a :class:`~pavlovlab.models.tasks.RecallBatch` with an answer position."""
+    if not isinstance(batch, RecallBatch):
+        raise TypeError(f"batch: expected a tasks.RecallBatch, got {type(batch).__name__}")
+    if not bool(batch.answer_mask.any()):
+        raise ValueError("batch: expected at least one answer position (a target other than IGNORE = "
+                         f"{IGNORE}), got none in targets of shape {tuple(batch.targets.shape)}")
+
+
+@checked_by(_check_batch)
 @torch.no_grad()
 def evaluate(model: nn.Module, batch: RecallBatch) -> float:
     """Accuracy on the answer positions: the fraction of queries whose argmax token is the right value
     (ValueError for a batch without answer positions: the accuracy of nothing is undefined)."""
-    if not isinstance(batch, RecallBatch):
-        raise TypeError(f"batch: expected a tasks.RecallBatch, got {type(batch).__name__}")
     was_training = model.training
     model.eval()
     logits = model(batch.tokens)
     model.train(was_training)
     mask = batch.answer_mask
-    if not bool(mask.any()):
-        raise ValueError("batch: expected at least one answer position (a target other than IGNORE = "
-                         f"{IGNORE}), got none in targets of shape {tuple(batch.targets.shape)}")
     return (logits.argmax(dim=-1)[mask] == batch.targets[mask]).float().mean().item()
+
+
+_evaluate = unchecked(evaluate)
 
 
 def _check_training(*, steps: int, batch_size: int, eval_every: int, eval_size: int, warmup: int, seed: int,
                     lr: float, target_accuracy: float | None, task_kwargs: Mapping[str, Any],
-                    task: Callable[..., RecallBatch] | None) -> Callable[..., RecallBatch]:
-    """The checks of the training keywords shared by :func:`train_recall` and :func:`train_recall_batched`;
-    returns the batch generator (``associative_recall`` for None)."""
+                    task: Callable[..., RecallBatch] | None) -> None:
+    """The checks of the training keywords shared by :func:`train_recall` and :func:`train_recall_batched`."""
     check_int("steps", steps, low=1)
     check_int("batch_size", batch_size, low=1)
     check_int("eval_every", eval_every, low=1)
@@ -65,23 +75,35 @@ def _check_training(*, steps: int, batch_size: int, eval_every: int, eval_size: 
     if taken:
         raise TypeError(f"task_kwargs: expected the task's own keywords only; train_recall passes n_samples, "
                         f"generator and device itself, got {taken} (use the seed and device arguments)")
-    if task is None:
-        return associative_recall
-    if not callable(task):
+    if task is not None and not callable(task):
         raise TypeError(f"task: expected a batch generator such as tasks.pointer_chasing, got {type(task).__name__}")
-    return task
+
+
+def _check_train_recall(model: object, *, task_kwargs: Mapping[str, Any], steps: int, batch_size: int, lr: float,
+                        target_accuracy: float | None, eval_every: int, eval_size: int, warmup: int, seed: int,
+                        device: object, task: Callable[..., RecallBatch] | None) -> dict[str, Any]:
+    """The arguments of :func:`train_recall`, with the device's name as a ``torch.device``."""
+    _check_training(steps=steps, batch_size=batch_size, eval_every=eval_every, eval_size=eval_size, warmup=warmup,
+                    seed=seed, lr=lr, target_accuracy=target_accuracy, task_kwargs=task_kwargs, task=task)
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model: expected a torch.nn.Module such as TinyTransformer, got {type(model).__name__}")
+    return {"device": check_device("device", device)}
 
 
 def _held_out(model: nn.Module, task: Callable[..., RecallBatch], task_kwargs: Mapping[str, Any], eval_size: int,
-              seed: int, device: torch.device | None) -> RecallBatch:
+              seed: int, device: torch.device | str | None) -> RecallBatch:
     """The held-out batch of the run with ``seed`` (drawn from seed 10 000 + seed), checked against the
-    model's vocabulary."""
+    model's vocabulary and to hold an answer position (what the task draws is known only once drawn)."""
     held_out = task(eval_size, **task_kwargs, generator=torch.Generator().manual_seed(10_000 + seed), device=device)
     vocab = getattr(model, "config", {}).get("vocab_size")
     if vocab is not None and int(held_out.tokens.max()) >= vocab:
         call = f"{getattr(task, '__name__', 'task')}({', '.join(f'{k}={v!r}' for k, v in task_kwargs.items())})"
         raise ValueError(f"vocab_size: the model's vocab_size = {vocab} is too small for the task {call}, whose "
                          f"token ids go up to {int(held_out.tokens.max())} (see tasks.vocab_size(n_keys, n_values))")
+    if not bool(held_out.answer_mask.any()):
+        raise ValueError("batch: expected at least one answer position in every held-out batch, got none in the "
+                         f"held-out batch of seed {seed} (targets of shape {tuple(held_out.targets.shape)}, all "
+                         f"IGNORE = {IGNORE})")
     return held_out
 
 
@@ -91,6 +113,7 @@ def _lr_factor(s: int, warmup: int, steps: int) -> float:
     return min(1.0, (s + 1) / (warmup + 1)) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
 
 
+@checked_by(_check_train_recall)
 def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int = 1000, batch_size: int = 64,
                  lr: float = 3e-3, target_accuracy: float | None = None, eval_every: int = 25,
                  eval_size: int = 512, weight_decay: float = 0.0, warmup: int = 20, progress: bool = True,
@@ -111,14 +134,10 @@ def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int
     ``accuracy`` (held-out) — lists of equal length, one entry per evaluation — plus ``final_accuracy``,
     ``steps_run``, ``reached`` (target met), ``parameters`` and ``seconds`` (wall time).
     """
-    task = _check_training(steps=steps, batch_size=batch_size, eval_every=eval_every, eval_size=eval_size,
-                           warmup=warmup, seed=seed, lr=lr, target_accuracy=target_accuracy, task_kwargs=task_kwargs,
-                           task=task)
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model: expected a torch.nn.Module such as TinyTransformer, got {type(model).__name__}")
     from tqdm.auto import tqdm
 
-    device = next(model.parameters()).device if device is None else check_device("device", device)
+    task = associative_recall if task is None else task
+    device = next(model.parameters()).device if device is None else device
     model.to(device).train()
     train_gen = torch.Generator().manual_seed(seed)
     held_out = _held_out(model, task, task_kwargs, eval_size, seed, device)
@@ -139,7 +158,7 @@ def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int
         schedule.step()
         running, count = running + loss.item(), count + 1
         if step % eval_every == 0 or step == steps:
-            acc = evaluate(model, held_out)
+            acc = _evaluate(model, held_out)
             history["step"].append(step)
             history["loss"].append(running / count)
             history["accuracy"].append(acc)
@@ -148,7 +167,7 @@ def train_recall(model: nn.Module, *, task_kwargs: Mapping[str, Any], steps: int
             if target_accuracy is not None and acc >= target_accuracy:
                 break
     bar.close()
-    history.update(final_accuracy=acc, steps_run=step, parameters=count_parameters(model),
+    history.update(final_accuracy=acc, steps_run=step, parameters=_count_parameters(model),
                    reached=target_accuracy is not None and acc >= target_accuracy,
                    seconds=time.perf_counter() - start)
     return history
@@ -171,6 +190,27 @@ def _ensemble(model: TinyTransformer) -> tuple[Callable[..., torch.Tensor], Call
     return torch.func.vmap(logits), torch.func.vmap(loss)
 
 
+def _check_batched(models: object, seeds: object, *, task_kwargs: Mapping[str, Any], steps: int, batch_size: int,
+                   lr: float, target_accuracy: float | None, eval_every: int, eval_size: int, warmup: int,
+                   device: object, task: Callable[..., RecallBatch] | None) -> dict[str, Any]:
+    """The arguments of :func:`train_recall_batched`: TinyTransformers of one configuration, one seed each, and the
+    training keywords, with the device's name as a ``torch.device``."""
+    _check_training(steps=steps, batch_size=batch_size, eval_every=eval_every, eval_size=eval_size, warmup=warmup,
+                    seed=0, lr=lr, target_accuracy=target_accuracy, task_kwargs=task_kwargs, task=task)
+    if not isinstance(models, Sequence) or not models or not all(isinstance(m, TinyTransformer) for m in models):
+        kinds = sorted({type(m).__name__ for m in models}) if isinstance(models, Sequence) else []
+        raise TypeError(f"models: expected a non-empty list of TinyTransformer, got {type(models).__name__} {kinds}")
+    if any(m.config != models[0].config for m in models):
+        raise ValueError("models: expected TinyTransformers of one configuration, got configurations "
+                         f"{[m.config for m in models]}")
+    if isinstance(seeds, (str, int)) or not isinstance(seeds, Sequence) or len(seeds) != len(models):
+        raise ValueError(f"seeds: expected one seed per model ({len(models)}), got {seeds!r}")
+    for s in seeds:
+        check_int("seeds", s, low=0)
+    return {"device": check_device("device", device)}
+
+
+@checked_by(_check_batched)
 def train_recall_batched(models: Sequence[TinyTransformer], *, seeds: Sequence[int], task_kwargs: Mapping[str, Any],
                          steps: int = 1000, batch_size: int = 64, lr: float = 3e-3,
                          target_accuracy: float | None = None, eval_every: int = 25, eval_size: int = 512,
@@ -191,22 +231,10 @@ def train_recall_batched(models: Sequence[TinyTransformer], *, seeds: Sequence[i
     Returns one history per model, as :func:`train_recall` returns (``seconds`` is the wall time of the joint
     run until that model stopped).
     """
-    task = _check_training(steps=steps, batch_size=batch_size, eval_every=eval_every, eval_size=eval_size,
-                           warmup=warmup, seed=0, lr=lr, target_accuracy=target_accuracy, task_kwargs=task_kwargs,
-                           task=task)
-    if not isinstance(models, Sequence) or not models or not all(isinstance(m, TinyTransformer) for m in models):
-        kinds = sorted({type(m).__name__ for m in models}) if isinstance(models, Sequence) else []
-        raise TypeError(f"models: expected a non-empty list of TinyTransformer, got {type(models).__name__} {kinds}")
-    if any(m.config != models[0].config for m in models):
-        raise ValueError("models: expected TinyTransformers of one configuration, got configurations "
-                         f"{[m.config for m in models]}")
-    if isinstance(seeds, (str, int)) or not isinstance(seeds, Sequence) or len(seeds) != len(models):
-        raise ValueError(f"seeds: expected one seed per model ({len(models)}), got {seeds!r}")
-    for s in seeds:
-        check_int("seeds", s, low=0)
     from tqdm.auto import tqdm
 
-    device = next(models[0].parameters()).device if device is None else check_device("device", device)
+    task = associative_recall if task is None else task
+    device = next(models[0].parameters()).device if device is None else device
     for m in models:
         m.to(device).train()
     E = len(models)
@@ -217,8 +245,6 @@ def train_recall_batched(models: Sequence[TinyTransformer], *, seeds: Sequence[i
     eval_tokens = torch.stack([b.tokens for b in held_out])
     eval_targets = torch.stack([b.targets for b in held_out]).flatten(1)
     answers = eval_targets != IGNORE
-    if not bool(answers.any(-1).all()):
-        raise ValueError("batch: expected at least one answer position in every held-out batch, got none")
     generators = [torch.Generator().manual_seed(s) for s in seeds]
     params, _ = torch.func.stack_module_state(list(models))           # {name: (E, ...)} leaves; no buffers
     logits, losses_of = _ensemble(models[0])
@@ -260,7 +286,7 @@ def train_recall_batched(models: Sequence[TinyTransformer], *, seeds: Sequence[i
                 with torch.no_grad():
                     for name, w in models[e].named_parameters():
                         w.copy_(params[name][j])
-                h.update(final_accuracy=acc, steps_run=step, parameters=count_parameters(models[e]),
+                h.update(final_accuracy=acc, steps_run=step, parameters=_count_parameters(models[e]),
                          reached=target_accuracy is not None and acc >= target_accuracy,
                          seconds=time.perf_counter() - start)
                 stopped.append(j)
@@ -274,6 +300,9 @@ def train_recall_batched(models: Sequence[TinyTransformer], *, seeds: Sequence[i
         running, count = [0.0] * len(active), 0
     bar.close()
     return histories
+
+
+_train_recall_batched = unchecked(train_recall_batched)
 
 
 def _keep(params: dict[str, torch.Tensor], opt: torch.optim.AdamW,
@@ -291,17 +320,43 @@ def _keep(params: dict[str, torch.Tensor], opt: torch.optim.AdamW,
     return kept, new
 
 
-def steps_to_threshold(history: Mapping[str, Any], threshold: float) -> int | None:
-    """The first evaluated training step whose held-out accuracy reaches ``threshold`` (None if never):
-    the speed of learning, reported apart from the final accuracy."""
+def _check_history(history: object, threshold: float) -> None:
+    """The arguments of :func:`steps_to_threshold`: a threshold in [0, 1] and a history with steps and
+    accuracies."""
     check_real("threshold", threshold, low=0.0, high=1.0)
     if not isinstance(history, Mapping) or not {"step", "accuracy"} <= set(history):
         keys = f" with keys {sorted(history)}" if isinstance(history, Mapping) else ""
         raise TypeError("history: expected the dict train_recall returns (with 'step' and 'accuracy' lists), got "
                         f"{type(history).__name__}{keys}")
+
+
+@checked_by(_check_history)
+def steps_to_threshold(history: Mapping[str, Any], threshold: float) -> int | None:
+    """The first evaluated training step whose held-out accuracy reaches ``threshold`` (None if never):
+    the speed of learning, reported apart from the final accuracy."""
     return next((s for s, a in zip(history["step"], history["accuracy"], strict=True) if a >= threshold), None)
 
 
+def _check_configs(configs: object, train_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The configurations of :func:`train_configs` (a dict of TinyTransformer keywords by name) and its training
+    keywords, checked as :func:`train_recall_batched` checks them (the models and seeds it passes on are valid by
+    construction), with the device's name as a ``torch.device``."""
+    if not isinstance(configs, Mapping) or not all(isinstance(c, Mapping) for c in configs.values()):
+        raise TypeError("configs: expected a dict {name: TinyTransformer keywords} such as depth_width_configs(), "
+                        f"got {type(configs).__name__} {str(configs)[:60]}")
+    try:
+        given = inspect.signature(_train_recall_batched).bind((), seeds=(), **train_kwargs)
+    except TypeError as e:
+        raise TypeError(f"train_kwargs: expected keywords of train_recall_batched, {e}") from None
+    given.apply_defaults()
+    a = given.arguments
+    _check_training(steps=a["steps"], batch_size=a["batch_size"], eval_every=a["eval_every"], eval_size=a["eval_size"],
+                    warmup=a["warmup"], seed=0, lr=a["lr"], target_accuracy=a["target_accuracy"],
+                    task_kwargs=a["task_kwargs"], task=a["task"])
+    return {"train_kwargs": {**train_kwargs, "device": check_device("device", a["device"])}}
+
+
+@checked_by(_check_configs)
 def train_configs(configs: Mapping[str, Mapping[str, Any]], *, vocab_size: int, attention: str = "linear",
                   seeds: Sequence[int] = (0,), progress: bool = True, **train_kwargs: Any) -> dict[str, list[dict]]:
     """Train one :class:`TinyTransformer` per (config, seed), the seeds of a config together
@@ -311,15 +366,12 @@ def train_configs(configs: Mapping[str, Mapping[str, Any]], *, vocab_size: int, 
     initialised and trained with the same seed. Returns ``{name: [history per seed]}``; each history
     also records ``"parameters"``.
     """
-    if not isinstance(configs, Mapping) or not all(isinstance(c, Mapping) for c in configs.values()):
-        raise TypeError("configs: expected a dict {name: TinyTransformer keywords} such as depth_width_configs(), "
-                        f"got {type(configs).__name__} {str(configs)[:60]}")
     from tqdm.auto import tqdm
 
     out: dict[str, list[dict]] = {name: [] for name in configs}
     for name in tqdm(list(configs) if seeds else [], disable=not progress, desc="configurations"):
         nets = [TinyTransformer(vocab_size, attention=attention, seed=seed, **configs[name]) for seed in seeds]
-        out[name] = train_recall_batched(nets, seeds=seeds, progress=progress, **train_kwargs)
+        out[name] = _train_recall_batched(nets, seeds=seeds, progress=progress, **train_kwargs)
     return out
 
 

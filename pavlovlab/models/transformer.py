@@ -16,13 +16,14 @@ cost a noticeable share of it. The numbers are those of the public functions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .._checks import check_choice, check_int, check_output
+from .._checks import check_choice, check_int, check_output, checked_by
 from ..attention import literal
 from ..attention.forms import FEATURE_MAPS
 from ..attention.kernels import delta_chunk_kernel
@@ -36,6 +37,32 @@ def _shift(x: torch.Tensor) -> torch.Tensor:
     return F.pad(x, (0, 0, 1, 0))[:, :-1]
 
 
+def _check_shape_keywords(names: tuple[str, ...], values: tuple[object, ...], attention: object,
+                          feature_map: object) -> None:
+    """The sizes (integers >= 1, named by ``names``), the attention's name and the feature map (a name of
+    :data:`pavlovlab.attention.forms.FEATURE_MAPS` or a callable) of a model or a block."""
+    for name, value in zip(names, values, strict=True):
+        check_int(name, value, low=1)
+    check_choice("attention", attention, ATTENTIONS)
+    if not callable(feature_map):
+        check_choice("feature_map", feature_map, FEATURE_MAPS)
+
+
+def _check_block(d_model: int, n_heads: int, d_head: int, attention: str, mlp_ratio: int, feature_map: str) -> None:
+    """The arguments of :class:`Block`."""
+    _check_shape_keywords(("d_model", "n_heads", "d_head", "mlp_ratio"), (d_model, n_heads, d_head, mlp_ratio),
+                          attention, feature_map)
+
+
+def _check_feature_map_output(feature_map: Callable[[torch.Tensor], torch.Tensor]
+                              ) -> Callable[[torch.Tensor], torch.Tensor]:
+    """A learner's feature map φ, whose every output is checked to be a tensor of its input's shape, dtype and
+    device (what φ returns is known only when it runs)."""
+    def checked_feature_map(x: torch.Tensor) -> torch.Tensor:
+        return check_output("feature_map", feature_map(x), x.shape, x)
+    return checked_feature_map
+
+
 class Block(nn.Module):
     """One layer: ``x + Attn(LN(x))`` then ``x + MLP(LN(x))``, with H heads of size ``d_head``.
 
@@ -45,15 +72,12 @@ class Block(nn.Module):
     that preceded it, and a later query of that key reads the value back — in one layer.
     """
 
+    @checked_by(_check_block)
     def __init__(self, d_model: int, n_heads: int, d_head: int, attention: str, mlp: bool, mlp_ratio: int,
                  feature_map: str) -> None:
         super().__init__()
-        for name, value in (("d_model", d_model), ("n_heads", n_heads), ("d_head", d_head), ("mlp_ratio", mlp_ratio)):
-            check_int(name, value, low=1)
-        check_choice("attention", attention, ATTENTIONS)
-        if not callable(feature_map):
-            check_choice("feature_map", feature_map, FEATURE_MAPS)
         self.n_heads, self.d_head, self.attention, self.feature_map = n_heads, d_head, attention, feature_map
+        self.phi = FEATURE_MAPS[feature_map] if isinstance(feature_map, str) else _check_feature_map_output(feature_map)
         inner = n_heads * d_head
         self.ln1 = nn.LayerNorm(d_model)
         self.qkv = nn.Linear(2 * d_model, 3 * inner, bias=False)
@@ -62,12 +86,6 @@ class Block(nn.Module):
         self.out = nn.Linear(inner, d_model, bias=False)
         self.mlp = nn.Sequential(nn.LayerNorm(d_model), nn.Linear(d_model, mlp_ratio * d_model), nn.GELU(),
                                  nn.Linear(mlp_ratio * d_model, d_model)) if mlp else None
-
-    def _phi(self, x: torch.Tensor) -> torch.Tensor:
-        """The feature map φ of linear attention, a named one or a callable (whose output is checked)."""
-        if callable(self.feature_map):
-            return check_output("feature_map", self.feature_map(x), x.shape, x)
-        return FEATURE_MAPS[self.feature_map](x)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         N, T, _ = x.shape
@@ -81,7 +99,7 @@ class Block(nn.Module):
             q, k = F.normalize(qkv[:, :, :2], dim=-1).permute(2, 0, 3, 1, 4)  # unit keys: bounded writes
             v = qkv[:, :, 2].transpose(1, 2)
             if self.attention == "linear":
-                o, _ = literal.linear_parallel(self._phi(q), self._phi(k), v)  # = linear_attention(mode="parallel")
+                o, _ = literal.linear_parallel(self.phi(q), self.phi(k), v)  # = linear_attention(mode="parallel")
             else:
                 assert self.beta is not None                               # a delta block has its β projection
                 beta = torch.sigmoid(self.beta(h2)).transpose(1, 2)        # (N, H, T), in (0, 1)
@@ -91,6 +109,28 @@ class Block(nn.Module):
             o = self.out_norm(o)
         x = x + self.out(o.transpose(1, 2).reshape(N, T, -1))
         return x + self.mlp(x) if self.mlp is not None else x
+
+
+def _check_model_keywords(vocab_size: int, d_model: int, n_layers: int, n_heads: int, d_head: int, attention: str,
+                          mlp_ratio: int, feature_map: str, seed: int | None) -> None:
+    """The arguments of :class:`TinyTransformer`."""
+    _check_shape_keywords(("vocab_size", "d_model", "n_layers", "n_heads", "d_head", "mlp_ratio"),
+                          (vocab_size, d_model, n_layers, n_heads, d_head, mlp_ratio), attention, feature_map)
+    if seed is not None:
+        check_int("seed", seed, low=0)
+
+
+def _check_tokens(self: TinyTransformer, tokens: object, check_ids: bool) -> None:
+    """The tokens of :meth:`TinyTransformer.forward`: a (N, T) long tensor, and, unless ``check_ids`` is False, ids
+    in [0, vocab_size). The ids are read (a synchronisation) only when asked: the ensemble trainer, whose
+    ``torch.func.vmap`` cannot read them and whose ids are valid by construction, passes ``check_ids=False``."""
+    if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.long or tokens.dim() != 2:
+        raise TypeError(f"tokens: expected a (N, T) long tensor, got {getattr(tokens, 'dtype', type(tokens).__name__)} "
+                        f"of shape {tuple(getattr(tokens, 'shape', ()))}")
+    vocab = self.config["vocab_size"]
+    if check_ids and tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):
+        raise ValueError(f"tokens: expected ids in [0, vocab_size = {vocab}), got ids from {int(tokens.min())} "
+                         f"to {int(tokens.max())}")
 
 
 class TinyTransformer(nn.Module):
@@ -116,38 +156,27 @@ class TinyTransformer(nn.Module):
     cannot run a check that reads the ids).
     """
 
+    @checked_by(_check_model_keywords)
     def __init__(self, vocab_size: int, *, d_model: int = 64, n_layers: int = 1, n_heads: int = 4, d_head: int = 16,
                  attention: str = "linear", mlp: bool = True, mlp_ratio: int = 2, feature_map: str = "identity",
                  seed: int | None = None) -> None:
         super().__init__()
-        for name, value in (("vocab_size", vocab_size), ("d_model", d_model), ("n_layers", n_layers),
-                            ("n_heads", n_heads), ("d_head", d_head), ("mlp_ratio", mlp_ratio)):
-            check_int(name, value, low=1)
-        self.attention = check_choice("attention", attention, ATTENTIONS)
-        if not callable(feature_map):
-            check_choice("feature_map", feature_map, FEATURE_MAPS)
+        self.attention = attention
         self.config: dict[str, Any] = dict(vocab_size=vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads,
                            d_head=d_head, attention=attention, mlp=mlp, mlp_ratio=mlp_ratio, feature_map=feature_map)
         with torch.random.fork_rng(devices=[]):
             if seed is not None:
-                torch.manual_seed(check_int("seed", seed, low=0))
+                torch.manual_seed(seed)
             self.embed = nn.Embedding(vocab_size, d_model)
             self.blocks = nn.ModuleList(Block(d_model, n_heads, d_head, attention, mlp, mlp_ratio, feature_map)
                                         for _ in range(n_layers))
             self.ln_f = nn.LayerNorm(d_model)
             self.readout = nn.Linear(d_model, vocab_size)
 
+    @checked_by(_check_tokens)
     def forward(self, tokens: torch.Tensor, *, check_ids: bool = True) -> torch.Tensor:
-        if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.long or tokens.dim() != 2:
-            raise TypeError(f"tokens: expected a (N, T) long tensor, got "
-                            f"{getattr(tokens, 'dtype', type(tokens).__name__)} "
-                            f"of shape {tuple(getattr(tokens, 'shape', ()))}")
-        vocab = self.config["vocab_size"]
-        if check_ids and tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab):
-            raise ValueError(f"tokens: expected ids in [0, vocab_size = {vocab}), got ids from {int(tokens.min())} "
-                             f"to {int(tokens.max())}")
         if tokens.shape[1] == 0:  # an empty sequence: empty logits (N, 0, vocab_size), as the attention forms do
-            return self.readout.weight.new_zeros(tokens.shape[0], 0, vocab)
+            return self.readout.weight.new_zeros(tokens.shape[0], 0, self.config["vocab_size"])
         x = self.embed(tokens)
         for block in self.blocks:
             x = block(x)
@@ -164,13 +193,30 @@ def _check_model(model: object) -> TinyTransformer:
     return model
 
 
-def count_parameters(model: nn.Module) -> int:
-    """Number of trainable parameters."""
+def _check_module(model: object) -> None:
+    """A torch module (the argument of :func:`count_parameters`)."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
+
+
+@checked_by(_check_module)
+def count_parameters(model: nn.Module) -> int:
+    """Number of trainable parameters."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
+def _check_budget(budget: int, d_model: int, d_head: int, mlp_ratio: int, deep_layers: int | None) -> dict[str, Any]:
+    """The arguments of :func:`depth_width_configs`: the sizes as ints, ``deep_layers`` a divisor of ``budget``."""
+    checked = {name: check_int(name, value, low=1) for name, value in
+               (("budget", budget), ("d_model", d_model), ("d_head", d_head), ("mlp_ratio", mlp_ratio))}
+    if deep_layers is not None:
+        checked["deep_layers"] = L = check_int("deep_layers", deep_layers, low=1)
+        if checked["budget"] % L:
+            raise ValueError(f"deep_layers: expected a divisor of budget = {checked['budget']}, got {L}")
+    return checked
+
+
+@checked_by(_check_budget)
 def depth_width_configs(budget: int = 4, *, d_model: int = 32, d_head: int = 8,
                         mlp_ratio: int = 2, width_control: bool = False,
                         deep_layers: int | None = None) -> dict[str, dict[str, int]]:
@@ -184,12 +230,8 @@ def depth_width_configs(budget: int = 4, *, d_model: int = 32, d_head: int = 8,
     (the same projections as wide-shallow, undivided: it separates "more heads" from "more width").
     Returns keyword dicts for :class:`TinyTransformer` (add ``vocab_size`` and ``attention``).
     """
-    check_int("budget", budget, low=1)
-    common = dict(d_model=check_int("d_model", d_model, low=1), d_head=check_int("d_head", d_head, low=1))
-    check_int("mlp_ratio", mlp_ratio, low=1)
-    L = budget if deep_layers is None else check_int("deep_layers", deep_layers, low=1)
-    if budget % L:
-        raise ValueError(f"deep_layers: expected a divisor of budget = {budget}, got {L}")
+    common = dict(d_model=d_model, d_head=d_head)
+    L = budget if deep_layers is None else deep_layers
     configs = {"wide-shallow": dict(n_layers=1, n_heads=budget, mlp_ratio=budget * mlp_ratio, **common),
                "narrow-deep": dict(n_layers=L, n_heads=budget // L, mlp_ratio=budget * mlp_ratio // L, **common)}
     if width_control:

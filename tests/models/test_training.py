@@ -214,7 +214,45 @@ def bad_input_rows() -> list:
          "history: expected the dict train_recall returns"),
         ("train_models(['nope'])", lambda: Tr.train_models(["nope"], [0], steps=1, progress=False), ValueError,
          "attention: expected one of"),
+        ("train_recall held-out batch without answer positions",
+         lambda: Tr.train_recall(model, task_kwargs={}, task=_no_answers, steps=1, progress=False), ValueError,
+         "batch: expected at least one answer position in every held-out batch, got none in the held-out batch of "
+         "seed 0"),
+        ("train_recall_batched held-out batch without answer positions",
+         lambda: Tr.train_recall_batched([model], seeds=[4], task_kwargs={}, task=_no_answers, steps=1,
+                                         progress=False), ValueError,
+         "batch: expected at least one answer position in every held-out batch, got none in the held-out batch of "
+         "seed 4"),
+        ("train_recall(model='model')", lambda: Tr.train_recall("model", task_kwargs=task, steps=1, progress=False),
+         TypeError, "model: expected a torch.nn.Module such as TinyTransformer, got str"),
+        ("train_recall task=3", lambda: Tr.train_recall(model, task_kwargs=task, task=3, steps=1, progress=False),
+         TypeError, "task: expected a batch generator"),
+        ("train_recall_batched device 'nope'",
+         lambda: Tr.train_recall_batched([model], seeds=[0], task_kwargs=task, steps=1, progress=False,
+                                         device="nope"), ValueError, "device: expected a device name"),
+        ("train_recall_batched seeds=0",
+         lambda: Tr.train_recall_batched([model], seeds=0, task_kwargs=task, steps=1, progress=False), ValueError,
+         "seeds: expected one seed per model (1), got 0"),
+        ("steps_to_threshold(threshold=1.5)", lambda: Tr.steps_to_threshold({"step": [1], "accuracy": [0.5]}, 1.5),
+         ValueError, "threshold: expected a number <= 1.0, got 1.5"),
+        ("train_configs({'a': 1})", lambda: Tr.train_configs({"a": 1}, vocab_size=8), TypeError,
+         "configs: expected a dict {name: TinyTransformer keywords}"),
+        ("train_configs without task_kwargs", lambda: Tr.train_configs({"a": {}}, vocab_size=8, progress=False),
+         TypeError, "train_kwargs: expected keywords of train_recall_batched, missing a required argument: "
+         "'task_kwargs'"),
+        ("train_configs steps=0",
+         lambda: Tr.train_configs({"a": {}}, vocab_size=8, task_kwargs=task, steps=0, progress=False), ValueError,
+         "steps: expected an integer >= 1, got 0"),
+        ("train_configs device 'nope'",
+         lambda: Tr.train_configs({"a": {}}, vocab_size=8, task_kwargs=task, device="nope", progress=False),
+         ValueError, "device: expected a device name"),
     ]
+
+
+def _no_answers(n_samples, *, generator, device):
+    """A task whose batches ask nothing (every target IGNORE)."""
+    return Ta.RecallBatch(torch.zeros(n_samples, 5, dtype=torch.long, device=device),
+                          torch.full((n_samples, 5), Ta.IGNORE, device=device))
 
 
 @parametrize(bad_input_rows())

@@ -168,6 +168,28 @@ def bad_input_rows() -> list:
          "model: expected a torch.nn.Module"),
         ("depth_width_configs(4, deep_layers=3)", lambda: Mo.depth_width_configs(4, deep_layers=3), ValueError,
          "deep_layers: expected a divisor of budget = 4"),
+        ("depth_width_configs(0)", lambda: Mo.depth_width_configs(0), ValueError,
+         "budget: expected an integer >= 1, got 0"),
+        ("depth_width_configs(d_head=2.0)", lambda: Mo.depth_width_configs(4, d_head=2.0), TypeError,
+         "d_head: expected an integer, got float"),
+        ("depth_width_configs(deep_layers=0)", lambda: Mo.depth_width_configs(4, deep_layers=0), ValueError,
+         "deep_layers: expected an integer >= 1, got 0"),
+        ("TinyTransformer(n_layers=0)", lambda: Mo.TinyTransformer(8, n_layers=0), ValueError,
+         "n_layers: expected an integer >= 1, got 0"),
+        ("TinyTransformer(attention='nope')", lambda: Mo.TinyTransformer(8, attention="nope"), ValueError,
+         "attention: expected one of"),
+        ("TinyTransformer(seed=-1)", lambda: Mo.TinyTransformer(8, seed=-1), ValueError,
+         "seed: expected an integer >= 0, got -1"),
+        ("feature map of the wrong shape", lambda: Mo.TinyTransformer(8, d_model=8, n_heads=1, d_head=4,
+                                                                      feature_map=lambda x: x[..., :2])(
+            torch.zeros(1, 3, dtype=torch.long)), ValueError, "feature_map: expected the callable to return shape"),
+        ("ids unchecked when asked", lambda: model(torch.tensor([[0, 1, 7]]), check_ids=False).shape == (1, 3, 8),
+         "ok", ""),
+        ("tokens a list", lambda: model([[0, 1]]), TypeError, "tokens: expected a (N, T) long tensor, got list"),
+        ("tokens (T,)", lambda: model(torch.zeros(3, dtype=torch.long)), TypeError,
+         "tokens: expected a (N, T) long tensor, got torch.int64 of shape (3,)"),
+        ("Block(feature_map='nope')", lambda: Mo.Block(8, 1, 4, "linear", True, 2, "nope"), ValueError,
+         "feature_map: expected one of"),
     ]
 
 
