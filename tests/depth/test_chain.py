@@ -52,6 +52,13 @@ def test_vote_close_to_all_heads_fail():
     assert float(th.stack_error_theory(2, 3, 24, 16, rule="all_fail")) == pytest.approx(1 - (1 - p ** 3) ** 2)
 
 
+def test_many_heads_give_a_finite_moment_ratio():
+    """At H = 150 each Z = Σ_h ‖c^h‖² is about 150, so Z^H overflows float64: M_H is taken as mean((Z/mean Z)^H)."""
+    (row,) = st.bounds_against_heads(9, 8, [150], trials=200, generator=_gen())
+    assert math.isfinite(row["M"]) and row["M"] > 1
+    assert all(0 <= row[k] <= 1 for k in ("averaged", "all_fail", "second"))
+
+
 def test_width_control_at_equal_memory_entries():
     """One hop at n = 24: 4 heads of 16×16 against one head of the same 1024 entries (64×16, 32×32) and one
     16×16 head. Expected ordering and sizes from the reviewer's independent runs (0.0014, 0.0040, 0.0043, 0.257):
