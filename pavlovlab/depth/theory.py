@@ -35,7 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from .._checks import check_choice, check_int, check_numbers, checked_by, unchecked, warn_nonfinite
+from .._checks import check_choice, check_int, check_numbers, checked_by, unchecked
 
 Numbers = float | np.ndarray | torch.Tensor | Sequence[float]
 """A number or an array of numbers (broadcast together)."""
@@ -321,6 +321,11 @@ def averaged_heads_bound(n: Numbers, d_k: Numbers, t_mean_max: Numbers, H: Numbe
     return _out(np.minimum(1.0, bound))
 
 
+def _check_raw_noise(L: Numbers, n: Numbers, d: Numbers) -> None:
+    _check_at_least(L=(L, 0), n=(n, 1), d=(d, 1))
+
+
+@checked_by(_check_raw_noise, nonfinite="(1 + (n − 1)/d)^L overflows float64")
 def raw_noise_theory(L: Numbers, n: Numbers, d: Numbers) -> torch.Tensor:
     """Noise-to-signal power ratio after L raw layers: ``ρ_L = (1 + λ)^L − 1`` with ``λ = (n−1)/d``.
 
@@ -328,11 +333,10 @@ def raw_noise_theory(L: Numbers, n: Numbers, d: Numbers) -> torch.Tensor:
     and the noise it receives is made of stored codes, which the layer retrieves like signal (gain 1):
     ``1 + ρ_ℓ = (1 + λ)(1 + ρ_{ℓ−1})``. So ρ grows like L·λ while L·λ ≪ 1, then compounds.
     """
-    _check_at_least(L=(L, 0), n=(n, 1), d=(d, 1))
     L_, n_, d_ = _as_array(L), _as_array(n), _as_array(d)
     with np.errstate(over="ignore"):
         rho = (1 + (n_ - 1) / d_) ** L_ - 1
-    return warn_nonfinite("raw_noise_theory", _out(rho), "(1 + (n − 1)/d)^L overflows float64")
+    return _out(rho)
 
 
 __all__ = [

@@ -40,8 +40,8 @@ CHECK_SHARE = 0.05
 """The most check lines may weigh among the doors' body lines. Checking inline, the core stood at 39 %; with one
 validator per argument group called in each body, at 24.0 % (228 of 951 lines, the trained models left out);
 with the memory rules, conditioning, forgetting and three attention forms declaring their check (``checked_by``),
-at 12.6 % (107 of 850); with every door that checks declaring it, the trained models included, at 2.5 % (29 of
-1,158 lines over 161 doors, 140 of which declare their check; 13.3 % with the 144 lines of the declarations
+at 12.6 % (107 of 850); with every door that checks declaring it, the trained models included, at 2.3 % (27 of
+1,157 lines over 161 doors, 141 of which declare their check; 13.2 % with the 145 lines of the declarations
 counted as body check lines; the trained models alone stood at 28 %, 111 of 392). What is left in bodies: checks
 of what the body computes (a mean curve that must be finite, held-out batches of one shape, a product xᵀx/n that
 must not overflow), the non-finite warnings on a result that is not one tensor (a pair of readouts, a float) or
