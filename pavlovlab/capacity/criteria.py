@@ -134,9 +134,8 @@ def retrieval_capacity(d_k: int, criterion: str, *, trials: int = 100, n_max: in
       - ``"argmax"`` (b): every stored item is decoded correctly by argmax over a fixed codebook of
         ``codebook_size`` orthonormal codewords (one-hot labels, so ``d_v = codebook_size``, whatever n);
       - ``"adversarial"`` (c): the values are chosen, given the keys, by the sign-flip adversary of
-        :func:`pavlovlab.capacity.readouts.adversarial_error_curve`; fails once the worst item's read-out has cosine ≤ 0
-        with its value
-        (error along the value ≥ 1: sign decoding fails), i.e. at the first n with
+        :func:`pavlovlab.capacity.readouts.adversarial_error_curve`; fails once the worst item's read-out has
+        cosine ≤ 0 with its value (error along the value ≥ 1: sign decoding fails), i.e. at the first n with
         ``max_j Σ_{i≠j}|G_ij| ≥ G_jj`` (Hebbian memory only).
     rule / beta: the memory, see :func:`pavlovlab.capacity.readouts.readout_weights`. Keys: ``kind`` (unit sphere by
     default).
