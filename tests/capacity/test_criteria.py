@@ -136,6 +136,16 @@ def test_capacity_scaling_evaluates_n_max_once_per_key_dimension():
     assert calls == [4, 8] and s.d_ks == [4, 8]
 
 
+def test_capacity_scaling_passes_retrieval_capacity_s_keywords_on():
+    """Every keyword of retrieval_capacity reaches it, as checked (kind, trials, a dtype by name)."""
+    s = C.capacity_scaling([4, 8], "argmax", trials=3, kind="gaussian", dtype="float64", resamples=10,
+                           generator=torch.Generator().manual_seed(0))
+    g = torch.Generator().manual_seed(0)
+    direct = [C.retrieval_capacity(d, "argmax", trials=3, kind="gaussian", dtype=torch.float64, generator=g)
+              for d in (4, 8)]
+    assert all(torch.equal(a, r.capacity) for a, r in zip(s.capacities, direct, strict=True))
+
+
 # ---------------------------------------------------------------------------------------------------- bad input
 def _local_slopes_by_hand():
     """d_k 4 -> 16, mean 2 -> 8: slope ln 4 / ln 4 = 1; se = √(0.1² + 0.05²) / ln 4 (relative errors 0.2/2, 0.4/8)."""
