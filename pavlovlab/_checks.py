@@ -460,9 +460,8 @@ def _check_result(where: str, result: object, names: tuple[str, ...], received: 
         return
     for name, x in zip(names, received, strict=True):
         check_finite(name, x)
-    cause = nonfinite if isinstance(nonfinite, str) else nonfinite(given or {})
-    warnings.warn(f"{where}: the result became NaN/inf from finite inputs ({cause})", NonFiniteWarning,
-                  stacklevel=3)
+    if not all_finite(out):  # not only a sum that overflowed
+        warn_nonfinite(where, out, nonfinite if isinstance(nonfinite, str) else nonfinite(given or {}))
 
 
 def unchecked(door: Callable[P, R]) -> Callable[P, R]:

@@ -189,3 +189,16 @@ def test_a_warning_from_a_declared_door_s_body_points_at_the_caller_s_line():
     with pytest.warns(NonFiniteWarning, match="halved_sum: the result became NaN/inf") as record:
         halved_sum(torch.tensor([3e38, 3e38]))
     assert len(record) == 1 and record[0].filename == __file__
+
+
+@checked_by(_check_x, nonfinite="x is too large", finite=("x",))
+def copied(x: torch.Tensor) -> torch.Tensor:
+    """A copy of x."""
+    return x.clone()
+
+
+def test_finite_values_whose_sum_overflows_neither_raise_nor_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = torch.tensor([3e38, 3e38])                 # float32: each finite, their sum inf
+        assert torch.equal(copied(x), x)
